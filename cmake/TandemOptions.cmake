@@ -1,0 +1,20 @@
+# One place for warnings and sanitizers; every tandem target links tandem_options.
+add_library(tandem_options INTERFACE)
+target_compile_options(tandem_options INTERFACE
+  -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wcast-align -Wnull-dereference
+  -Wimplicit-fallthrough -Werror)
+target_compile_definitions(tandem_options INTERFACE _GNU_SOURCE)
+
+if(TANDEM_SANITIZE STREQUAL "address")
+  set(_san -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+  target_compile_options(tandem_options INTERFACE ${_san})
+  target_link_options(tandem_options INTERFACE ${_san})
+  target_compile_definitions(tandem_options INTERFACE TANDEM_SANITIZED=1)
+elseif(TANDEM_SANITIZE STREQUAL "thread")
+  set(_san -fsanitize=thread -fno-omit-frame-pointer)
+  target_compile_options(tandem_options INTERFACE ${_san})
+  target_link_options(tandem_options INTERFACE ${_san})
+  target_compile_definitions(tandem_options INTERFACE TANDEM_SANITIZED=1 TANDEM_TSAN=1)
+elseif(NOT TANDEM_SANITIZE STREQUAL "")
+  message(FATAL_ERROR "TANDEM_SANITIZE must be empty, 'address' or 'thread'")
+endif()

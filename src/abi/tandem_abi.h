@@ -1,0 +1,166 @@
+/* tandem shared ABI: every structure that two parties (a client and the engine, possibly in different
+ * processes) read and write. C99-compatible so that C clients and the C++ runtime share one definition.
+ *
+ * Rules (see docs/abi.md):
+ *  - Shared memory holds offsets and client virtual addresses, never pointers of the reader's process.
+ *  - Every shared structure has a fixed size and alignment, checked below.
+ *  - The header word of a packet is written last with release semantics; the consumer loads it with
+ *    acquire semantics and, after copying the packet, resets it to INVALID.
+ *  - A completion record's status word is release-stored by the engine after the return value.
+ */
+#ifndef TANDEM_ABI_H
+#define TANDEM_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+#define TANDEM_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+extern "C" {
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define TANDEM_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#else
+#define TANDEM_STATIC_ASSERT_CAT2(a, b) a##b
+#define TANDEM_STATIC_ASSERT_CAT(a, b) TANDEM_STATIC_ASSERT_CAT2(a, b)
+#define TANDEM_STATIC_ASSERT(cond, msg) \
+  typedef char TANDEM_STATIC_ASSERT_CAT(tandem_static_assert_, __LINE__)[(cond) ? 1 : -1]
+#endif
+
+#define TANDEM_ABI_VERSION 1u
+#define TANDEM_CACHE_LINE 64u
+
+/* ---- status codes: one space for API return values and completion records ---- */
+typedef enum tandem_status {
+  TANDEM_OK = 0,
+  TANDEM_PENDING = 1,            /* completion record: not finished yet */
+  TANDEM_INVALID_PACKET = 2,     /* malformed packet: bad type, flags or sizes */
+  TANDEM_UNKNOWN_FUNCTION = 3,   /* function id names no function */
+  TANDEM_NOT_ACCELERATED = 4,    /* function exists but no queue serves it now (demand recorded) */
+  TANDEM_QUEUE_FULL = 5,         /* the function's job queue or the submission ring is full */
+  TANDEM_TRANSLATION_FAULT = 6,  /* an address or length lies outside the session's regions */
+  TANDEM_DEVICE_ERROR = 7,       /* the device failed to run the job */
+  TANDEM_CANCELLED = 8,          /* the job was cancelled (session closed, daemon stopping) */
+  TANDEM_DISCONNECTED = 9,       /* the daemon went away */
+  TANDEM_JOB_TOO_LARGE = 10,     /* workload above the maximum job size (thesis 5.4.1) */
+  TANDEM_DEPENDENCY_FAILED = 11, /* a barrier's dependency completed with an error */
+  TANDEM_INVALID_ARGUMENT = 12,  /* API misuse: null handle, bad size, ... */
+  TANDEM_NO_MEMORY = 13,
+  TANDEM_LIMIT_EXCEEDED = 14,    /* a per-session limit (queues, bytes, jobs in flight) */
+  TANDEM_TIMEOUT = 15,
+  TANDEM_PROTOCOL_ERROR = 16,    /* malformed control message or wrong protocol version */
+  TANDEM_PERMISSION_DENIED = 17,
+  TANDEM_IO_ERROR = 18,          /* a system call failed */
+  TANDEM_STATUS_COUNT_ = 19
+} tandem_status_t;
+
+/* ---- packet header word: bits 0-7 type, bit 8 barrier (ring order), bits 16-31 function id ---- */
+typedef enum tandem_packet_type {
+  TANDEM_PACKET_INVALID = 0,
+  TANDEM_PACKET_DISPATCH = 1,
+  TANDEM_PACKET_BARRIER_AND = 2
+} tandem_packet_type_t;
+
+#define TANDEM_HEADER_TYPE_MASK 0xffu
+/* Barrier bit: packets behind this one in the same ring wait until it completes (HSA AQL). A
+ * BARRIER_AND packet always behaves as if it were set. */
+#define TANDEM_HEADER_BARRIER (1u << 8)
+#define TANDEM_HEADER_FUNCTION_SHIFT 16
+#define TANDEM_HEADER_RESERVED_MASK 0x0000fe00u
+
+#define TANDEM_PACKET_SIZE 64u
+#define TANDEM_INLINE_ARGS 4u     /* 64-bit words carried inline in a dispatch packet */
+#define TANDEM_BARRIER_DEPS 5u    /* dependency records in a BARRIER_AND packet */
+#define TANDEM_MAX_ARG_WORDS 32u  /* 64-bit words in an argument block */
+
+/* dispatch packet flags */
+#define TANDEM_FLAG_ARGS_INDIRECT (1u << 0) /* args[0] = address of an argument block, args[1] = its bytes */
+#define TANDEM_FLAG_DEMAND_ONLY (1u << 1)   /* empty job: records demand, never queued (Algorithm 2 l.8) */
+#define TANDEM_FLAG_KNOWN_MASK 0x3u
+
+/* A 64-byte packet. Dispatch and barrier-AND share the first and the last two words. */
+typedef struct tandem_packet {
+  uint32_t header;          /* written last, release; see TANDEM_HEADER_* */
+  uint32_t flags;           /* TANDEM_FLAG_* */
+  union {
+    struct {
+      uint64_t workload;                  /* work units of this job (bytes, cycles): monitor figures */
+      uint64_t args[TANDEM_INLINE_ARGS];  /* inline arguments, or (address, bytes) of an argument block */
+    } dispatch;
+    struct {
+      uint64_t deps[TANDEM_BARRIER_DEPS]; /* client addresses of completion records; 0 = unused */
+    } barrier;
+  } body;
+  uint64_t user_data;       /* opaque to tandem */
+  uint64_t completion;      /* client address of a tandem_completion record; 0 = fire and forget */
+} tandem_packet_t;
+
+TANDEM_STATIC_ASSERT(sizeof(tandem_packet_t) == TANDEM_PACKET_SIZE, "packet is 64 bytes");
+TANDEM_STATIC_ASSERT(offsetof(tandem_packet_t, header) == 0, "header first");
+TANDEM_STATIC_ASSERT(offsetof(tandem_packet_t, body) == 8, "body at 8");
+TANDEM_STATIC_ASSERT(offsetof(tandem_packet_t, user_data) == 48, "user_data at 48");
+TANDEM_STATIC_ASSERT(offsetof(tandem_packet_t, completion) == 56, "completion at 56");
+
+/* A completion record, in client memory. The engine writes value and device_ns, then release-stores
+ * status, then wakes futex waiters on status if `waiters` is nonzero. */
+typedef struct tandem_completion {
+  uint32_t status;     /* TANDEM_PENDING until done; futex word */
+  uint32_t waiters;    /* nonzero while a waiter may sleep on status */
+  int64_t value;       /* function return value */
+  uint64_t device_ns;  /* modelled device time of the job (0 if it never ran) */
+  uint32_t slot;       /* slot that ran it, or UINT32_MAX */
+  uint32_t reserved;
+} tandem_completion_t;
+
+TANDEM_STATIC_ASSERT(sizeof(tandem_completion_t) == 32, "completion record is 32 bytes");
+TANDEM_STATIC_ASSERT(offsetof(tandem_completion_t, value) == 8, "value at 8");
+
+/* ---- submission ring: header page followed by capacity packets ---- */
+#define TANDEM_RING_MAGIC 0x474e4952444e4154ull /* "TANDRING" */
+#define TANDEM_RING_NEED_WAKEUP (1u << 0)       /* consumer sleeps: ring the doorbell */
+#define TANDEM_RING_MIN_CAPACITY 2u
+#define TANDEM_RING_MAX_CAPACITY (1u << 20)
+
+/* Fields prefixed k_ are shared; each group written by one side sits on its own cache line. */
+typedef struct tandem_ring_header {
+  /* line 0: immutable after creation */
+  uint64_t k_magic;
+  uint32_t k_version;
+  uint32_t k_capacity;        /* power of two */
+  uint64_t k_packets_offset;  /* from the start of this header */
+  uint64_t k_ring_id;         /* assigned by the engine; informational */
+  uint8_t pad0[TANDEM_CACHE_LINE - 32];
+  /* line 1: producers */
+  uint64_t k_write_index;     /* reserved by fetch_add (or CAS for try-reserve) */
+  uint8_t pad1[TANDEM_CACHE_LINE - 8];
+  /* line 2: consumer */
+  uint64_t k_read_index;      /* release-stored by the consumer after resetting a header */
+  uint8_t pad2[TANDEM_CACHE_LINE - 8];
+  /* line 3: wake-up protocol */
+  uint32_t k_flags;           /* TANDEM_RING_NEED_WAKEUP, set by the consumer before it sleeps */
+  uint32_t k_doorbell;        /* futex word: producers increment it and wake */
+  uint8_t pad3[TANDEM_CACHE_LINE - 8];
+} tandem_ring_header_t;
+
+TANDEM_STATIC_ASSERT(sizeof(tandem_ring_header_t) == 4 * TANDEM_CACHE_LINE, "ring header is 4 lines");
+TANDEM_STATIC_ASSERT(offsetof(tandem_ring_header_t, k_write_index) == 64, "write index on line 1");
+TANDEM_STATIC_ASSERT(offsetof(tandem_ring_header_t, k_read_index) == 128, "read index on line 2");
+TANDEM_STATIC_ASSERT(offsetof(tandem_ring_header_t, k_flags) == 192, "flags on line 3");
+
+/* Bytes of shared memory a ring of `capacity` packets needs (header padded to a page). */
+#define TANDEM_RING_HEADER_BYTES 4096u
+#define TANDEM_RING_BYTES(capacity) ((size_t)TANDEM_RING_HEADER_BYTES + (size_t)(capacity) * TANDEM_PACKET_SIZE)
+
+/* Function ids known to the runtime; accelerated library functions register theirs in src/funcs. */
+enum {
+  TANDEM_FN_NOP = 0,
+  TANDEM_FN_ACCUMULATE = 1,
+  TANDEM_FN_WORK = 2,
+  TANDEM_FN_WORK_BASE = 16,   /* work functions 16..16+TANDEM_WORK_FUNCTIONS-1 (thesis 5.5.2) */
+  TANDEM_WORK_FUNCTIONS = 16,
+  TANDEM_FN_MAX = 256         /* function ids are below this */
+};
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TANDEM_ABI_H */
