@@ -1,0 +1,103 @@
+/* tandem: share accelerator slots among many concurrent, short-running tasks.
+ *
+ * The C API (C99). A runtime is either embedded (engine and emulated fabric inside this process) or
+ * connected to the tandemd daemon; the API is the same. Two levels:
+ *   - high-level calls (tandem_accumulate, tandem_work) that run on the CPU, the accelerators or both;
+ *   - low-level AQL-style submission: reserve a packet in a queue, write it, publish it, wait on its
+ *     completion record.
+ * Every function returns a tandem_status_t (TANDEM_OK on success); tandem_last_error() gives a
+ * message for the last failure on the calling thread. See docs/api.md.
+ */
+#ifndef TANDEM_H
+#define TANDEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tandem_abi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tandem_runtime tandem_runtime_t;
+typedef struct tandem_queue tandem_queue_t;
+
+/* Where a high-level call runs. AUTO: the cost model decides (and falls back to software when the
+ * function is not accelerated). The TANDEM_MODE environment variable (auto|sw|hw) overrides AUTO. */
+typedef enum tandem_mode { TANDEM_MODE_AUTO = 0, TANDEM_MODE_SW = 1, TANDEM_MODE_HW = 2 } tandem_mode_t;
+
+typedef enum tandem_wait_mode {
+  TANDEM_WAIT_SPIN = 0,            /* poll the status word until done */
+  TANDEM_WAIT_BLOCK = 1,           /* sleep on the status word (futex) */
+  TANDEM_WAIT_SPIN_THEN_BLOCK = 2  /* poll for spin_ns, then sleep */
+} tandem_wait_mode_t;
+
+typedef struct tandem_options {
+  uint32_t struct_size;        /* sizeof(tandem_options_t), set by tandem_options_init */
+  const char* config_path;     /* embedded runtime's configuration; NULL: $TANDEM_CONFIG or built-in */
+  const char* socket_path;     /* tandemd socket; NULL: $TANDEM_SOCKET or the default socket if present */
+  int embedded;                /* nonzero: never connect to a daemon */
+  tandem_mode_t mode;          /* where high-level calls run */
+  tandem_wait_mode_t wait_mode;/* how high-level calls wait for accelerator jobs */
+  int64_t spin_ns;             /* spin budget of TANDEM_WAIT_SPIN_THEN_BLOCK */
+} tandem_options_t;
+
+void tandem_options_init(tandem_options_t* options);
+
+tandem_status_t tandem_open(const tandem_options_t* options, tandem_runtime_t** runtime);
+void tandem_close(tandem_runtime_t* runtime);
+
+/* "embedded" or "daemon". */
+const char* tandem_runtime_kind(const tandem_runtime_t* runtime);
+const char* tandem_status_name(tandem_status_t status);
+/* Message of the last failed call on this thread ("" if none). */
+const char* tandem_last_error(void);
+
+/* ---- memory the accelerators may access (zero-copy session memory under a daemon) ---- */
+void* tandem_alloc(tandem_runtime_t* runtime, size_t bytes);
+void tandem_free(tandem_runtime_t* runtime, void* memory);
+
+/* ---- high-level calls ---- */
+tandem_status_t tandem_accumulate(tandem_runtime_t* runtime, const int32_t* data, size_t count, int64_t* sum);
+/* Spends `units` CPU cycles of work (thesis 5.5.2), on the CPU, accelerators or both. */
+tandem_status_t tandem_work(tandem_runtime_t* runtime, uint64_t units);
+tandem_status_t tandem_work_fn(tandem_runtime_t* runtime, uint16_t function, uint64_t units);
+
+/* ---- low-level submission ---- */
+/* A queue is a multi-producer ring; any thread may submit to it. capacity: power of two (0: 1024). */
+tandem_status_t tandem_queue_create(tandem_runtime_t* runtime, uint32_t capacity, tandem_queue_t** queue);
+void tandem_queue_destroy(tandem_queue_t* queue);
+
+/* Prepares a record for a new packet: status PENDING. */
+void tandem_completion_init(tandem_completion_t* completion);
+
+/* Reserves a packet index, waiting while the ring is full (DISCONNECTED if the daemon went away). */
+tandem_status_t tandem_reserve(tandem_queue_t* queue, uint64_t* index);
+/* Reserves a packet index only if the ring has room now (QUEUE_FULL otherwise). */
+tandem_status_t tandem_try_reserve(tandem_queue_t* queue, uint64_t* index);
+/* The packet at a reserved index: write its body (not the header). */
+tandem_packet_t* tandem_packet_at(tandem_queue_t* queue, uint64_t index);
+/* Publishes the packet: stores `header` last with release semantics; rings the doorbell if needed. */
+void tandem_publish(tandem_queue_t* queue, uint64_t index, uint32_t header);
+/* Publishes without the doorbell check, for batches; call tandem_notify once after the batch. */
+void tandem_publish_quiet(tandem_queue_t* queue, uint64_t index, uint32_t header);
+void tandem_notify(tandem_queue_t* queue);
+/* Header word for a packet type, function and barrier bit. */
+uint32_t tandem_header(tandem_packet_type_t type, uint16_t function, int barrier);
+
+/* Convenience: one dispatch packet with up to 4 inline argument words. completion may be NULL. */
+tandem_status_t tandem_dispatch(tandem_queue_t* queue, uint16_t function, const uint64_t* args, uint32_t arg_count,
+                                uint64_t workload, tandem_completion_t* completion);
+/* A barrier-AND packet: completes when every dependency has; later packets of the queue wait for it. */
+tandem_status_t tandem_barrier_and(tandem_queue_t* queue, const tandem_completion_t* const* deps, uint32_t dep_count,
+                                   tandem_completion_t* completion);
+
+/* Waits for a record to leave PENDING and returns its status (TIMEOUT after timeout_ns if >= 0). */
+tandem_status_t tandem_wait(tandem_runtime_t* runtime, const tandem_completion_t* completion,
+                            tandem_wait_mode_t mode, int64_t spin_ns, int64_t timeout_ns);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TANDEM_H */

@@ -1,0 +1,165 @@
+// The submission ring protocol (HSA AQL, with io_uring's need-wakeup doorbell).
+//
+// Producers (any number of client threads):
+//   1. reserve an index by fetch_add on k_write_index (or CAS for try_reserve, which never over-reserves);
+//   2. wait until the slot is free: index < k_read_index + capacity            (acquire k_read_index)
+//   3. write the body while the header still says INVALID;
+//   4. release-store the header word                                          (release header)
+//   5. full fence, then if k_flags has NEED_WAKEUP: bump k_doorbell and futex-wake it.
+// Consumer (one dispatcher thread):
+//   1. acquire-load the header at its private read index; INVALID means not yet published;
+//   2. copy the packet once into private memory (never re-read: the client may scribble on it);
+//   3. reset the header to INVALID, then release-store k_read_index past the batch (release read index);
+//   4. before sleeping: read k_doorbell, set NEED_WAKEUP, full fence, look again, then futex-wait.
+// The consumer never reads k_read_index or k_write_index back: a client can corrupt them only for itself.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "atomics.hpp"
+#include "futex.hpp"
+#include "status.hpp"
+#include "tandem_abi.h"
+
+namespace tandem::abi {
+
+inline bool is_power_of_two(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+inline uint32_t header_type(uint32_t header) { return header & TANDEM_HEADER_TYPE_MASK; }
+inline uint16_t header_function(uint32_t header) {
+  return static_cast<uint16_t>(header >> TANDEM_HEADER_FUNCTION_SHIFT);
+}
+inline uint32_t make_header(uint32_t type, uint16_t function, bool barrier = false) {
+  return type | (barrier ? TANDEM_HEADER_BARRIER : 0u) |
+         (static_cast<uint32_t>(function) << TANDEM_HEADER_FUNCTION_SHIFT);
+}
+
+// Writes a fresh ring header and INVALID packets into `base` (bytes long). Not thread-safe: done once,
+// by the side that creates the ring, before anyone else maps it.
+Status format_ring(void* base, size_t bytes, uint32_t capacity, uint64_t ring_id);
+
+// Checks magic, version, capacity and size of a mapped ring before either side trusts it.
+Status validate_ring(const void* base, size_t bytes);
+
+class RingProducer {
+ public:
+  RingProducer() = default;
+  // `base` must hold a formatted ring (validate_ring() == ok).
+  explicit RingProducer(void* base)
+      : header_(static_cast<tandem_ring_header_t*>(base)),
+        packets_(reinterpret_cast<tandem_packet_t*>(static_cast<char*>(base) + header_->k_packets_offset)),
+        mask_(header_->k_capacity - 1u) {}
+
+  bool valid() const { return header_ != nullptr; }
+  uint32_t capacity() const { return mask_ + 1u; }
+
+  // AQL reservation of `count` consecutive indices. The caller must then wait for has_space(last).
+  uint64_t reserve(uint32_t count = 1) { return fetch_add_acq_rel(header_->k_write_index, uint64_t{count}); }
+
+  // True once the slot for `index` has been consumed by the dispatcher.
+  bool has_space(uint64_t index) const {
+    return index - load_acquire(header_->k_read_index) < capacity();  // pairs with consumer's release
+  }
+
+  // Reserves one index only if the ring has room now (never over-reserves). False: ring full.
+  bool try_reserve(uint64_t& index) {
+    uint64_t w = load_relaxed(header_->k_write_index);
+    for (;;) {
+      if (w - load_acquire(header_->k_read_index) >= capacity()) return false;  // pairs with consumer
+      if (compare_exchange_acq_rel(header_->k_write_index, w, w + 1)) {
+        index = w;
+        return true;
+      }
+    }
+  }
+
+  tandem_packet_t& packet(uint64_t index) { return packets_[index & mask_]; }
+
+  // Makes the packet at `index` visible to the dispatcher. Body must be complete.
+  void publish(uint64_t index, uint32_t header) {
+    store_release(packets_[index & mask_].header, header);  // pairs with consumer's acquire of header
+  }
+
+  // Rings the doorbell if the dispatcher announced that it sleeps. Call once per batch of publishes.
+  void notify() {
+    fence_seq_cst();  // orders our header stores before reading NEED_WAKEUP (Dekker with the consumer)
+    if (load_relaxed(header_->k_flags) & TANDEM_RING_NEED_WAKEUP) {
+      fetch_add_acq_rel(header_->k_doorbell, 1u);
+      futex_wake(&header_->k_doorbell);
+    }
+  }
+
+  void submit(uint64_t index, uint32_t header) {
+    publish(index, header);
+    notify();
+  }
+
+  const tandem_ring_header_t* header() const { return header_; }
+
+ private:
+  tandem_ring_header_t* header_ = nullptr;
+  tandem_packet_t* packets_ = nullptr;
+  uint32_t mask_ = 0;
+};
+
+class RingConsumer {
+ public:
+  RingConsumer() = default;
+  // `base` holds a ring this side formatted with `capacity` packets. The geometry comes from the
+  // consumer's own records, never from the shared header a client could rewrite.
+  RingConsumer(void* base, uint32_t capacity)
+      : header_(static_cast<tandem_ring_header_t*>(base)),
+        packets_(reinterpret_cast<tandem_packet_t*>(static_cast<char*>(base) + TANDEM_RING_HEADER_BYTES)),
+        mask_(capacity - 1u),
+        read_(0) {}
+
+  bool valid() const { return header_ != nullptr; }
+
+  // True if the packet at the private read index has been published.
+  bool has_packet() const {
+    return header_type(load_acquire(packets_[read_ & mask_].header)) != TANDEM_PACKET_INVALID;
+  }
+
+  // Copies the next published packet into `out` without consuming it. False if none is published.
+  bool peek(tandem_packet_t& out) const {
+    const tandem_packet_t& slot = packets_[read_ & mask_];
+    uint32_t h = load_acquire(slot.header);  // pairs with producer's release of header
+    if (header_type(h) == TANDEM_PACKET_INVALID) return false;
+    std::memcpy(&out, &slot, sizeof out);
+    out.header = h;  // the header we synchronised with, not a later scribble
+    return true;
+  }
+
+  // Consumes the packet peek() returned. The read index becomes visible at the next commit().
+  void pop() {
+    store_relaxed(packets_[read_ & mask_].header, uint32_t{TANDEM_PACKET_INVALID});
+    ++read_;
+  }
+
+  // Publishes the private read index once per batch: frees the consumed slots for producers.
+  void commit() {
+    store_release(header_->k_read_index, read_);  // pairs with producer's acquire in has_space()
+  }
+
+  uint64_t read_index() const { return read_; }
+
+  // Sleep protocol. Returns the doorbell value to wait on; after it, re-check has_packet().
+  uint32_t prepare_sleep() {
+    uint32_t bell = load_acquire(header_->k_doorbell);
+    fetch_or_seq_cst(header_->k_flags, uint32_t{TANDEM_RING_NEED_WAKEUP});
+    fence_seq_cst();  // orders the flag store before the re-check of the header (Dekker)
+    return bell;
+  }
+  void wake_up() { fetch_and_seq_cst(header_->k_flags, ~uint32_t{TANDEM_RING_NEED_WAKEUP}); }
+  const uint32_t* doorbell_word() const { return &header_->k_doorbell; }
+
+ private:
+  tandem_ring_header_t* header_ = nullptr;
+  tandem_packet_t* packets_ = nullptr;
+  uint32_t mask_ = 0;
+  uint64_t read_ = 0;  // private shadow of k_read_index
+};
+
+}  // namespace tandem::abi

@@ -1,0 +1,236 @@
+// The C API: a thin layer over client::Runtime. Converts statuses, catches what must not cross into
+// C, and keeps a per-thread message for tandem_last_error().
+#include <cstring>
+#include <exception>
+#include <new>
+#include <string>
+
+#include "runtime.hpp"
+#include "tandem/tandem.h"
+
+struct tandem_runtime {
+  uint64_t magic;
+  std::unique_ptr<tandem::client::Runtime> impl;
+};
+
+struct tandem_queue {
+  uint64_t magic;
+  std::unique_ptr<tandem::client::Queue> impl;
+};
+
+namespace {
+
+constexpr uint64_t kRuntimeMagic = 0x54444e41542d5254ull;  // opaque handles are checked with a magic
+constexpr uint64_t kQueueMagic = 0x54444e41542d5551ull;
+
+thread_local std::string last_error;
+
+tandem_status_t fail(tandem::Status s, std::string message) {
+  last_error = std::move(message);
+  return static_cast<tandem_status_t>(tandem::to_wire(s));
+}
+
+tandem_status_t ok() { return TANDEM_OK; }
+
+tandem::client::Runtime* runtime_of(tandem_runtime_t* r) {
+  return r != nullptr && r->magic == kRuntimeMagic ? r->impl.get() : nullptr;
+}
+tandem::client::Queue* queue_of(tandem_queue_t* q) {
+  return q != nullptr && q->magic == kQueueMagic ? q->impl.get() : nullptr;
+}
+
+tandem::rt::WaitPolicy policy_of(tandem_wait_mode_t mode, int64_t spin_ns, int64_t timeout_ns) {
+  tandem::rt::WaitPolicy p;
+  p.mode = mode == TANDEM_WAIT_SPIN    ? tandem::rt::WaitMode::spin
+           : mode == TANDEM_WAIT_BLOCK ? tandem::rt::WaitMode::block
+                                       : tandem::rt::WaitMode::spin_then_block;
+  p.spin_ns = spin_ns;
+  p.timeout_ns = timeout_ns;
+  return p;
+}
+
+}  // namespace
+
+extern "C" {
+
+void tandem_options_init(tandem_options_t* o) {
+  if (o == nullptr) return;
+  std::memset(o, 0, sizeof *o);
+  o->struct_size = sizeof *o;
+  o->mode = TANDEM_MODE_AUTO;
+  o->wait_mode = TANDEM_WAIT_SPIN_THEN_BLOCK;
+  o->spin_ns = 20'000;
+}
+
+tandem_status_t tandem_open(const tandem_options_t* o, tandem_runtime_t** out) {
+  if (out == nullptr) return fail(tandem::Status::invalid_argument, "tandem_open: null result pointer");
+  *out = nullptr;
+  tandem_options_t defaults;
+  tandem_options_init(&defaults);
+  if (o == nullptr) o = &defaults;
+  if (o->struct_size != sizeof(tandem_options_t)) {
+    return fail(tandem::Status::invalid_argument, "tandem_open: options not initialised with tandem_options_init");
+  }
+  tandem::client::RuntimeOptions ro;
+  if (o->config_path != nullptr) ro.config_path = o->config_path;
+  if (o->socket_path != nullptr) ro.socket_path = o->socket_path;
+  ro.embedded = o->embedded != 0;
+  ro.mode = o->mode == TANDEM_MODE_SW   ? tandem::client::Mode::sw
+            : o->mode == TANDEM_MODE_HW ? tandem::client::Mode::hw
+                                        : tandem::client::Mode::auto_mode;
+  ro.wait = policy_of(o->wait_mode, o->spin_ns, -1);
+  try {
+    auto rt = tandem::client::Runtime::open(ro);
+    if (!rt) return fail(rt.status(), rt.message());
+    *out = new (std::nothrow) tandem_runtime{kRuntimeMagic, std::move(rt).value()};
+    if (*out == nullptr) return fail(tandem::Status::no_memory, "tandem_open: out of memory");
+    return ok();
+  } catch (const std::exception& e) {
+    return fail(tandem::Status::io_error, std::string("tandem_open: ") + e.what());
+  }
+}
+
+void tandem_close(tandem_runtime_t* r) {
+  if (runtime_of(r) == nullptr) return;
+  r->magic = 0;
+  delete r;
+}
+
+const char* tandem_runtime_kind(const tandem_runtime_t* r) {
+  auto* impl = runtime_of(const_cast<tandem_runtime_t*>(r));
+  return impl == nullptr ? "invalid" : impl->kind().data();
+}
+
+const char* tandem_status_name(tandem_status_t s) {
+  return tandem::to_string(tandem::from_wire(static_cast<uint32_t>(s))).data();
+}
+
+const char* tandem_last_error(void) { return last_error.c_str(); }
+
+void* tandem_alloc(tandem_runtime_t* r, size_t bytes) {
+  auto* rt = runtime_of(r);
+  return rt == nullptr ? nullptr : rt->alloc(bytes);
+}
+
+void tandem_free(tandem_runtime_t* r, void* memory) {
+  if (auto* rt = runtime_of(r); rt != nullptr && memory != nullptr) rt->free(memory);
+}
+
+tandem_status_t tandem_accumulate(tandem_runtime_t* r, const int32_t* data, size_t count, int64_t* sum) {
+  auto* rt = runtime_of(r);
+  if (rt == nullptr || sum == nullptr || (data == nullptr && count > 0)) {
+    return fail(tandem::Status::invalid_argument, "tandem_accumulate: null runtime, data or result");
+  }
+  const auto* fn = tandem::funcs::find_function(TANDEM_FN_ACCUMULATE);
+  const uint64_t args[2] = {reinterpret_cast<uintptr_t>(data), count};
+  tandem::funcs::Call call;
+  tandem::funcs::BufferList buffers;
+  if (tandem::funcs::describe_call(*fn, args, call, buffers) != tandem::Status::ok) {
+    return fail(tandem::Status::invalid_argument, "tandem_accumulate: count too large");
+  }
+  call.buffers[0] = const_cast<int32_t*>(data);
+  int64_t value = 0;
+  tandem::Status s = rt->run(*fn, call, value);
+  if (s != tandem::Status::ok) return fail(s, "tandem_accumulate failed");
+  *sum = value;
+  return ok();
+}
+
+tandem_status_t tandem_work_fn(tandem_runtime_t* r, uint16_t function, uint64_t units) {
+  auto* rt = runtime_of(r);
+  const auto* fn = tandem::funcs::find_function(function);
+  if (rt == nullptr || fn == nullptr || fn->describe == nullptr || fn->units != std::string_view("cycles")) {
+    return fail(tandem::Status::invalid_argument, "tandem_work_fn: null runtime or not a work function");
+  }
+  const uint64_t args[1] = {units};
+  tandem::funcs::Call call;
+  tandem::funcs::BufferList buffers;
+  if (tandem::funcs::describe_call(*fn, args, call, buffers) != tandem::Status::ok) {
+    return fail(tandem::Status::invalid_argument, "tandem_work: too many units");
+  }
+  int64_t value = 0;
+  tandem::Status s = rt->run(*fn, call, value);
+  return s == tandem::Status::ok ? ok() : fail(s, "tandem_work failed");
+}
+
+tandem_status_t tandem_work(tandem_runtime_t* r, uint64_t units) { return tandem_work_fn(r, TANDEM_FN_WORK, units); }
+
+tandem_status_t tandem_queue_create(tandem_runtime_t* r, uint32_t capacity, tandem_queue_t** out) {
+  auto* rt = runtime_of(r);
+  if (rt == nullptr || out == nullptr) return fail(tandem::Status::invalid_argument, "tandem_queue_create: null argument");
+  *out = nullptr;
+  auto q = rt->create_queue(capacity);
+  if (!q) return fail(q.status(), q.message());
+  *out = new (std::nothrow) tandem_queue{kQueueMagic, std::move(q).value()};
+  return *out == nullptr ? fail(tandem::Status::no_memory, "out of memory") : ok();
+}
+
+void tandem_queue_destroy(tandem_queue_t* q) {
+  if (queue_of(q) == nullptr) return;
+  q->magic = 0;
+  delete q;
+}
+
+void tandem_completion_init(tandem_completion_t* c) {
+  if (c != nullptr) tandem::rt::reset_record(c);
+}
+
+tandem_status_t tandem_reserve(tandem_queue_t* q, uint64_t* index) {
+  auto* queue = queue_of(q);
+  if (queue == nullptr || index == nullptr) return fail(tandem::Status::invalid_argument, "tandem_reserve: null argument");
+  tandem::Status s = queue->reserve(*index);
+  return s == tandem::Status::ok ? ok() : fail(s, "tandem_reserve failed");
+}
+
+tandem_status_t tandem_try_reserve(tandem_queue_t* q, uint64_t* index) {
+  auto* queue = queue_of(q);
+  if (queue == nullptr || index == nullptr) return fail(tandem::Status::invalid_argument, "tandem_try_reserve: null argument");
+  return queue->try_reserve(*index) ? ok() : fail(tandem::Status::queue_full, "ring full");
+}
+
+tandem_packet_t* tandem_packet_at(tandem_queue_t* q, uint64_t index) {
+  auto* queue = queue_of(q);
+  return queue == nullptr ? nullptr : &queue->packet(index);
+}
+
+void tandem_publish(tandem_queue_t* q, uint64_t index, uint32_t header) {
+  if (auto* queue = queue_of(q)) queue->submit(index, header);
+}
+
+void tandem_publish_quiet(tandem_queue_t* q, uint64_t index, uint32_t header) {
+  if (auto* queue = queue_of(q)) queue->publish(index, header);
+}
+
+void tandem_notify(tandem_queue_t* q) {
+  if (auto* queue = queue_of(q)) queue->notify();
+}
+
+uint32_t tandem_header(tandem_packet_type_t type, uint16_t function, int barrier) {
+  return tandem::abi::make_header(static_cast<uint32_t>(type), function, barrier != 0);
+}
+
+tandem_status_t tandem_dispatch(tandem_queue_t* q, uint16_t function, const uint64_t* args, uint32_t arg_count,
+                                uint64_t workload, tandem_completion_t* completion) {
+  auto* queue = queue_of(q);
+  if (queue == nullptr) return fail(tandem::Status::invalid_argument, "tandem_dispatch: invalid queue");
+  tandem::Status s = queue->dispatch(function, args, arg_count, workload, completion);
+  return s == tandem::Status::ok ? ok() : fail(s, "tandem_dispatch failed");
+}
+
+tandem_status_t tandem_barrier_and(tandem_queue_t* q, const tandem_completion_t* const* deps, uint32_t dep_count,
+                                   tandem_completion_t* completion) {
+  auto* queue = queue_of(q);
+  if (queue == nullptr) return fail(tandem::Status::invalid_argument, "tandem_barrier_and: invalid queue");
+  tandem::Status s = queue->barrier_and(deps, dep_count, completion);
+  return s == tandem::Status::ok ? ok() : fail(s, "tandem_barrier_and failed");
+}
+
+tandem_status_t tandem_wait(tandem_runtime_t* r, const tandem_completion_t* c, tandem_wait_mode_t mode, int64_t spin_ns,
+                            int64_t timeout_ns) {
+  auto* rt = runtime_of(r);
+  if (rt == nullptr || c == nullptr) return fail(tandem::Status::invalid_argument, "tandem_wait: null argument");
+  tandem::Status s = rt->wait(c, policy_of(mode, spin_ns, timeout_ns));
+  return static_cast<tandem_status_t>(tandem::to_wire(s));
+}
+
+}  // extern "C"

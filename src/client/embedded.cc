@@ -1,0 +1,87 @@
+#include "embedded.hpp"
+
+#include <sys/mman.h>
+
+#include <cstdlib>
+
+#include "devices/emu/fabric.hpp"
+#include "devices/emu/fabric_config.hpp"
+
+namespace tandem::client {
+
+namespace {
+
+// Ring memory: page-aligned, zeroed, released with munmap when the last holder lets go.
+std::shared_ptr<void> map_ring(size_t bytes) {
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  return std::shared_ptr<void>(p, [bytes](void* q) { munmap(q, bytes); });
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Runtime>> EmbeddedRuntime::create(const RuntimeOptions& options) {
+  std::string path = options.config_path;
+  if (path.empty()) {
+    if (const char* env = std::getenv("TANDEM_CONFIG")) path = env;
+  }
+  devices::Config config;
+  try {
+    config = devices::load_config(path);
+  } catch (const Error& e) {
+    return Result<std::unique_ptr<Runtime>>(e.status(), e.what());
+  }
+  const auto models = devices::resolve_models(config.fabric);
+  engine::EngineConfig ec = devices::engine_config(config.fabric, models);
+  auto device = std::make_unique<devices::EmulatedFabric>(ec.slots, models);
+  rt::DispatcherOptions dopts;
+  dopts.idle_spin_ns = static_cast<int64_t>(config.dispatcher.idle_spin_s * 1e9);
+  dopts.batch = config.dispatcher.batch;
+
+  std::unique_ptr<EmbeddedRuntime> runtime(new EmbeddedRuntime(options));
+  runtime->dispatcher_ = std::make_unique<rt::Dispatcher>(ec, std::move(device), dopts);
+  rt::Dispatcher& d = *runtime->dispatcher_;
+  // Resident functions are in place from the start: no reconfiguration wait.
+  for (uint32_t s = 0; s < config.fabric.resident.size(); ++s) {
+    d.preload(s, funcs::find_function(config.fabric.resident[s])->id);
+  }
+  d.start();
+  runtime->session_ = d.open_session(std::make_shared<rt::IdentityAddressSpace>());
+  Status s = runtime->init_default_queue();
+  if (s != Status::ok) return Result<std::unique_ptr<Runtime>>(s, "cannot create the default queue");
+  return std::unique_ptr<Runtime>(std::move(runtime));
+}
+
+EmbeddedRuntime::~EmbeddedRuntime() {
+  close_default_queue();
+  if (dispatcher_) dispatcher_->stop();  // drains what is still in flight
+  release_thread_records();
+}
+
+Result<std::unique_ptr<Queue>> EmbeddedRuntime::create_queue(uint32_t capacity) {
+  if (capacity == 0) capacity = 1024;
+  if (!abi::is_power_of_two(capacity) || capacity < TANDEM_RING_MIN_CAPACITY || capacity > TANDEM_RING_MAX_CAPACITY) {
+    return Result<std::unique_ptr<Queue>>(Status::invalid_argument, "queue capacity must be a power of two in [2, 2^20]");
+  }
+  const size_t bytes = TANDEM_RING_BYTES(capacity);
+  std::shared_ptr<void> memory = map_ring(bytes);
+  if (!memory) return Result<std::unique_ptr<Queue>>(Status::no_memory, "cannot map ring memory");
+  abi::format_ring(memory.get(), bytes, capacity, 0);
+  auto ring = dispatcher_->attach_ring(session_, memory.get(), capacity, memory);
+  if (!ring) return Result<std::unique_ptr<Queue>>(ring.status(), ring.message());
+  return std::make_unique<Queue>(*this, abi::RingProducer(memory.get()), memory, ring.value());
+}
+
+void EmbeddedRuntime::release_ring(uint32_t ring_id) {
+  if (dispatcher_) dispatcher_->detach_ring(ring_id);
+}
+
+void* EmbeddedRuntime::alloc(size_t bytes) {
+  if (bytes == 0) bytes = 1;
+  const size_t rounded = (bytes + 63) / 64 * 64;
+  return std::aligned_alloc(64, rounded);
+}
+
+void EmbeddedRuntime::free(void* memory) { std::free(memory); }
+
+}  // namespace tandem::client

@@ -1,0 +1,31 @@
+// The embedded runtime: the engine, the emulated fabric and the dispatcher thread live inside the
+// application's process. The default when no daemon is configured.
+#pragma once
+
+#include <memory>
+
+#include "rt/dispatcher.hpp"
+#include "runtime.hpp"
+
+namespace tandem::client {
+
+class EmbeddedRuntime final : public Runtime {
+ public:
+  static Result<std::unique_ptr<Runtime>> create(const RuntimeOptions& options);
+  ~EmbeddedRuntime() override;
+
+  std::string_view kind() const override { return "embedded"; }
+  Result<std::unique_ptr<Queue>> create_queue(uint32_t capacity) override;
+  void* alloc(size_t bytes) override;
+  void free(void* memory) override;
+  rt::Dispatcher& dispatcher() { return *dispatcher_; }
+
+ private:
+  explicit EmbeddedRuntime(const RuntimeOptions& options) : Runtime(options) {}
+  void release_ring(uint32_t ring_id) override;
+
+  std::unique_ptr<rt::Dispatcher> dispatcher_;
+  engine::SessionId session_ = engine::kNone;
+};
+
+}  // namespace tandem::client

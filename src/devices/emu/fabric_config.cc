@@ -1,0 +1,174 @@
+#include "fabric_config.hpp"
+
+#include <fstream>
+#include <initializer_list>
+#include <sstream>
+#include <toml++/toml.h>
+
+#include "funcs/function.hpp"
+#include "funcs/throughput.hpp"
+#include "status.hpp"
+
+namespace tandem::devices {
+
+namespace {
+
+[[noreturn]] void fail(std::string_view source, const std::string& what) {
+  throw Error(Status::invalid_argument, std::string(source) + ": " + what);
+}
+
+void check_keys(const toml::table& t, std::string_view where, std::initializer_list<std::string_view> allowed,
+                std::string_view source) {
+  for (const auto& [key, node] : t) {
+    (void)node;
+    bool ok = false;
+    for (std::string_view a : allowed) ok = ok || key.str() == a;
+    if (!ok) fail(source, "unknown key '" + std::string(key.str()) + "' in [" + std::string(where) + "]");
+  }
+}
+
+double number(const toml::node_view<const toml::node>& n, double fallback, std::string_view name,
+              std::string_view source, double min = 0, double max = 1e300) {
+  if (!n) return fallback;
+  auto v = n.value<double>();
+  if (!v) fail(source, std::string(name) + " must be a number");
+  if (*v < min || *v > max) {
+    std::ostringstream os;
+    os << name << " = " << *v << " is out of range [" << min << ", " << max << "]";
+    fail(source, os.str());
+  }
+  return *v;
+}
+
+uint32_t count(const toml::node_view<const toml::node>& n, uint32_t fallback, std::string_view name,
+               std::string_view source, uint32_t min, uint32_t max) {
+  if (!n) return fallback;
+  auto v = n.value<int64_t>();
+  if (!v || *v < min || *v > max) {
+    fail(source, std::string(name) + " must be an integer in [" + std::to_string(min) + ", " +
+                     std::to_string(max) + "]");
+  }
+  return static_cast<uint32_t>(*v);
+}
+
+FunctionTiming parse_timing(const toml::table& t, std::string_view name, std::string_view source) {
+  check_keys(t, "functions." + std::string(name),
+             {"speedup", "throughput", "latency_us", "reconfig_ms", "bandwidth_mbps"}, source);
+  toml::node_view<const toml::node> v{t};
+  FunctionTiming ft;
+  if (v["speedup"]) ft.speedup = number(v["speedup"], 0, "speedup", source, 0, 1e6);
+  if (v["throughput"]) ft.throughput = number(v["throughput"], 0, "throughput", source, 0);
+  ft.latency_s = number(v["latency_us"], 0, "latency_us", source, 0, 1e9) * 1e-6;
+  ft.reconfig_s = number(v["reconfig_ms"], 0, "reconfig_ms", source, 0, 1e9) * 1e-3;
+  ft.bandwidth_bps = number(v["bandwidth_mbps"], 0, "bandwidth_mbps", source, 0) * 1e6;
+  return ft;
+}
+
+}  // namespace
+
+Config parse_config(std::string_view text, std::string_view source) {
+  toml::table root;
+  try {
+    root = toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    std::ostringstream os;
+    os << e.description() << " (line " << e.source().begin.line << ")";
+    fail(source, os.str());
+  }
+  check_keys(root, "top level", {"fabric", "functions", "dispatcher", "daemon", "monitor", "limits"}, source);
+  Config c;
+  c.source = std::string(source);
+  toml::node_view<const toml::node> r{root};
+
+  if (auto* fabric = root["fabric"].as_table()) {
+    check_keys(*fabric, "fabric", {"slots", "queues", "queue_capacity", "max_job_ms", "resident"}, source);
+    c.fabric.slots = count(r["fabric"]["slots"], c.fabric.slots, "fabric.slots", source, 1, 1024);
+    c.fabric.queues = count(r["fabric"]["queues"], 0, "fabric.queues", source, 0, 1024);
+    c.fabric.queue_capacity =
+        count(r["fabric"]["queue_capacity"], c.fabric.queue_capacity, "fabric.queue_capacity", source, 1, 1u << 20);
+    c.fabric.max_job_s = number(r["fabric"]["max_job_ms"], c.fabric.max_job_s * 1e3, "fabric.max_job_ms", source) * 1e-3;
+    if (auto* res = fabric->get_as<toml::array>("resident")) {
+      for (const auto& item : *res) {
+        auto name = item.value<std::string>();
+        if (!name) fail(source, "fabric.resident must list function names");
+        if (funcs::find_function(*name) == nullptr) fail(source, "fabric.resident: unknown function '" + *name + "'");
+        c.fabric.resident.push_back(*name);
+      }
+      if (c.fabric.resident.size() > c.fabric.slots) fail(source, "fabric.resident lists more functions than slots");
+    } else if (fabric->contains("resident")) {
+      fail(source, "fabric.resident must be an array of function names");
+    }
+  }
+  if (auto* fns = root["functions"].as_table()) {
+    for (const auto& [key, node] : *fns) {
+      const std::string name(key.str());
+      const auto* fn = funcs::find_function(name);
+      if (fn == nullptr) fail(source, "[functions." + name + "]: unknown function");
+      const auto* t = node.as_table();
+      if (t == nullptr) fail(source, "[functions." + name + "] must be a table");
+      c.fabric.timing[fn->id] = parse_timing(*t, name, source);
+    }
+    // `work` also configures the 16 work variants that have no table of their own.
+    if (c.fabric.timing[TANDEM_FN_WORK]) {
+      for (uint16_t i = 0; i < TANDEM_WORK_FUNCTIONS; ++i) {
+        auto& t = c.fabric.timing[TANDEM_FN_WORK_BASE + i];
+        if (!t) t = c.fabric.timing[TANDEM_FN_WORK];
+      }
+    }
+  }
+  if (auto* d = root["dispatcher"].as_table()) {
+    check_keys(*d, "dispatcher", {"idle_spin_us", "batch"}, source);
+    c.dispatcher.idle_spin_s =
+        number(r["dispatcher"]["idle_spin_us"], c.dispatcher.idle_spin_s * 1e6, "dispatcher.idle_spin_us", source, 0, 1e7) * 1e-6;
+    c.dispatcher.batch = count(r["dispatcher"]["batch"], c.dispatcher.batch, "dispatcher.batch", source, 1, 1u << 16);
+  }
+  return c;
+}
+
+Config load_config(const std::string& path) {
+  if (path.empty()) return parse_config(default_config_text(), "<built-in default>");
+  std::ifstream in(path);
+  if (!in) throw Error(Status::io_error, "cannot read configuration file '" + path + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_config(ss.str(), path);
+}
+
+std::array<model::AccelModel, TANDEM_FN_MAX> resolve_models(const FabricConfig& fabric) {
+  std::array<model::AccelModel, TANDEM_FN_MAX> models{};
+  for (const funcs::FunctionInfo* fn : funcs::all_functions()) {
+    FunctionTiming t;
+    if (fabric.timing[fn->id]) {
+      t = *fabric.timing[fn->id];
+    } else {
+      t.speedup = fn->default_speedup;
+      t.latency_s = fn->default_latency_s;
+      t.reconfig_s = fn->default_reconfig_s;
+    }
+    model::AccelModel& m = models[fn->id];
+    if (t.throughput) {
+      m.throughput = *t.throughput;
+    } else {
+      const double speedup = t.speedup.value_or(fn->default_speedup);
+      m.throughput = speedup > 0 ? speedup * funcs::software_throughput(fn->id) : 0;
+    }
+    m.latency_s = t.latency_s;
+    m.reconfig_s = t.reconfig_s;
+    m.bandwidth_bps = t.bandwidth_bps;
+  }
+  return models;
+}
+
+engine::EngineConfig engine_config(const FabricConfig& fabric,
+                                   const std::array<model::AccelModel, TANDEM_FN_MAX>& models) {
+  engine::EngineConfig ec;
+  ec.slots = fabric.slots;
+  ec.queues = fabric.queues;
+  ec.queue_capacity = fabric.queue_capacity;
+  ec.max_job_ns = static_cast<engine::Time>(fabric.max_job_s * 1e9);
+  ec.models = models;
+  for (const funcs::FunctionInfo* fn : funcs::all_functions()) ec.known.set(fn->id);
+  return ec;
+}
+
+}  // namespace tandem::devices

@@ -1,0 +1,62 @@
+// Configuration of the emulated reconfigurable fabric and of the runtime around it, from TOML.
+// A documented default (configs/default.toml) is compiled in and used when no file is given.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/engine.hpp"
+#include "model/accel_model.hpp"
+#include "tandem_abi.h"
+
+namespace tandem::devices {
+
+struct FunctionTiming {
+  std::optional<double> speedup;     // X_a relative to the CPU's software throughput
+  std::optional<double> throughput;  // X_a in units per second (overrides speedup)
+  double latency_s = 0;              // D_a
+  double reconfig_s = 0;
+  double bandwidth_bps = 0;
+};
+
+struct FabricConfig {
+  uint32_t slots = 8;
+  uint32_t queues = 0;
+  uint32_t queue_capacity = 1024;
+  double max_job_s = 0.1;
+  std::vector<std::string> resident;           // function names loaded at start, slot by slot
+  std::array<std::optional<FunctionTiming>, TANDEM_FN_MAX> timing{};  // per function id
+};
+
+struct DispatcherConfig {
+  double idle_spin_s = 100e-6;  // poll this long after the last packet before sleeping on doorbells
+  uint32_t batch = 64;          // packets taken from one ring before looking at the next
+};
+
+struct Config {
+  FabricConfig fabric;
+  DispatcherConfig dispatcher;
+  std::string source;  // file name or "<built-in default>"
+};
+
+// The built-in default configuration text (configs/default.toml).
+std::string_view default_config_text();
+
+// Parses TOML text. Throws tandem::Error(invalid_argument) with a message naming the bad key.
+Config parse_config(std::string_view text, std::string_view source_name);
+// Reads and parses a file; an empty path gives the built-in default.
+Config load_config(const std::string& path);
+
+// Resolves each function's timing into an accelerator model: speedup x the CPU's software
+// throughput of that function on this machine (funcs::software_throughput).
+std::array<model::AccelModel, TANDEM_FN_MAX> resolve_models(const FabricConfig& fabric);
+
+// Engine parameters implied by the fabric configuration.
+engine::EngineConfig engine_config(const FabricConfig& fabric,
+                                   const std::array<model::AccelModel, TANDEM_FN_MAX>& models);
+
+}  // namespace tandem::devices

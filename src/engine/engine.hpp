@@ -1,0 +1,226 @@
+// The sans-I/O engine: router, per-function job queues with per-session lanes, slots, round-robin
+// scheduler, barrier-AND packets and ring ordering (thesis 5.4.4-5.4.5, seed 003's AQL barriers).
+//
+// Every public event method is a pure state transition (state, event) -> actions: it appends to the
+// caller's Actions and never reads a clock, sleeps, allocates on the steady path, or touches client
+// memory. The real-time driver (src/rt), the daemon and the simulator (src/sim) all drive this class.
+#pragma once
+
+#include <array>
+#include <bitset>
+#include <cstdint>
+#include <vector>
+
+#include "model/accel_model.hpp"
+#include "types.hpp"
+
+namespace tandem::engine {
+
+struct EngineConfig {
+  uint32_t slots = 8;
+  uint32_t queues = 0;              // function queues; 0 = as many as slots
+  uint32_t queue_capacity = 1024;   // jobs per function queue (QUEUE_FULL beyond)
+  uint32_t max_jobs = 1u << 16;     // jobs queued or running in the whole engine
+  uint32_t max_jobs_per_session = 0;  // 0 = no per-session bound (LIMIT_EXCEEDED beyond)
+  Time max_job_ns = 0;              // bound on a job's modelled time (thesis 5.4.1); 0 = none
+  std::bitset<kMaxFunctions> known; // function ids that exist (others: UNKNOWN_FUNCTION)
+  std::array<model::AccelModel, kMaxFunctions> models{};  // per-function accelerator model
+};
+
+enum class SlotState : uint8_t { empty, configuring, idle, busy };
+
+struct SlotView {
+  SlotState state = SlotState::empty;
+  FunctionId function = 0;
+  QueueId queue = kNone;
+  JobId job = kNone;
+  Time until = 0;          // configuring: ready time
+  Time busy_since = 0;     // busy: start of the current job
+  Time busy_total = 0;     // accumulated busy time (for utilisation)
+  uint64_t jobs_done = 0;
+};
+
+// Per-function counters the monitor turns into period figures (thesis 5.4.6).
+struct FunctionCounters {
+  uint64_t submitted_jobs = 0;
+  uint64_t submitted_work = 0;   // monotonic: the monitor differences it per period
+  uint64_t completed_jobs = 0;
+  uint64_t rejected_not_accelerated = 0;
+  uint64_t demand_requests = 0;  // NOT_ACCELERATED or demand-only packets while unrouted
+};
+
+struct QueueView {
+  FunctionId function = 0;
+  bool routed = false;
+  uint32_t jobs = 0;
+  uint64_t work = 0;       // sum of queued jobs' workloads
+};
+
+class Engine {
+ public:
+  explicit Engine(const EngineConfig& config);
+
+  // ---- sessions and rings (control path; may allocate) ----
+  SessionId open_session();
+  // Cancels the session's queued jobs and barriers; its running jobs finish. Emits session_drained
+  // once nothing of the session remains (possibly immediately).
+  void close_session(SessionId session, Time now, Actions& out);
+  bool session_open(SessionId session) const;
+  uint32_t session_jobs(SessionId session) const;
+  RingId open_ring(SessionId session);
+  void close_ring(RingId ring);
+  // The driver must not consume packets from a blocked ring (a barrier is outstanding).
+  bool ring_blocked(RingId ring) const { return rings_[ring].blocked != 0; }
+
+  // ---- events ----
+  // Returns the job's id if it was queued (its start_job may already be in `out`), or kNone if it was
+  // completed at once (rejected, or demand-only).
+  JobId submit(const JobSpec& job, Time now, Actions& out);
+  void submit_barrier(const BarrierSpec& barrier, Time now, Actions& out);
+  // A rejected packet (failed validation in the driver) still completes, and still unblocks order.
+  void reject(SessionId session, uint64_t completion, uint64_t tag, Status status, Actions& out);
+  void job_finished(SlotId slot, Status status, int64_t value, Time now, Actions& out);
+  void configure_done(SlotId slot, Time now, Actions& out);
+  // Withdraws a queued (not yet started) job of `session` whose completion key is `completion`;
+  // completes it with CANCELLED. False if no such queued job (already running or finished).
+  bool cancel_queued(SessionId session, uint64_t completion, Actions& out);
+
+  // ---- reconfiguration (used by the configuration loader and the reconfiguration manager) ----
+  // Starts loading `function` into `slot`. Refused (false) if the slot is busy, if it is the only
+  // slot serving a non-empty queue of another function, or if no queue is available.
+  bool load(SlotId slot, FunctionId function, Time now, Actions& out);
+  bool can_reconfigure(SlotId slot) const;
+  // Empties a slot (retire an accelerator); same prohibitions as load().
+  bool unload(SlotId slot, Actions& out);
+
+  // ---- introspection for the monitor, the reconfiguration manager and `tandem status` ----
+  const EngineConfig& config() const { return config_; }
+  uint32_t slot_count() const { return static_cast<uint32_t>(slots_.size()); }
+  uint32_t queue_count() const { return static_cast<uint32_t>(queues_.size()); }
+  SlotView slot(SlotId s) const;
+  QueueView queue(QueueId q) const;
+  QueueId route(FunctionId f) const { return route_[f]; }
+  // Usable accelerators (idle or busy) serving f; configuring slots are not counted.
+  uint32_t accelerators(FunctionId f) const;
+  uint32_t configuring(FunctionId f) const;
+  const FunctionCounters& counters(FunctionId f) const { return counters_[f]; }
+  // Functions requested while not accelerated since the last clear (Algorithm 1's request bitmap).
+  const std::bitset<kMaxFunctions>& requests() const { return requests_; }
+  void clear_requests() { requests_.reset(); }
+  uint32_t jobs_in_flight() const { return jobs_in_flight_; }
+  // Workload still to run for f: queued jobs plus the running jobs' full workloads (Eq 5.2's sum).
+  uint64_t outstanding_work(FunctionId f) const;
+  uint32_t running_jobs(FunctionId f) const;
+
+ private:
+  struct Job {
+    JobSpec spec;
+    QueueId queue = kNone;
+    SlotId slot = kNone;
+    Time start = 0;
+    JobId next = kNone;       // lane FIFO / free list
+    uint32_t waiters = kNone; // head of barrier wait links
+    bool queued = false;
+    bool running = false;
+  };
+  struct Lane {              // one session's FIFO within one queue
+    JobId head = kNone;
+    JobId tail = kNone;
+    uint32_t count = 0;
+    uint32_t next_active = kNone;  // circular list of non-empty lanes of the queue
+    uint32_t prev_active = kNone;
+  };
+  struct Queue {
+    FunctionId function = 0;
+    bool routed = false;
+    uint32_t jobs = 0;
+    uint64_t work = 0;
+    uint32_t cursor = kNone;  // lane served next (round-robin across sessions)
+    uint32_t serving = 0;     // slots routed to this queue (any state but empty)
+  };
+  struct Slot {
+    SlotState state = SlotState::empty;
+    FunctionId function = 0;
+    QueueId queue = kNone;
+    JobId job = kNone;
+    Time until = 0;
+    Time busy_since = 0;
+    Time busy_total = 0;
+    uint64_t jobs_done = 0;
+  };
+  struct Session {
+    bool open = false;
+    bool closing = false;
+    uint32_t jobs = 0;        // queued + running
+    uint32_t barriers = 0;    // outstanding barriers
+  };
+  struct Ring {
+    SessionId session = kNone;
+    bool open = false;
+    uint32_t blocked = 0;     // outstanding barrier or barrier-bit jobs
+  };
+  struct Barrier {
+    SessionId session = kNone;
+    RingId ring = kNone;
+    uint64_t completion = 0;
+    uint64_t tag = 0;
+    uint32_t remaining = 0;
+    bool failed = false;
+    bool active = false;
+  };
+  struct WaitLink {          // "barrier b waits on this job" / "on this unknown key"
+    uint32_t barrier = kNone;
+    uint32_t next = kNone;
+  };
+  struct Awaited {           // a pending dependency no engine job carries yet
+    SessionId session;
+    uint64_t key;
+    uint32_t barrier;
+  };
+
+  Lane& lane(SessionId s, QueueId q) { return lanes_[static_cast<size_t>(s) * queues_.size() + q]; }
+  uint32_t lane_index(SessionId s, QueueId q) const {
+    return static_cast<uint32_t>(static_cast<size_t>(s) * queues_.size() + q);
+  }
+  JobId alloc_job();
+  void free_job(JobId j);
+  void enqueue(JobId j, QueueId q);
+  JobId dequeue(QueueId q);
+  void unlink_from_lane(JobId j);
+  void deactivate_lane(Queue& queue, uint32_t li);
+  void schedule(Time now, Actions& out);
+  void finish_job(JobId j, Status status, int64_t value, Time device_ns, Actions& out);
+  void release_session_job(SessionId s, Actions& out);
+  void resolve_waiters(JobId j, bool failed, Actions& out);
+  void barrier_dep_done(uint32_t b, bool failed, Actions& out);
+  uint32_t alloc_barrier();
+  uint32_t alloc_link(uint32_t barrier, uint32_t next);
+  void complete_barrier(uint32_t b, Actions& out);
+  bool find_live_job(SessionId s, uint64_t key, JobId& found) const;
+  QueueId find_free_queue() const;
+  void detach_slot(Slot& s);
+
+  EngineConfig config_;
+  std::vector<Job> jobs_;
+  JobId free_jobs_ = kNone;
+  uint32_t jobs_in_flight_ = 0;
+  std::vector<Queue> queues_;
+  std::vector<Lane> lanes_;  // sessions x queues
+  std::vector<Slot> slots_;
+  uint32_t slot_cursor_ = 0;
+  std::array<QueueId, kMaxFunctions> route_{};
+  std::array<FunctionCounters, kMaxFunctions> counters_{};
+  std::array<uint32_t, kMaxFunctions> usable_{};        // idle or busy slots per function
+  std::array<uint32_t, kMaxFunctions> running_jobs_{};
+  std::array<uint64_t, kMaxFunctions> running_work_{};
+  std::bitset<kMaxFunctions> requests_;
+  std::vector<Session> sessions_;
+  std::vector<Ring> rings_;
+  std::vector<Barrier> barriers_;
+  std::vector<uint32_t> free_barriers_;
+  std::vector<WaitLink> links_;
+  uint32_t free_links_ = kNone;
+  std::vector<Awaited> awaited_;
+};
+
+}  // namespace tandem::engine

@@ -1,0 +1,142 @@
+// The function catalog: nop, accumulate and the synthetic `work` functions of the thesis.
+#include <array>
+#include <cstring>
+
+#include "function.hpp"
+
+namespace tandem::funcs {
+
+namespace {
+
+int64_t add(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
+
+void slice_nothing(const Call& whole, uint64_t begin, uint64_t end, Call& part) {
+  part = whole;
+  part.workload = end - begin;
+}
+
+// ---- nop: the null accelerator of the dispatch benchmarks ----
+Status nop_describe(std::span<const uint64_t>, uint64_t& workload, BufferList&) {
+  workload = 0;
+  return Status::ok;
+}
+int64_t nop_run(const Call&, uint64_t, uint64_t) { return 0; }
+
+// ---- accumulate: int32 array -> int64 sum (thesis Ch4). args: address, element count. Units: bytes.
+constexpr uint64_t kMaxAccumulateElements = uint64_t{1} << 40;
+
+Status accumulate_describe(std::span<const uint64_t> args, uint64_t& workload, BufferList& buffers) {
+  const uint64_t count = args[1];
+  if (count > kMaxAccumulateElements) return Status::invalid_argument;
+  workload = count * sizeof(int32_t);
+  if (count > 0) buffers.add(0, workload, false);
+  return Status::ok;
+}
+
+int64_t accumulate_range(const Call& call, uint64_t begin, uint64_t end) {
+  const auto* data = static_cast<const int32_t*>(call.buffers[0]);
+  int64_t sum = 0;
+  for (uint64_t i = begin / sizeof(int32_t); i < end / sizeof(int32_t); ++i) sum += data[i];
+  return sum;
+}
+
+void accumulate_slice(const Call& whole, uint64_t begin, uint64_t end, Call& part) {
+  part = whole;
+  part.workload = end - begin;
+  part.args[0] = whole.args[0] + begin;
+  part.args[1] = (end - begin) / sizeof(int32_t);
+  if (whole.buffers[0] != nullptr) part.buffers[0] = static_cast<char*>(whole.buffers[0]) + begin;
+}
+
+// ---- work: spend N CPU cycles (thesis 5.5.2). args: units. The accelerator does the same work
+// `speedup` times faster; its result is the number of units processed.
+constexpr uint64_t kMaxWorkUnits = uint64_t{1} << 50;
+
+Status work_describe(std::span<const uint64_t> args, uint64_t& workload, BufferList&) {
+  if (args[0] > kMaxWorkUnits) return Status::invalid_argument;
+  workload = args[0];
+  return Status::ok;
+}
+
+int64_t work_sw(const Call&, uint64_t begin, uint64_t end) {
+  burn_cycles(end - begin);
+  return static_cast<int64_t>(end - begin);
+}
+
+int64_t work_accel(const Call&, uint64_t begin, uint64_t end) { return static_cast<int64_t>(end - begin); }
+
+void work_slice(const Call& whole, uint64_t begin, uint64_t end, Call& part) {
+  part = whole;
+  part.workload = end - begin;
+  part.args[0] = end - begin;
+}
+
+constexpr FunctionInfo kNop{TANDEM_FN_NOP, "nop", "none", 0, 0, 1, nop_describe, nop_run, nop_run, add,
+                            slice_nothing, 1.0, 0, 0};
+constexpr FunctionInfo kAccumulate{TANDEM_FN_ACCUMULATE, "accumulate", "bytes", 2, 2, 8,
+                                   accumulate_describe, accumulate_range, accumulate_range, add,
+                                   accumulate_slice, 2.6, 400e-9, 1e-3};
+
+constexpr FunctionInfo make_work(uint16_t id, std::string_view name) {
+  return FunctionInfo{id, name, "cycles", 1, 1, 1, work_describe, work_sw, work_accel, add, work_slice,
+                      4.0, 1e-6, 1e-3};
+}
+
+constexpr std::array<std::string_view, TANDEM_WORK_FUNCTIONS> kWorkNames{
+    "work0", "work1", "work2",  "work3",  "work4",  "work5",  "work6",  "work7",
+    "work8", "work9", "work10", "work11", "work12", "work13", "work14", "work15"};
+
+struct Catalog {
+  std::array<FunctionInfo, TANDEM_WORK_FUNCTIONS> work_variants{};
+  FunctionInfo work = make_work(TANDEM_FN_WORK, "work");
+  std::array<const FunctionInfo*, TANDEM_FN_MAX> by_id{};
+  std::array<const FunctionInfo*, 3 + TANDEM_WORK_FUNCTIONS> list{};
+
+  Catalog() {
+    by_id[kNop.id] = &kNop;
+    by_id[kAccumulate.id] = &kAccumulate;
+    by_id[work.id] = &work;
+    list[0] = &kNop;
+    list[1] = &kAccumulate;
+    list[2] = &work;
+    for (uint16_t i = 0; i < TANDEM_WORK_FUNCTIONS; ++i) {
+      work_variants[i] = make_work(static_cast<uint16_t>(TANDEM_FN_WORK_BASE + i), kWorkNames[i]);
+      by_id[work_variants[i].id] = &work_variants[i];
+      list[3 + i] = &work_variants[i];
+    }
+  }
+};
+
+const Catalog& catalog() {
+  static const Catalog c;
+  return c;
+}
+
+}  // namespace
+
+const FunctionInfo* find_function(uint16_t id) { return id < TANDEM_FN_MAX ? catalog().by_id[id] : nullptr; }
+
+const FunctionInfo* find_function(std::string_view name) {
+  for (const FunctionInfo* f : catalog().list) {
+    if (f->name == name) return f;
+  }
+  return nullptr;
+}
+
+std::span<const FunctionInfo* const> all_functions() { return catalog().list; }
+
+Status describe_call(const FunctionInfo& fn, std::span<const uint64_t> args, Call& call, BufferList& buffers) {
+  if (args.size() < fn.min_args || args.size() > TANDEM_MAX_ARG_WORDS) return Status::invalid_argument;
+  buffers.count = 0;
+  uint64_t workload = 0;
+  Status s = fn.describe(args, workload, buffers);
+  if (s != Status::ok) return s;
+  call.function = fn.id;
+  call.workload = workload;
+  call.arg_count = static_cast<uint32_t>(args.size());
+  std::memcpy(call.args.data(), args.data(), args.size() * sizeof(uint64_t));
+  call.buffers.fill(nullptr);
+  return Status::ok;
+}
+
+}  // namespace tandem::funcs

@@ -1,0 +1,82 @@
+// Accelerated library functions: what a packet's arguments mean, how a call splits over a range of
+// work units, how partial results combine, and how the emulated accelerator computes a result.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "model/accel_model.hpp"
+#include "status.hpp"
+#include "tandem_abi.h"
+
+namespace tandem::funcs {
+
+inline constexpr uint32_t kMaxBuffers = 4;
+
+// A buffer argument: args[arg] is a client address of `bytes` bytes.
+struct BufferUse {
+  uint32_t arg = 0;
+  uint64_t bytes = 0;
+  bool write = false;
+};
+
+struct BufferList {
+  std::array<BufferUse, kMaxBuffers> items{};
+  uint32_t count = 0;
+  void add(uint32_t arg, uint64_t bytes, bool write) { items[count++] = BufferUse{arg, bytes, write}; }
+};
+
+// A call as the device sees it: argument words, and every buffer argument already translated into
+// an address of the executing process.
+struct Call {
+  uint16_t function = 0;
+  uint64_t workload = 0;
+  std::array<uint64_t, TANDEM_MAX_ARG_WORDS> args{};
+  uint32_t arg_count = 0;
+  std::array<void*, kMaxBuffers> buffers{};  // in BufferList order
+};
+
+// How the software path and the emulated accelerator run a function.
+struct FunctionInfo {
+  uint16_t id = 0;
+  std::string_view name;
+  std::string_view units;      // what one work unit is ("bytes", "cycles")
+  uint32_t min_args = 0;
+  uint32_t max_args = 0;
+  uint64_t granularity = 1;    // a split point must be a multiple of this (except the end)
+  // Validates argument values; yields the workload they imply and the buffers they reference.
+  Status (*describe)(std::span<const uint64_t> args, uint64_t& workload, BufferList& buffers) = nullptr;
+  // Software implementation over work units [begin, end) of the call; returns the partial value.
+  int64_t (*run_sw)(const Call& call, uint64_t begin, uint64_t end) = nullptr;
+  // The value the accelerator computes for units [begin, end) (emulated fabric): real results,
+  // without spending the modelled time (e.g. `work` does not burn cycles here).
+  int64_t (*run_accel)(const Call& call, uint64_t begin, uint64_t end) = nullptr;
+  int64_t (*combine)(int64_t a, int64_t b) = nullptr;
+  // Arguments for the sub-range [begin, end) of a call (what a split job carries).
+  void (*slice)(const Call& whole, uint64_t begin, uint64_t end, Call& part) = nullptr;
+  // Accelerator speed relative to the CPU's software throughput, before calibration.
+  double default_speedup = 1.0;
+  double default_latency_s = 0;
+  double default_reconfig_s = 0;
+};
+
+// The catalog. nullptr for ids that name no function.
+const FunctionInfo* find_function(uint16_t id);
+const FunctionInfo* find_function(std::string_view name);
+std::span<const FunctionInfo* const> all_functions();
+
+// Builds a Call from argument words (client addresses left untranslated in args; buffers empty).
+Status describe_call(const FunctionInfo& fn, std::span<const uint64_t> args, Call& call, BufferList& buffers);
+
+// Runs the whole call in software.
+inline int64_t run_sw(const FunctionInfo& fn, const Call& call) { return fn.run_sw(call, 0, call.workload); }
+
+// ---- the `work` function's calibrated loop (thesis 5.5.2: one unit is one CPU cycle) ----
+// CPU cycles per second that define a work unit (the TSC rate, measured once).
+double cycles_per_second();
+// Spends `units` CPU cycles of computation on this thread (progresses only while it runs).
+void burn_cycles(uint64_t units);
+
+}  // namespace tandem::funcs

@@ -1,0 +1,28 @@
+// How the driver reaches the memory a packet names. Packets carry the client's own virtual
+// addresses; an AddressSpace turns (address, length) into a pointer of the dispatcher's process, or
+// refuses (TRANSLATION_FAULT) without touching anything.
+#pragma once
+
+#include <cstdint>
+
+namespace tandem::rt {
+
+class AddressSpace {
+ public:
+  virtual ~AddressSpace() = default;
+  // Pointer for [address, address + bytes) in this process, or nullptr if any byte lies outside the
+  // session's memory (or is not writable when `write`).
+  virtual void* translate(uint64_t address, uint64_t bytes, bool write) = 0;
+};
+
+// Embedded mode: the engine lives in the client's own process, so addresses are already ours.
+class IdentityAddressSpace final : public AddressSpace {
+ public:
+  void* translate(uint64_t address, uint64_t bytes, bool write) override {
+    (void)write;
+    if (address == 0 || address + bytes < address) return nullptr;  // null or wrapping range
+    return reinterpret_cast<void*>(static_cast<uintptr_t>(address));
+  }
+};
+
+}  // namespace tandem::rt

@@ -1,0 +1,63 @@
+#include "completion.hpp"
+
+#include "clock.hpp"
+
+namespace tandem::rt {
+
+namespace {
+
+inline uint32_t status_acquire(const tandem_completion_t* rec) {
+  return abi::load_acquire(rec->status);  // pairs with complete_record's release
+}
+
+}  // namespace
+
+Status wait_record(const tandem_completion_t* rec, const WaitPolicy& policy, Liveness* liveness,
+                   int64_t check_every_ns) {
+  uint32_t s = status_acquire(rec);
+  if (s != TANDEM_PENDING) return from_wire(s);
+  const int64_t start = now_ns();
+  const int64_t deadline = policy.timeout_ns >= 0 ? start + policy.timeout_ns : INT64_MAX;
+  int64_t next_check = start + check_every_ns;
+
+  // Spin phase: bounded by the spin budget (spin mode: by the timeout and liveness checks only).
+  const int64_t spin_until = policy.mode == WaitMode::block ? start
+                             : policy.mode == WaitMode::spin ? deadline
+                                                             : start + policy.spin_ns;
+  for (uint32_t i = 0;; ++i) {
+    s = status_acquire(rec);
+    if (s != TANDEM_PENDING) return from_wire(s);
+    abi::cpu_relax();
+    if ((i & 63) != 0) continue;
+    const int64_t now = now_ns();
+    if (now >= deadline) return Status::timeout;
+    if (liveness != nullptr && now >= next_check) {
+      Status alive = liveness->check();
+      if (alive != Status::ok) return alive;
+      next_check = now + check_every_ns;
+    }
+    if (now >= spin_until) break;
+  }
+
+  // Block phase: declare a sleeper, re-check, then futex-wait in slices so liveness is observed.
+  auto* mutable_rec = const_cast<tandem_completion_t*>(rec);
+  for (;;) {
+    abi::store_seq_cst(mutable_rec->waiters, 1u);
+    abi::fence_seq_cst();  // waiters store before re-reading status (Dekker with complete_record)
+    s = status_acquire(rec);
+    if (s != TANDEM_PENDING) return from_wire(s);
+    const int64_t now = now_ns();
+    if (now >= deadline) return Status::timeout;
+    int64_t slice = liveness != nullptr ? check_every_ns : (deadline == INT64_MAX ? -1 : deadline - now);
+    if (deadline != INT64_MAX && deadline - now < slice) slice = deadline - now;
+    abi::futex_wait(&rec->status, TANDEM_PENDING, slice);
+    s = status_acquire(rec);
+    if (s != TANDEM_PENDING) return from_wire(s);
+    if (liveness != nullptr) {
+      Status alive = liveness->check();
+      if (alive != Status::ok) return alive;
+    }
+  }
+}
+
+}  // namespace tandem::rt

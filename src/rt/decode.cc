@@ -1,0 +1,120 @@
+#include "decode.hpp"
+
+#include <cstring>
+
+#include "abi/atomics.hpp"
+#include "abi/ring.hpp"
+
+namespace tandem::rt {
+
+namespace {
+
+void reject(Decoded& out, Status status) {
+  out.kind = Decoded::Kind::reject;
+  out.status = status;
+}
+
+tandem_completion_t* translate_record(AddressSpace& memory, uint64_t address, bool write) {
+  if (address % alignof(tandem_completion_t) != 0) return nullptr;
+  return static_cast<tandem_completion_t*>(memory.translate(address, sizeof(tandem_completion_t), write));
+}
+
+void decode_dispatch(const tandem_packet_t& p, AddressSpace& memory, Decoded& out) {
+  const uint16_t fn_id = abi::header_function(p.header);
+  if ((p.flags & ~uint32_t{TANDEM_FLAG_KNOWN_MASK}) != 0) return reject(out, Status::invalid_packet);
+  const funcs::FunctionInfo* fn = funcs::find_function(fn_id);
+  if (fn == nullptr) return reject(out, Status::unknown_function);
+
+  engine::JobSpec& job = out.job;
+  job.function = fn_id;
+  job.flags = p.flags;
+  job.barrier_bit = (p.header & TANDEM_HEADER_BARRIER) != 0;
+  job.completion = reinterpret_cast<uintptr_t>(out.record);
+  job.tag = p.user_data;
+  if (p.flags & TANDEM_FLAG_DEMAND_ONLY) {  // an empty job: only the function id matters
+    job.workload = 0;
+    out.call.function = fn_id;
+    out.kind = Decoded::Kind::dispatch;
+    return;
+  }
+
+  // Arguments: inline words, or an argument block in the session's memory (thesis 5.4.3).
+  uint64_t words[TANDEM_MAX_ARG_WORDS];
+  uint32_t count = TANDEM_INLINE_ARGS;
+  if (p.flags & TANDEM_FLAG_ARGS_INDIRECT) {
+    const uint64_t address = p.body.dispatch.args[0];
+    const uint64_t bytes = p.body.dispatch.args[1];
+    if (bytes % sizeof(uint64_t) != 0 || bytes > sizeof words || address % alignof(uint64_t) != 0) {
+      return reject(out, Status::invalid_packet);
+    }
+    const void* block = memory.translate(address, bytes, false);
+    if (block == nullptr && bytes > 0) return reject(out, Status::translation_fault);
+    count = static_cast<uint32_t>(bytes / sizeof(uint64_t));
+    if (count > 0) std::memcpy(words, block, bytes);  // read once; the client may change it later
+  } else {
+    std::memcpy(words, p.body.dispatch.args, sizeof p.body.dispatch.args);
+  }
+
+  funcs::BufferList buffers;
+  if (funcs::describe_call(*fn, {words, count}, out.call, buffers) != Status::ok) {
+    return reject(out, Status::invalid_packet);
+  }
+  if (p.body.dispatch.workload != out.call.workload) return reject(out, Status::invalid_packet);
+  job.workload = out.call.workload;
+  for (uint32_t i = 0; i < buffers.count; ++i) {
+    const funcs::BufferUse& b = buffers.items[i];
+    void* local = memory.translate(out.call.args[b.arg], b.bytes, b.write);
+    if (local == nullptr) return reject(out, Status::translation_fault);
+    out.call.buffers[i] = local;
+  }
+  out.kind = Decoded::Kind::dispatch;
+}
+
+void decode_barrier(const tandem_packet_t& p, AddressSpace& memory, Decoded& out) {
+  if (p.flags != 0 || abi::header_function(p.header) != 0) return reject(out, Status::invalid_packet);
+  engine::BarrierSpec& b = out.barrier;
+  b.completion = reinterpret_cast<uintptr_t>(out.record);
+  b.tag = p.user_data;
+  for (size_t i = 0; i < TANDEM_BARRIER_DEPS; ++i) {
+    const uint64_t dep = p.body.barrier.deps[i];
+    b.deps[i] = 0;
+    b.dep_state[i] = engine::DepState::unused;
+    if (dep == 0) continue;
+    const tandem_completion_t* rec = translate_record(memory, dep, false);
+    if (rec == nullptr) return reject(out, Status::translation_fault);
+    const uint32_t status = abi::load_acquire(rec->status);  // pairs with complete_record's release
+    b.deps[i] = reinterpret_cast<uintptr_t>(rec);
+    b.dep_state[i] = status == TANDEM_PENDING ? engine::DepState::pending
+                     : status == TANDEM_OK   ? engine::DepState::done_ok
+                                             : engine::DepState::done_failed;
+  }
+  out.kind = Decoded::Kind::barrier;
+}
+
+}  // namespace
+
+void decode_packet(const tandem_packet_t& p, AddressSpace& memory, engine::SessionId session, engine::RingId ring,
+                   Decoded& out) {
+  out.kind = Decoded::Kind::drop;
+  out.status = Status::ok;
+  out.record = nullptr;
+  out.job = engine::JobSpec{};
+  out.job.session = session;
+  out.job.ring = ring;
+  out.job.tag = p.user_data;
+  out.barrier.session = session;
+  out.barrier.ring = ring;
+  // The completion record first: without it there is nobody to report anything to.
+  if (p.completion != 0) {
+    out.record = translate_record(memory, p.completion, true);
+    if (out.record == nullptr) return;  // drop
+  }
+  if ((p.header & TANDEM_HEADER_RESERVED_MASK) != 0) return reject(out, Status::invalid_packet);
+  switch (abi::header_type(p.header)) {
+    case TANDEM_PACKET_DISPATCH: return decode_dispatch(p, memory, out);
+    case TANDEM_PACKET_BARRIER_AND: return decode_barrier(p, memory, out);
+    default: return reject(out, Status::invalid_packet);
+  }
+}
+
+}  // namespace tandem::rt

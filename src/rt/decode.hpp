@@ -1,0 +1,35 @@
+// Packet validation: the trust boundary between a client's ring and the engine. The packet is
+// copied once into private memory (RingConsumer::peek) and only that copy is examined here: type,
+// reserved bits, flags, function id, argument sizes, workload, and every address against the
+// session's memory. Fuzzed by tests/fuzz.
+#pragma once
+
+#include <cstdint>
+
+#include "address_space.hpp"
+#include "engine/types.hpp"
+#include "funcs/function.hpp"
+#include "tandem_abi.h"
+
+namespace tandem::rt {
+
+struct Decoded {
+  enum class Kind : uint8_t {
+    dispatch,  // job + call are valid
+    barrier,   // barrier is valid
+    reject,    // complete `record` with `status` (it may be null: fire-and-forget packet)
+    drop,      // the completion record itself is unreachable: nobody can be told
+  };
+  Kind kind = Kind::drop;
+  Status status = Status::ok;
+  tandem_completion_t* record = nullptr;  // translated completion record, or null
+  engine::JobSpec job;
+  funcs::Call call;
+  engine::BarrierSpec barrier;
+};
+
+// Decodes `packet` (a private copy) from ring `ring` of `session`, whose memory is `memory`.
+void decode_packet(const tandem_packet_t& packet, AddressSpace& memory, engine::SessionId session,
+                   engine::RingId ring, Decoded& out);
+
+}  // namespace tandem::rt

@@ -1,0 +1,345 @@
+#include "dispatcher.hpp"
+
+#include <sys/prctl.h>
+
+#include <algorithm>
+
+#include "abi/atomics.hpp"
+#include "abi/futex.hpp"
+#include "clock.hpp"
+#include "completion.hpp"
+
+namespace tandem::rt {
+
+using engine::Action;
+using engine::ActionKind;
+
+Dispatcher::Dispatcher(const engine::EngineConfig& config, std::unique_ptr<devices::Device> device,
+                       const DispatcherOptions& options)
+    : engine_(config),
+      device_(std::move(device)),
+      options_(options),
+      timers_(2 * engine_.slot_count()),
+      pending_(engine_.config().max_jobs) {
+  actions_.reserve(256);
+}
+
+Dispatcher::~Dispatcher() { stop(); }
+
+void Dispatcher::start() {
+  std::lock_guard lock(control_mutex_);
+  if (running_) return;
+  running_ = true;
+  stopping_ = false;
+  thread_ = std::thread([this] { loop(); });
+}
+
+void Dispatcher::stop() {
+  {
+    std::lock_guard lock(control_mutex_);
+    if (!running_) return;
+    control_.push_back([this] { stopping_ = true; });
+    control_pending_.store(true, std::memory_order_release);
+  }
+  abi::fetch_add_acq_rel(control_word_, 1u);
+  abi::futex_wake(&control_word_);
+  thread_.join();
+  std::lock_guard lock(control_mutex_);
+  running_ = false;
+  // Whatever was posted after the thread left runs inline now (nobody else touches the engine).
+  for (auto& fn : control_) fn();
+  control_.clear();
+}
+
+void Dispatcher::post(std::function<void()> fn) {
+  {
+    std::unique_lock lock(control_mutex_);
+    if (!running_) {  // no thread: the caller owns the engine for the moment
+      fn();
+      return;
+    }
+    control_.push_back(std::move(fn));
+    control_pending_.store(true, std::memory_order_release);  // pairs with the loop's acquire
+  }
+  abi::fetch_add_acq_rel(control_word_, 1u);
+  abi::futex_wake(&control_word_);
+}
+
+void Dispatcher::run_control() {
+  std::vector<std::function<void()>> work;
+  {
+    std::lock_guard lock(control_mutex_);
+    work.swap(control_);
+    control_pending_.store(false, std::memory_order_relaxed);
+  }
+  for (auto& fn : work) fn();
+  apply(now_ns());
+}
+
+// ---------------------------------------------------------------- control operations
+
+engine::SessionId Dispatcher::open_session(std::shared_ptr<AddressSpace> memory, std::function<void()> on_drained) {
+  return with_engine([&](engine::Engine& e) {
+    const engine::SessionId s = e.open_session();
+    if (s >= sessions_.size()) sessions_.resize(s + 1);
+    sessions_[s] = SessionEntry{std::move(memory), std::move(on_drained), true};
+    return s;
+  });
+}
+
+void Dispatcher::close_session(engine::SessionId s) {
+  with_engine([&](engine::Engine& e) {
+    if (s >= sessions_.size() || !sessions_[s].open) return 0;
+    sessions_[s].open = false;
+    for (engine::RingId r = 0; r < rings_.size(); ++r) {
+      if (rings_[r].attached && rings_[r].session == s) {
+        rings_[r] = RingEntry{};
+        e.close_ring(r);
+        std::erase(active_rings_, r);
+      }
+    }
+    e.close_session(s, now_ns(), actions_);
+    apply(now_ns());
+    return 0;
+  });
+}
+
+Result<engine::RingId> Dispatcher::attach_ring(engine::SessionId s, void* base, uint32_t capacity,
+                                               std::shared_ptr<void> keep_alive) {
+  if (abi::validate_ring(base, TANDEM_RING_BYTES(capacity)) != Status::ok) {
+    return Result<engine::RingId>(Status::invalid_argument, "ring memory is not a formatted ring");
+  }
+  return with_engine([&](engine::Engine& e) -> Result<engine::RingId> {
+    if (!e.session_open(s)) return Result<engine::RingId>(Status::invalid_argument, "no such session");
+    const engine::RingId r = e.open_ring(s);
+    if (r >= rings_.size()) rings_.resize(r + 1);
+    rings_[r] = RingEntry{abi::RingConsumer(base, capacity), s, std::move(keep_alive), true};
+    active_rings_.push_back(r);
+    return r;
+  });
+}
+
+void Dispatcher::detach_ring(engine::RingId r) {
+  with_engine([&](engine::Engine& e) {
+    if (r < rings_.size() && rings_[r].attached) {
+      rings_[r] = RingEntry{};
+      e.close_ring(r);
+      std::erase(active_rings_, r);
+    }
+    return 0;
+  });
+}
+
+bool Dispatcher::load(engine::SlotId slot, uint16_t function) {
+  return with_engine([&](engine::Engine& e) {
+    const bool ok = e.load(slot, function, now_ns(), actions_);
+    apply(now_ns());
+    return ok;
+  });
+}
+
+bool Dispatcher::preload(engine::SlotId slot, uint16_t function) {
+  return with_engine([&](engine::Engine& e) {
+    const int64_t now = now_ns();
+    if (!e.load(slot, function, now, actions_)) return false;
+    actions_.clear();  // the begin_configure we carry out here, without its delay
+    device_->configure(slot, function);
+    e.configure_done(slot, now, actions_);
+    apply(now);
+    return true;
+  });
+}
+
+Snapshot Dispatcher::snapshot() {
+  return with_engine([&](engine::Engine& e) {
+    Snapshot s;
+    s.now_ns = now_ns();
+    s.device_kind = std::string(device_->kind());
+    for (engine::SlotId i = 0; i < e.slot_count(); ++i) s.slots.push_back(e.slot(i));
+    for (engine::QueueId q = 0; q < e.queue_count(); ++q) s.queues.push_back(e.queue(q));
+    for (uint16_t f = 0; f < engine::kMaxFunctions; ++f) {
+      const auto& c = e.counters(f);
+      if (c.submitted_jobs || c.demand_requests) s.functions.emplace_back(f, c);
+    }
+    for (const auto& ss : sessions_) s.sessions += ss.open ? 1 : 0;
+    s.rings = static_cast<uint32_t>(active_rings_.size());
+    s.jobs_in_flight = e.jobs_in_flight();
+    s.stats = stats_;
+    return s;
+  });
+}
+
+// ---------------------------------------------------------------- the loop
+
+void Dispatcher::loop() {
+  prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);  // sub-50us sleeps must not be rounded up
+  int64_t last_activity = now_ns();
+  for (;;) {
+    if (control_pending_.load(std::memory_order_acquire)) run_control();  // pairs with post()
+    int64_t now = now_ns();
+    bool worked = false;
+    if (timers_.size() > 0) {
+      timers_.expire(now, [&](uint32_t id) {
+        on_timer(id, now);
+        worked = true;
+      });
+      if (worked) apply(now);
+    }
+    if (stopping_) {
+      if (engine_.jobs_in_flight() == 0) break;  // drained: every accepted job has completed
+    } else if (poll_rings(now)) {
+      worked = true;
+    }
+    if (worked) {
+      last_activity = now;
+      continue;
+    }
+    const int64_t next = timers_.next_deadline();
+    // Spin while recently busy or a deadline is near; sleeping costs a wake-up of several us.
+    if (now - last_activity < options_.idle_spin_ns || next - now < 50'000) {
+      abi::cpu_relax();
+      continue;
+    }
+    sleep_until(next);
+    last_activity = now_ns() - options_.idle_spin_ns + 2'000;  // after a wake-up, spin a little only
+  }
+  // Drained: close every session so that nothing is left referenced.
+  for (engine::SessionId s = 0; s < sessions_.size(); ++s) {
+    if (sessions_[s].open) {
+      sessions_[s].open = false;
+      engine_.close_session(s, now_ns(), actions_);
+    }
+  }
+  apply(now_ns());
+}
+
+bool Dispatcher::poll_rings(int64_t now) {
+  bool worked = false;
+  const size_t n = active_rings_.size();
+  for (size_t k = 0; k < n; ++k) {
+    const engine::RingId id = active_rings_[(ring_cursor_ + k) % n];
+    RingEntry& ring = rings_[id];
+    uint32_t taken = 0;
+    tandem_packet_t packet;
+    while (taken < options_.batch && !engine_.ring_blocked(id) && ring.consumer.peek(packet)) {
+      ring.consumer.pop();
+      ++taken;
+      handle_packet(ring, id, packet, now);
+    }
+    if (taken > 0) {
+      ring.consumer.commit();  // one release of the read index per batch
+      worked = true;
+      apply(now);
+    }
+  }
+  if (n > 0) ring_cursor_ = (ring_cursor_ + 1) % static_cast<uint32_t>(n);
+  return worked;
+}
+
+void Dispatcher::handle_packet(RingEntry& ring, engine::RingId id, const tandem_packet_t& packet, int64_t now) {
+  ++stats_.packets;
+  Decoded& d = decoded_;
+  decode_packet(packet, *sessions_[ring.session].memory, ring.session, id, d);
+  switch (d.kind) {
+    case Decoded::Kind::drop:
+      ++stats_.dropped;
+      return;
+    case Decoded::Kind::reject:
+      if (d.status == Status::translation_fault) ++stats_.translation_faults;
+      engine_.reject(ring.session, reinterpret_cast<uintptr_t>(d.record), d.job.tag, d.status, actions_);
+      return;
+    case Decoded::Kind::barrier:
+      engine_.submit_barrier(d.barrier, now, actions_);
+      return;
+    case Decoded::Kind::dispatch: {
+      // Store the call before any action runs: submit() may already have started the job.
+      const engine::JobId j = engine_.submit(d.job, now, actions_);
+      if (j != engine::kNone) pending_[j].call = d.call;
+      return;
+    }
+  }
+}
+
+void Dispatcher::apply(int64_t now) {
+  for (size_t i = 0; i < actions_.size(); ++i) {
+    const Action a = actions_[i];  // a copy: the engine may append while we work
+    switch (a.kind) {
+      case ActionKind::start_job: {
+        Pending& p = pending_[a.job];
+        p.result = device_->execute(a.slot, p.call);
+        ++stats_.jobs_started;
+        if (p.result.device_ns <= 0) {
+          engine_.job_finished(a.slot, p.result.status, p.result.value, now, actions_);
+        } else {
+          p.deadline = now + p.result.device_ns;
+          timers_.schedule(job_timer(a.slot), p.deadline);
+        }
+        break;
+      }
+      case ActionKind::complete: {
+        if (a.status != Status::ok) ++stats_.rejected;
+        if (a.completion == 0) break;
+        const bool ran = a.job != engine::kNone && a.slot != engine::kNone;
+        complete_record(reinterpret_cast<tandem_completion_t*>(static_cast<uintptr_t>(a.completion)), a.status,
+                        a.value, ran ? pending_[a.job].result.device_ns : 0, ran ? a.slot : UINT32_MAX);
+        ++stats_.completions;
+        break;
+      }
+      case ActionKind::begin_configure:
+        device_->configure(a.slot, a.function);
+        if (a.until <= now) {
+          engine_.configure_done(a.slot, now, actions_);
+        } else {
+          timers_.schedule(config_timer(a.slot), a.until);
+        }
+        break;
+      case ActionKind::session_drained:
+        if (a.session < sessions_.size()) {
+          auto done = std::move(sessions_[a.session].on_drained);
+          sessions_[a.session] = SessionEntry{};
+          if (done) done();
+        }
+        break;
+    }
+  }
+  actions_.clear();
+}
+
+void Dispatcher::on_timer(uint32_t id, int64_t now) {
+  const engine::SlotId slots = engine_.slot_count();
+  if (id < slots) {
+    const engine::JobId j = engine_.slot(id).job;
+    if (j == engine::kNone) return;
+    const Pending& p = pending_[j];
+    stats_.max_lateness_ns = std::max(stats_.max_lateness_ns, now - p.deadline);
+    engine_.job_finished(id, p.result.status, p.result.value, now, actions_);
+  } else {
+    engine_.configure_done(id - slots, now, actions_);
+  }
+}
+
+void Dispatcher::sleep_until(int64_t deadline) {
+  abi::FutexWaitTarget targets[FUTEX_WAITV_MAX];
+  size_t n = 0;
+  targets[n++] = {&control_word_, abi::load_acquire(control_word_)};
+  const bool all_rings_fit = active_rings_.size() < FUTEX_WAITV_MAX;
+  for (engine::RingId id : active_rings_) {
+    uint32_t bell = rings_[id].consumer.prepare_sleep();
+    if (n < FUTEX_WAITV_MAX) targets[n++] = {rings_[id].consumer.doorbell_word(), bell};
+  }
+  // Look again after announcing the sleep: a producer that published before seeing NEED_WAKEUP
+  // is caught here; one that publishes after will ring the doorbell.
+  bool ready = control_pending_.load(std::memory_order_acquire);
+  for (engine::RingId id : active_rings_) {
+    ready = ready || (!engine_.ring_blocked(id) && rings_[id].consumer.has_packet());
+  }
+  if (!ready) {
+    ++stats_.sleeps;
+    // More rings than futex_waitv takes: sleep briefly and poll, rather than miss a doorbell.
+    if (!all_rings_fit) deadline = std::min(deadline, now_ns() + 200'000);
+    abi::futex_waitv({targets, n}, deadline == INT64_MAX ? -1 : deadline);
+  }
+  for (engine::RingId id : active_rings_) rings_[id].consumer.wake_up();
+}
+
+}  // namespace tandem::rt

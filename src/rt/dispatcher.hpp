@@ -1,0 +1,150 @@
+// The real-time driver: one dispatcher thread that owns the engine and the device. It polls the
+// sessions' rings, decodes packets, feeds the engine, carries out its actions (start a job on the
+// device, complete records, load slots), and fires the timer wheel so that no job completes before
+// its device time. When idle for `idle_spin` it sets NEED_WAKEUP on every ring and sleeps on their
+// doorbells (futex_waitv), io_uring-SQPOLL style.
+//
+// Every engine call happens on the dispatcher thread. Control operations from other threads (open
+// a session, attach a ring, snapshot) are posted and run between batches; the steady path takes no
+// lock.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "abi/ring.hpp"
+#include "address_space.hpp"
+#include "decode.hpp"
+#include "devices/device.hpp"
+#include "engine/engine.hpp"
+#include "timer_wheel.hpp"
+
+namespace tandem::rt {
+
+struct DispatcherOptions {
+  int64_t idle_spin_ns = 100'000;  // keep polling this long after the last activity
+  uint32_t batch = 64;             // packets per ring per pass
+};
+
+struct DispatcherStats {
+  uint64_t packets = 0;            // packets consumed from rings
+  uint64_t jobs_started = 0;
+  uint64_t completions = 0;        // records written
+  uint64_t rejected = 0;           // packets completed with an error by validation or the engine
+  uint64_t dropped = 0;            // packets whose completion record was unreachable
+  uint64_t translation_faults = 0;
+  uint64_t sleeps = 0;             // times the dispatcher slept on the doorbells
+  int64_t max_lateness_ns = 0;     // latest a completion fired after its modelled deadline
+};
+
+struct Snapshot {
+  int64_t now_ns = 0;
+  std::string device_kind;
+  std::vector<engine::SlotView> slots;
+  std::vector<engine::QueueView> queues;
+  std::vector<std::pair<uint16_t, engine::FunctionCounters>> functions;  // functions with activity
+  uint32_t sessions = 0;
+  uint32_t rings = 0;
+  uint32_t jobs_in_flight = 0;
+  DispatcherStats stats;
+};
+
+class Dispatcher {
+ public:
+  Dispatcher(const engine::EngineConfig& config, std::unique_ptr<devices::Device> device,
+             const DispatcherOptions& options);
+  ~Dispatcher();
+  Dispatcher(const Dispatcher&) = delete;
+  Dispatcher& operator=(const Dispatcher&) = delete;
+
+  void start();
+  // Stops taking packets, lets every accepted job finish (drain), closes the sessions and joins the
+  // thread. Idempotent.
+  void stop();
+
+  // ---- control path (any thread; runs on the dispatcher thread and waits for it) ----
+  // `on_drained` runs on the dispatcher thread once a closed session has nothing left in flight.
+  engine::SessionId open_session(std::shared_ptr<AddressSpace> memory, std::function<void()> on_drained = {});
+  void close_session(engine::SessionId session);
+  // Attaches a ring (formatted by the caller with `capacity` packets) to a session. `keep_alive`
+  // holds its memory until the ring is detached and the dispatcher no longer touches it.
+  Result<engine::RingId> attach_ring(engine::SessionId session, void* base, uint32_t capacity,
+                                     std::shared_ptr<void> keep_alive);
+  void detach_ring(engine::RingId ring);
+  bool load(engine::SlotId slot, uint16_t function);
+  // Makes `function` resident in `slot` at once, without the reconfiguration delay (start-up state).
+  bool preload(engine::SlotId slot, uint16_t function);
+  Snapshot snapshot();
+
+  // Runs `fn(engine)` on the dispatcher thread (or inline when it is not running) and returns its
+  // result. Never call it from the dispatcher thread itself (e.g. from an on_drained callback).
+  template <class F>
+  auto with_engine(F&& fn) -> std::invoke_result_t<F&, engine::Engine&> {
+    using R = std::invoke_result_t<F&, engine::Engine&>;
+    std::packaged_task<R()> task([&] { return fn(engine_); });
+    auto result = task.get_future();
+    post([&task] { task(); });
+    return result.get();
+  }
+
+  const engine::EngineConfig& engine_config() const { return engine_.config(); }
+  const devices::Device& device() const { return *device_; }
+
+ private:
+  struct SessionEntry {
+    std::shared_ptr<AddressSpace> memory;
+    std::function<void()> on_drained;
+    bool open = false;
+  };
+  struct RingEntry {
+    abi::RingConsumer consumer;
+    engine::SessionId session = engine::kNone;
+    std::shared_ptr<void> keep_alive;
+    bool attached = false;
+  };
+  struct Pending {  // per engine job id: what the device runs and what it returned
+    funcs::Call call;
+    devices::ExecResult result;
+    int64_t deadline = 0;
+  };
+
+  void post(std::function<void()> fn);
+  void run_control();
+  void loop();
+  bool poll_rings(int64_t now);
+  void handle_packet(RingEntry& ring, engine::RingId id, const tandem_packet_t& packet, int64_t now);
+  void apply(int64_t now);
+  void on_timer(uint32_t id, int64_t now);
+  void sleep_until(int64_t deadline);
+  uint32_t job_timer(engine::SlotId s) const { return s; }
+  uint32_t config_timer(engine::SlotId s) const { return engine_.slot_count() + s; }
+
+  engine::Engine engine_;
+  std::unique_ptr<devices::Device> device_;
+  DispatcherOptions options_;
+  TimerWheel timers_;
+  engine::Actions actions_;
+  std::vector<Pending> pending_;
+  std::vector<SessionEntry> sessions_;
+  std::vector<RingEntry> rings_;            // indexed by engine RingId
+  std::vector<engine::RingId> active_rings_;
+  uint32_t ring_cursor_ = 0;
+  Decoded decoded_;
+  DispatcherStats stats_;
+
+  std::thread thread_;
+  std::mutex control_mutex_;
+  std::vector<std::function<void()>> control_;
+  std::atomic<bool> control_pending_{false};
+  uint32_t control_word_ = 0;  // futex word: bumped to wake the dispatcher for control work
+  bool running_ = false;       // guarded by control_mutex_
+  bool stopping_ = false;      // dispatcher thread only
+};
+
+}  // namespace tandem::rt

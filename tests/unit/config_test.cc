@@ -1,0 +1,70 @@
+// Configuration: the built-in default parses, files override it, and mistakes name the bad key.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "devices/emu/fabric_config.hpp"
+#include "funcs/function.hpp"
+
+namespace tandem::devices {
+namespace {
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_config(text, "test.toml");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Config, BuiltInDefaultIsValidAndDocumented) {
+  Config c = load_config("");
+  EXPECT_EQ(c.source, "<built-in default>");
+  EXPECT_EQ(c.fabric.slots, 8u);
+  ASSERT_EQ(c.fabric.resident.size(), 8u);
+  ASSERT_TRUE(c.fabric.timing[TANDEM_FN_ACCUMULATE]);
+  EXPECT_DOUBLE_EQ(*c.fabric.timing[TANDEM_FN_ACCUMULATE]->speedup, 2.6);
+  ASSERT_TRUE(c.fabric.timing[TANDEM_FN_WORK_BASE + 7]) << "work sets the work variants";
+  EXPECT_DOUBLE_EQ(*c.fabric.timing[TANDEM_FN_WORK_BASE + 7]->speedup, 4.0);
+  EXPECT_NEAR(c.dispatcher.idle_spin_s, 100e-6, 1e-12);
+}
+
+TEST(Config, ValuesAndDefaults) {
+  Config c = parse_config(R"(
+[fabric]
+slots = 4
+resident = ["work3", "nop"]
+[functions.work3]
+throughput = 5e9
+latency_us = 2
+)", "x");
+  EXPECT_EQ(c.fabric.slots, 4u);
+  EXPECT_EQ(c.fabric.queue_capacity, 1024u);
+  EXPECT_EQ(c.fabric.resident, (std::vector<std::string>{"work3", "nop"}));
+  auto models = resolve_models(c.fabric);
+  EXPECT_DOUBLE_EQ(models[TANDEM_FN_WORK_BASE + 3].throughput, 5e9);
+  EXPECT_DOUBLE_EQ(models[TANDEM_FN_WORK_BASE + 3].latency_s, 2e-6);
+  // Functions without a table keep their catalog defaults: speedup x the CPU's throughput.
+  EXPECT_GT(models[TANDEM_FN_ACCUMULATE].throughput, 0);
+  engine::EngineConfig ec = engine_config(c.fabric, models);
+  EXPECT_EQ(ec.slots, 4u);
+  EXPECT_TRUE(ec.known.test(TANDEM_FN_ACCUMULATE));
+  EXPECT_FALSE(ec.known.test(200));
+}
+
+TEST(Config, ErrorsNameTheProblem) {
+  EXPECT_NE(error_of("[fabric]\nslotz = 3").find("unknown key 'slotz'"), std::string::npos);
+  EXPECT_NE(error_of("[fabric]\nslots = 0").find("fabric.slots"), std::string::npos);
+  EXPECT_NE(error_of("[fabric]\nslots = \"many\"").find("fabric.slots"), std::string::npos);
+  EXPECT_NE(error_of("[fabric]\nresident = [\"warp\"]").find("unknown function 'warp'"), std::string::npos);
+  EXPECT_NE(error_of("[fabric]\nslots = 1\nresident = [\"nop\", \"work\"]").find("more functions than slots"),
+            std::string::npos);
+  EXPECT_NE(error_of("[functions.accumulate]\nspeedup = -1").find("speedup"), std::string::npos);
+  EXPECT_NE(error_of("[functions.bogus]\nspeedup = 1").find("unknown function"), std::string::npos);
+  EXPECT_NE(error_of("[fabric\n").find("test.toml"), std::string::npos);
+  EXPECT_THROW(load_config("/nonexistent/tandem.toml"), Error);
+}
+
+}  // namespace
+}  // namespace tandem::devices

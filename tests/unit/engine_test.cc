@@ -1,0 +1,362 @@
+// The engine as a pure state machine: scripts of events, and the actions they must produce.
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "engine/engine.hpp"
+
+namespace tandem::engine {
+namespace {
+
+constexpr FunctionId kF = 1;
+constexpr FunctionId kG = 2;
+constexpr FunctionId kH = 3;
+
+std::string render(const Action& a) {
+  std::ostringstream os;
+  switch (a.kind) {
+    case ActionKind::start_job: os << "start s" << a.slot << " k" << a.completion; break;
+    case ActionKind::complete:
+      os << "complete k" << a.completion << " " << to_string(a.status);
+      if (a.value != 0) os << " v" << a.value;
+      break;
+    case ActionKind::begin_configure: os << "configure s" << a.slot << " f" << a.function << " until" << a.until; break;
+    case ActionKind::session_drained: os << "drained " << a.session; break;
+  }
+  return os.str();
+}
+
+class EngineScript : public ::testing::Test {
+ protected:
+  EngineConfig base_config(uint32_t slots = 2) {
+    EngineConfig c;
+    c.slots = slots;
+    c.queue_capacity = 4;
+    c.max_jobs = 64;
+    for (FunctionId f : {kF, kG, kH}) {
+      c.known.set(f);
+      c.models[f].throughput = 1e9;  // 1 unit per ns
+      c.models[f].reconfig_s = 1e-6;  // 1000 ns
+    }
+    return c;
+  }
+  void make(const EngineConfig& c) {
+    engine = std::make_unique<Engine>(c);
+    session = engine->open_session();
+    ring = engine->open_ring(session);
+  }
+  // Makes `f` resident in `slot` immediately.
+  void resident(SlotId slot, FunctionId f) {
+    ASSERT_TRUE(engine->load(slot, f, 0, out));
+    engine->configure_done(slot, 0, out);
+    out.clear();
+  }
+  JobId submit(FunctionId f, uint64_t key, uint64_t workload = 10, SessionId s = kNone, uint32_t flags = 0,
+               bool barrier = false) {
+    JobSpec j;
+    j.function = f;
+    j.workload = workload;
+    j.session = s == kNone ? session : s;
+    j.ring = ring;
+    j.completion = key;
+    j.flags = flags;
+    j.barrier_bit = barrier;
+    return engine->submit(j, now, out);
+  }
+  std::vector<std::string> take() {
+    std::vector<std::string> r;
+    for (const Action& a : out) r.push_back(render(a));
+    out.clear();
+    return r;
+  }
+  using V = std::vector<std::string>;
+
+  std::unique_ptr<Engine> engine;
+  SessionId session = 0;
+  RingId ring = 0;
+  Time now = 0;
+  Actions out;
+};
+
+TEST_F(EngineScript, UnknownAndUnroutedFunctionsCompleteAtOnceAndRecordDemand) {
+  make(base_config());
+  EXPECT_EQ(submit(99, 1), kNone);
+  EXPECT_EQ(take(), V{"complete k1 unknown_function"});
+  EXPECT_EQ(submit(kG, 2), kNone);
+  EXPECT_EQ(take(), V{"complete k2 not_accelerated"});
+  EXPECT_TRUE(engine->requests().test(kG));
+  EXPECT_EQ(engine->counters(kG).demand_requests, 1u);
+  engine->clear_requests();
+  EXPECT_FALSE(engine->requests().test(kG));
+}
+
+TEST_F(EngineScript, DemandOnlyPacketNeverQueues) {
+  make(base_config());
+  resident(0, kF);
+  submit(kG, 1, 0, kNone, TANDEM_FLAG_DEMAND_ONLY);
+  submit(kF, 2, 0, kNone, TANDEM_FLAG_DEMAND_ONLY);
+  EXPECT_EQ(take(), (V{"complete k1 not_accelerated", "complete k2 ok"}));
+  EXPECT_TRUE(engine->requests().test(kG));
+  EXPECT_EQ(engine->jobs_in_flight(), 0u);
+}
+
+TEST_F(EngineScript, JobsRunOnIdleSlotsAndQueueBehindBusyOnes) {
+  make(base_config());
+  resident(0, kF);
+  submit(kF, 1);
+  submit(kF, 2);
+  EXPECT_EQ(take(), V{"start s0 k1"});
+  EXPECT_EQ(engine->queue(engine->route(kF)).jobs, 1u);
+  EXPECT_EQ(engine->queue(engine->route(kF)).work, 10u);
+  now = 10;
+  engine->job_finished(0, Status::ok, 42, now, out);
+  EXPECT_EQ(take(), (V{"complete k1 ok v42", "start s0 k2"}));
+  engine->job_finished(0, Status::ok, 0, now, out);
+  EXPECT_EQ(take(), V{"complete k2 ok"});
+  EXPECT_EQ(engine->slot(0).jobs_done, 2u);
+  EXPECT_EQ(engine->jobs_in_flight(), 0u);
+}
+
+TEST_F(EngineScript, ReplicaSlotsShareOneQueueAndAreServedRoundRobin) {
+  make(base_config(3));
+  resident(0, kF);
+  resident(1, kF);
+  resident(2, kF);
+  EXPECT_EQ(engine->accelerators(kF), 3u);
+  EXPECT_EQ(engine->slot(0).queue, engine->slot(1).queue);
+  submit(kF, 1);
+  submit(kF, 2);
+  submit(kF, 3);
+  EXPECT_EQ(take(), (V{"start s0 k1", "start s1 k2", "start s2 k3"}));
+  engine->job_finished(1, Status::ok, 0, 5, out);
+  engine->job_finished(0, Status::ok, 0, 5, out);
+  take();
+  submit(kF, 4);
+  EXPECT_EQ(take(), V{"start s0 k4"}) << "the search starts after the slot served last (s2)";
+}
+
+TEST_F(EngineScript, FullQueueAndJobSizeBound) {
+  EngineConfig c = base_config(1);
+  c.max_job_ns = 100;  // 1 unit per ns: workload above 100 is too large
+  make(c);
+  resident(0, kF);
+  submit(kF, 1, 500);
+  EXPECT_EQ(take(), V{"complete k1 job_too_large"});
+  for (uint64_t k = 10; k < 15; ++k) submit(kF, k);  // 1 running + 4 queued fill a queue of 4
+  submit(kF, 99);
+  auto actions = take();
+  ASSERT_EQ(actions.size(), 2u);
+  EXPECT_EQ(actions[0], "start s0 k10");
+  EXPECT_EQ(actions[1], "complete k99 queue_full");
+}
+
+TEST_F(EngineScript, SessionsAreServedRoundRobinWithinAQueue) {
+  make(base_config(1));
+  resident(0, kF);
+  const SessionId other = engine->open_session();
+  submit(kF, 1);         // runs at once
+  submit(kF, 2);         // session A queued
+  submit(kF, 3);
+  submit(kF, 4);
+  submit(kF, 50, 10, other);  // session B: one job behind A's three
+  take();
+  std::vector<std::string> order;
+  for (int i = 0; i < 4; ++i) {
+    engine->job_finished(0, Status::ok, 0, now, out);
+    for (const Action& a : out) {
+      if (a.kind == ActionKind::start_job) order.push_back("k" + std::to_string(a.completion));
+    }
+    out.clear();
+  }
+  EXPECT_EQ(order, (V{"k2", "k50", "k3", "k4"})) << "B does not wait for all of A's backlog";
+}
+
+TEST_F(EngineScript, PerSessionJobLimit) {
+  EngineConfig c = base_config(1);
+  c.max_jobs_per_session = 2;
+  make(c);
+  resident(0, kF);
+  submit(kF, 1);
+  submit(kF, 2);
+  submit(kF, 3);
+  EXPECT_EQ(take(), (V{"start s0 k1", "complete k3 limit_exceeded"}));
+}
+
+TEST_F(EngineScript, ReconfigurationTakesItsDelayAndRoutesTheFunction) {
+  make(base_config(2));
+  now = 100;
+  ASSERT_TRUE(engine->load(0, kG, now, out));
+  EXPECT_EQ(take(), V{"configure s0 f2 until1100"});
+  EXPECT_EQ(engine->accelerators(kG), 0u) << "configuring slots do not count";
+  EXPECT_EQ(engine->configuring(kG), 1u);
+  submit(kG, 1);
+  EXPECT_EQ(take(), V{}) << "routed while configuring: the job waits in the queue";
+  engine->configure_done(0, 1100, out);
+  EXPECT_EQ(take(), V{"start s0 k1"});
+  EXPECT_EQ(engine->accelerators(kG), 1u);
+}
+
+TEST_F(EngineScript, NeverReconfigureABusySlot) {
+  make(base_config(2));
+  resident(0, kF);
+  submit(kF, 1);
+  take();
+  EXPECT_FALSE(engine->can_reconfigure(0)) << "busy";
+  EXPECT_FALSE(engine->load(0, kG, now, out));
+  EXPECT_FALSE(engine->unload(0, out));
+  engine->job_finished(0, Status::ok, 0, now, out);
+  EXPECT_TRUE(engine->can_reconfigure(0));
+  EXPECT_TRUE(engine->load(0, kG, now, out));
+}
+
+TEST_F(EngineScript, IdleOnlySlotOfNonEmptyQueueIsProtected) {
+  make(base_config(2));
+  now = 0;
+  ASSERT_TRUE(engine->load(0, kF, now, out));  // configuring
+  take();
+  submit(kF, 1);  // queued while configuring
+  EXPECT_FALSE(engine->can_reconfigure(0)) << "the configuring slot is the only one serving a non-empty queue";
+  EXPECT_FALSE(engine->load(0, kG, now, out));
+  EXPECT_TRUE(engine->load(1, kG, now, out)) << "another slot is free to take a new function";
+}
+
+TEST_F(EngineScript, RetiringTheLastSlotFreesTheQueueForAnotherFunction) {
+  EngineConfig c = base_config(2);
+  c.queues = 1;
+  make(c);
+  resident(0, kF);
+  EXPECT_FALSE(engine->load(1, kG, now, out)) << "the only queue serves f";
+  ASSERT_TRUE(engine->load(0, kG, now, out));
+  EXPECT_EQ(engine->route(kF), kNone);
+  EXPECT_NE(engine->route(kG), kNone);
+  take();
+  submit(kF, 1);
+  EXPECT_EQ(take(), V{"complete k1 not_accelerated"});
+}
+
+TEST_F(EngineScript, BarrierAndCompletesWhenItsDependenciesDo) {
+  make(base_config(2));
+  resident(0, kF);
+  resident(1, kG);
+  submit(kF, 1);
+  submit(kG, 2);
+  take();
+  BarrierSpec b;
+  b.session = session;
+  b.ring = ring;
+  b.completion = 9;
+  b.deps = {1, 2, 0, 0, 0};
+  b.dep_state = {DepState::pending, DepState::pending, DepState::unused, DepState::unused, DepState::unused};
+  engine->submit_barrier(b, now, out);
+  EXPECT_EQ(take(), V{});
+  EXPECT_TRUE(engine->ring_blocked(ring)) << "packets after the barrier wait";
+  engine->job_finished(0, Status::ok, 0, now, out);
+  EXPECT_EQ(take(), V{"complete k1 ok"});
+  engine->job_finished(1, Status::ok, 0, now, out);
+  EXPECT_EQ(take(), (V{"complete k2 ok", "complete k9 ok"}));
+  EXPECT_FALSE(engine->ring_blocked(ring));
+}
+
+TEST_F(EngineScript, BarrierFailsWhenADependencyFails) {
+  make(base_config(1));
+  resident(0, kF);
+  submit(kF, 1);
+  take();
+  BarrierSpec b;
+  b.session = session;
+  b.ring = ring;
+  b.completion = 9;
+  b.deps = {1, 7, 0, 0, 0};
+  b.dep_state = {DepState::pending, DepState::done_ok, DepState::unused, DepState::unused, DepState::unused};
+  engine->submit_barrier(b, now, out);
+  engine->job_finished(0, Status::device_error, 0, now, out);
+  EXPECT_EQ(take(), (V{"complete k1 device_error", "complete k9 dependency_failed"}));
+  b.completion = 10;
+  b.dep_state = {DepState::done_failed, DepState::unused, DepState::unused, DepState::unused, DepState::unused};
+  engine->submit_barrier(b, now, out);
+  EXPECT_EQ(take(), V{"complete k10 dependency_failed"});
+}
+
+TEST_F(EngineScript, BarrierWaitsForADependencyNotYetSubmitted) {
+  make(base_config(1));
+  resident(0, kF);
+  BarrierSpec b;
+  b.session = session;
+  b.ring = kNone;  // from another ring: this one must not block
+  b.completion = 9;
+  b.deps = {5, 0, 0, 0, 0};
+  b.dep_state = {DepState::pending, DepState::unused, DepState::unused, DepState::unused, DepState::unused};
+  engine->submit_barrier(b, now, out);
+  EXPECT_EQ(take(), V{});
+  submit(kF, 5);
+  engine->job_finished(0, Status::ok, 0, now, out);
+  EXPECT_EQ(take(), (V{"start s0 k5", "complete k5 ok", "complete k9 ok"}));
+}
+
+TEST_F(EngineScript, BarrierBitOnADispatchBlocksItsRingUntilItCompletes) {
+  make(base_config(1));
+  resident(0, kF);
+  submit(kF, 1, 10, kNone, 0, true);
+  EXPECT_TRUE(engine->ring_blocked(ring));
+  engine->job_finished(0, Status::ok, 0, now, out);
+  EXPECT_FALSE(engine->ring_blocked(ring));
+}
+
+TEST_F(EngineScript, CancelQueuedWithdrawsOnlyJobsThatHaveNotStarted) {
+  make(base_config(1));
+  resident(0, kF);
+  submit(kF, 1);
+  submit(kF, 2);
+  submit(kF, 3);
+  take();
+  EXPECT_FALSE(engine->cancel_queued(session, 1, out)) << "running";
+  EXPECT_TRUE(engine->cancel_queued(session, 3, out));
+  EXPECT_EQ(take(), V{"complete k3 cancelled"});
+  engine->job_finished(0, Status::ok, 0, now, out);
+  EXPECT_EQ(take(), (V{"complete k1 ok", "start s0 k2"}));
+}
+
+TEST_F(EngineScript, ClosingASessionCancelsItsQueueAndDrainsAfterRunningJobs) {
+  make(base_config(1));
+  resident(0, kF);
+  const SessionId other = engine->open_session();
+  submit(kF, 1);
+  submit(kF, 2);
+  submit(kF, 30, 10, other);
+  take();
+  engine->close_session(session, now, out);
+  EXPECT_EQ(take(), V{"complete k2 cancelled"});
+  submit(kF, 4);
+  EXPECT_EQ(take(), V{"complete k4 cancelled"}) << "a closed session submits nothing";
+  engine->job_finished(0, Status::ok, 0, now, out);
+  EXPECT_EQ(take(), (V{"complete k1 ok", "drained 0", "start s0 k30"}));
+  EXPECT_EQ(engine->session_jobs(other), 1u);
+}
+
+TEST_F(EngineScript, SessionIdsAreReusedOnlyAfterDraining) {
+  make(base_config(1));
+  resident(0, kF);
+  submit(kF, 1);
+  take();
+  engine->close_session(session, now, out);
+  EXPECT_NE(engine->open_session(), session) << "still draining";
+  engine->job_finished(0, Status::ok, 0, now, out);
+  take();
+  EXPECT_EQ(engine->open_session(), session);
+}
+
+TEST_F(EngineScript, OutstandingWorkCountsQueuedAndRunningJobs) {
+  make(base_config(1));
+  resident(0, kF);
+  submit(kF, 1, 100);
+  submit(kF, 2, 30);
+  EXPECT_EQ(engine->outstanding_work(kF), 130u);
+  EXPECT_EQ(engine->running_jobs(kF), 1u);
+  engine->job_finished(0, Status::ok, 0, now, out);
+  EXPECT_EQ(engine->outstanding_work(kF), 30u);
+}
+
+}  // namespace
+}  // namespace tandem::engine

@@ -1,0 +1,77 @@
+// The function catalog: argument rules, split/combine equal to the whole, calibrated work loop.
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "funcs/function.hpp"
+#include "funcs/throughput.hpp"
+
+namespace tandem::funcs {
+namespace {
+
+TEST(Funcs, CatalogNamesAndIds) {
+  EXPECT_EQ(find_function("accumulate")->id, TANDEM_FN_ACCUMULATE);
+  EXPECT_EQ(find_function(TANDEM_FN_NOP)->name, "nop");
+  EXPECT_EQ(find_function("work15")->id, TANDEM_FN_WORK_BASE + 15);
+  EXPECT_EQ(find_function(uint16_t{200}), nullptr);
+  EXPECT_EQ(find_function("nothing"), nullptr);
+  EXPECT_EQ(all_functions().size(), 3u + TANDEM_WORK_FUNCTIONS);
+}
+
+TEST(Funcs, AccumulateSplitsAndCombinesToTheWholeSum) {
+  std::mt19937 rng(1);
+  std::vector<int32_t> data(1001);
+  for (auto& v : data) v = static_cast<int32_t>(rng());
+  data[0] = INT32_MIN;
+  data[1] = INT32_MAX;
+  const int64_t expected = std::accumulate(data.begin(), data.end(), int64_t{0});
+  const FunctionInfo* fn = find_function(TANDEM_FN_ACCUMULATE);
+  const uint64_t args[2] = {reinterpret_cast<uintptr_t>(data.data()), data.size()};
+  Call call;
+  BufferList buffers;
+  ASSERT_EQ(describe_call(*fn, args, call, buffers), Status::ok);
+  ASSERT_EQ(buffers.count, 1u);
+  EXPECT_EQ(buffers.items[0].bytes, data.size() * 4);
+  call.buffers[0] = data.data();
+  EXPECT_EQ(run_sw(*fn, call), expected);
+  for (uint64_t cut : {uint64_t{0}, uint64_t{8}, uint64_t{1000}, uint64_t{4004}}) {
+    Call a, b;
+    fn->slice(call, 0, cut, a);
+    fn->slice(call, cut, call.workload, b);
+    EXPECT_EQ(a.workload + b.workload, call.workload);
+    EXPECT_EQ(fn->combine(fn->run_accel(a, 0, a.workload), fn->run_sw(b, 0, b.workload)), expected) << cut;
+    EXPECT_EQ(b.args[0], args[0] + cut) << "the slice names its own client address";
+  }
+}
+
+TEST(Funcs, ArgumentRules) {
+  const FunctionInfo* acc = find_function(TANDEM_FN_ACCUMULATE);
+  Call call;
+  BufferList buffers;
+  const uint64_t one[1] = {0};
+  EXPECT_EQ(describe_call(*acc, one, call, buffers), Status::invalid_argument) << "too few words";
+  const uint64_t huge[2] = {64, uint64_t{1} << 60};
+  EXPECT_EQ(describe_call(*acc, huge, call, buffers), Status::invalid_argument);
+  const uint64_t empty[2] = {0, 0};
+  EXPECT_EQ(describe_call(*acc, empty, call, buffers), Status::ok);
+  EXPECT_EQ(buffers.count, 0u);
+  const FunctionInfo* work = find_function(TANDEM_FN_WORK);
+  const uint64_t units[1] = {12345};
+  ASSERT_EQ(describe_call(*work, units, call, buffers), Status::ok);
+  EXPECT_EQ(call.workload, 12345u);
+  EXPECT_EQ(work->run_accel(call, 0, call.workload), 12345) << "accelerator result: units processed";
+}
+
+TEST(Funcs, WorkLoopSpendsRoughlyItsCycles) {
+  const double hz = cycles_per_second();
+  ASSERT_GT(hz, 1e8);
+  EXPECT_DOUBLE_EQ(software_throughput(TANDEM_FN_WORK), hz);
+  EXPECT_DOUBLE_EQ(software_throughput(TANDEM_FN_WORK_BASE + 3), hz);
+  EXPECT_GT(software_throughput(TANDEM_FN_ACCUMULATE), 0);
+  EXPECT_EQ(software_throughput(TANDEM_FN_NOP), 0);
+}
+
+}  // namespace
+}  // namespace tandem::funcs
