@@ -1,8 +1,8 @@
 # One place for warnings and sanitizers; every tandem target links tandem_options.
 add_library(tandem_options INTERFACE)
 target_compile_options(tandem_options INTERFACE
-  -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wcast-align -Wnull-dereference
-  -Wimplicit-fallthrough -Werror)
+  -Wall -Wextra -Wpedantic -Wshadow -Wcast-align -Wimplicit-fallthrough -Werror
+  $<$<COMPILE_LANGUAGE:CXX>:-Wnon-virtual-dtor>)
 target_compile_definitions(tandem_options INTERFACE _GNU_SOURCE)
 
 if(TANDEM_SANITIZE STREQUAL "address")

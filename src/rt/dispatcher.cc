@@ -187,7 +187,7 @@ void Dispatcher::loop() {
     }
     if (stopping_) {
       if (engine_.jobs_in_flight() == 0) break;  // drained: every accepted job has completed
-    } else if (poll_rings(now)) {
+    } else if (poll_rings()) {
       worked = true;
     }
     if (worked) {
@@ -213,12 +213,16 @@ void Dispatcher::loop() {
   apply(now_ns());
 }
 
-bool Dispatcher::poll_rings(int64_t now) {
+bool Dispatcher::poll_rings() {
   bool worked = false;
   const size_t n = active_rings_.size();
   for (size_t k = 0; k < n; ++k) {
     const engine::RingId id = active_rings_[(ring_cursor_ + k) % n];
     RingEntry& ring = rings_[id];
+    if (engine_.ring_blocked(id) || !ring.consumer.has_packet()) continue;
+    // The clock is read after the packet is seen, so a job never starts before it was submitted
+    // (its modelled completion is measured from here).
+    const int64_t now = now_ns();
     uint32_t taken = 0;
     tandem_packet_t packet;
     while (taken < options_.batch && !engine_.ring_blocked(id) && ring.consumer.peek(packet)) {

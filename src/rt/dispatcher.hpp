@@ -117,7 +117,7 @@ class Dispatcher {
   void post(std::function<void()> fn);
   void run_control();
   void loop();
-  bool poll_rings(int64_t now);
+  bool poll_rings();
   void handle_packet(RingEntry& ring, engine::RingId id, const tandem_packet_t& packet, int64_t now);
   void apply(int64_t now);
   void on_timer(uint32_t id, int64_t now);
