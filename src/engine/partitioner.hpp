@@ -1,0 +1,190 @@
+// The workload partitioner of one accelerated call (thesis Algorithm 2), as a sans-I/O state machine.
+//
+// The partitioner never reads a clock, sleeps or submits anything itself. Its driver (the calling thread
+// in libtandem, or a simulated application in the discrete-event simulator) passes in the time and the
+// monitor's live metrics, performs the steps it gets back, and reports what happened to the jobs. The
+// work of a call is the range of units [0, N); every step names a sub-range, so the driver can combine
+// partial results (e.g. partial sums). Every unit is processed exactly once: by a run_sw step, or by a
+// job the driver reported `completed`.
+//
+// Driver protocol (docs/model.md has the full table):
+//   start(N, now, metrics);
+//   loop: step = next(now, metrics)
+//     run_sw        process step.range on the CPU now, then call next() again.
+//     submit_job    submit one job for step.range under id step.job. Later report, exactly once, a
+//                   terminal event for it: completed, failed (also a rejected submission), or cancelled.
+//                   `started` may be reported in between when the driver learns it.
+//     submit_demand submit an empty job for the function so that the engine records demand; it is
+//                   rejected with NOT_ACCELERATED (or completes trivially); report nothing about it.
+//     cancel_job    ask the engine to withdraw step.job if it has not started: report `cancelled` (the
+//                   partitioner takes the range back) or `cancel_refused` (it runs; a terminal event
+//                   follows). A job that completed or failed meanwhile is reported as such instead.
+//     wait          nothing to do on the CPU: block until a job event or until step.wake_at (absolute
+//                   time, +inf: events only), report the events, call next().
+//     done          every unit of [0, N) has been processed; combine the partial results.
+//   Before each next() call, report every job event observed so far (with the time observed).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "abi/status.hpp"
+#include "model/cost_model.hpp"
+
+namespace tandem::engine {
+
+struct WorkRange {
+  uint64_t begin = 0;
+  uint64_t end = 0;
+  uint64_t size() const { return end - begin; }
+  bool empty() const { return end <= begin; }
+  friend bool operator==(const WorkRange&, const WorkRange&) = default;
+};
+
+enum class PartitionPolicy : uint8_t {
+  automatic,    // the model (Eq 5.4, 5.6) with rebalancing
+  sw_only,      // never use the hardware
+  hw_only,      // all work to the hardware whenever a replica is resident (SW with demand jobs otherwise)
+  fixed_alpha,  // one split with the given alpha, no rebalancing (experiments)
+};
+
+struct PartitionerConfig {
+  PartitionPolicy policy = PartitionPolicy::automatic;
+  double fixed_alpha = 0;         // for fixed_alpha, clamped to [0, 1]
+  uint32_t jobs_per_round = 6;    // n_j; 0 = one job per resident replica (thesis 5.5.5 ablation)
+  uint64_t cowork_max_units = 0;  // C_COWORK_MAX; 0 = cowork_max_seconds of CPU work
+  double cowork_max_seconds = 20e-6;
+  uint64_t min_job_units = 0;     // smallest job worth submitting; 0 = the granularity
+  bool rebalance = true;          // automatic only: new rounds, mid-round top-ups, taking queued jobs back
+  uint32_t max_outstanding_jobs = 64;  // size of the job table, allocated once
+};
+
+using JobId = uint32_t;
+
+enum class StepKind : uint8_t { run_sw, submit_job, submit_demand, cancel_job, wait, done };
+
+struct Step {
+  StepKind kind = StepKind::done;
+  WorkRange range{};   // run_sw, submit_job, cancel_job
+  JobId job = 0;       // submit_job, cancel_job
+  double wake_at = 0;  // wait: call next() by then even without a job event; +inf = only on events
+};
+
+enum class JobEvent : uint8_t { started, completed, failed, cancelled, cancel_refused };
+
+struct PartitionerCounters {
+  uint64_t rounds = 0;          // times work was handed to the hardware
+  uint64_t rebalances = 0;      // rounds after the first, plus jobs taken back into SW
+  uint64_t jobs_submitted = 0;
+  uint64_t jobs_completed = 0;
+  uint64_t jobs_failed = 0;
+  uint64_t jobs_cancelled = 0;  // withdrawn before they started; their work went to SW
+  uint64_t cancels_refused = 0;
+  uint64_t demand_jobs = 0;
+  uint64_t sw_steps = 0;
+  uint64_t sw_units = 0;
+  uint64_t hw_units = 0;        // units of completed jobs
+  uint64_t waits = 0;
+};
+
+class Partitioner {
+ public:
+  explicit Partitioner(const model::CostParams& params, const PartitionerConfig& config = {});
+
+  // Begins a call of `units` work units; decides the initial plan from the live metrics.
+  void start(uint64_t units, double now, const model::LiveMetrics& metrics);
+  // The next thing the driver must do. `now` never goes backwards (earlier values are ignored).
+  Step next(double now, const model::LiveMetrics& metrics);
+  // A job's fate. invalid_argument if the id or the event does not fit the job's state.
+  Status report(JobId job, JobEvent event, double now);
+
+  // The decision at start(): the model's predicted completion time of the whole call (s), its alpha
+  // (the share planned for the hardware; 0 for SW-only) and N_L (Eq 5.4 with the live X'_a).
+  double predicted_duration() const { return predicted_; }
+  double initial_alpha() const { return initial_alpha_; }
+  uint64_t break_even_units() const { return nl_; }
+
+  const PartitionerCounters& counters() const { return counters_; }
+  bool finished() const { return active_ && pool_units_ == 0 && outstanding_ == 0 && planned_ == 0; }
+  uint64_t total_units() const { return total_; }
+  uint64_t sw_pool_units() const { return pool_units_; }   // not yet given to SW or HW
+  uint32_t outstanding_jobs() const { return outstanding_; }
+  uint64_t chunk_units() const { return chunk_units_; }
+  const model::CostParams& params() const { return params_; }
+  const PartitionerConfig& config() const { return config_; }
+
+ private:
+  enum class JobState : uint8_t { free, planned, queued, running };
+  struct Job {
+    WorkRange range{};
+    JobState state = JobState::free;
+    bool cancel_pending = false;
+    uint64_t seq = 0;               // submission order, to withdraw the last one first
+    double planned_at = 0;
+    double predicted_finish = 0;    // from the model when planned
+    double started_at = 0;
+  };
+
+  // One hand-over of work to the hardware, as decided by decide_round().
+  struct RoundPlan {
+    double alpha = 0;
+    uint32_t jobs = 0;
+    uint64_t hw_units = 0;
+    double d_q = 0;        // queue wait assumed for the new jobs
+    double xa_eff = 0;     // X'_a
+    double predicted = 0;  // predicted time from now until both sides are done
+    uint32_t n_a = 0;
+  };
+
+  bool needs_hardware() const;
+  bool chunked() const;
+  uint32_t jobs_for(const model::LiveMetrics& m) const;
+  double backlog(double now, const model::LiveMetrics& m, double xa_eff) const;
+  double earliest_prediction() const;
+  bool hardware_late(double now) const;
+  double slowdown(double now) const;
+  uint64_t hw_units_for(double alpha, uint64_t units) const;
+  bool decide_round(double now, const model::LiveMetrics& m, RoundPlan& out) const;
+  void apply_round(double now, const RoundPlan& plan);
+  void end_first_round_without_hardware();
+  int find_cancel_candidate(double now) const;
+  Step emit_planned();
+  Step run_sw(uint64_t max_units);
+  WorkRange take_front(uint64_t max_units);
+  WorkRange take_back(uint64_t max_units);
+  void give_back(WorkRange r);
+  void free_job(JobId id);
+  uint64_t align_down(uint64_t v) const;
+
+  model::CostParams params_;
+  PartitionerConfig config_;
+  uint64_t chunk_units_ = 1;
+  uint64_t min_job_units_ = 1;
+  double late_margin_ = 0;        // how far behind its predictions the hardware must be to count as late
+
+  // Per call.
+  bool active_ = false;
+  bool sw_only_rest_ = false;     // no more hardware rounds or demand: SW takes whole ranges
+  bool first_round_done_ = false;
+  bool demand_sent_ = false;      // a demand job went out since the last SW chunk
+  uint64_t total_ = 0;
+  double now_ = 0;
+  double predicted_ = 0;
+  double initial_alpha_ = 0;
+  uint64_t nl_ = 0;
+  uint64_t next_seq_ = 0;
+  double slowdown_ = 1;           // observed hardware slowdown in this call (>= 1)
+  uint64_t pool_units_ = 0;
+  uint32_t outstanding_ = 0;      // queued or running
+  uint32_t planned_ = 0;          // planned, submit step not yet emitted
+  PartitionerCounters counters_;
+
+  std::vector<WorkRange> pool_;   // unassigned work: sorted, disjoint, coalesced
+  std::vector<Job> jobs_;         // fixed size: max_outstanding_jobs
+  std::vector<JobId> free_ids_;   // stack of free job slots
+};
+
+const char* to_string(StepKind k);
+const char* to_string(JobEvent e);
+
+}  // namespace tandem::engine

@@ -1,0 +1,231 @@
+// The cost model against the thesis's published numbers (Table 4.3) and hand-computed cases.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "model/cost_model.hpp"
+
+namespace tandem::model {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// Table 4.3: the Zynq-7020 accumulator. The thesis's "MB/s" are 2^20 bytes per second: only then does
+// Eq 4.4 give the printed 56/N (with 10^6 it would be 53/N).
+CostParams table_4_3() {
+  CostParams p;
+  p.xa = 594 * kMiB;
+  p.xc = 231 * kMiB;
+  p.o0 = 36e-9;
+  p.oc = 80e-9;
+  p.da = 401e-9;
+  p.granularity = 8;
+  return p;
+}
+
+TEST(ModelTable43, ProportionalSplitIs072) {
+  const CostParams p = table_4_3();
+  EXPECT_NEAR(alpha_proportional(p.xa, p.xc), 0.72, 1e-12);  // 594 / 825
+}
+
+TEST(ModelTable43, AlphaIs072Minus56OverN) {
+  const CostParams p = table_4_3();
+  for (double n : {64.0, 96.0, 128.0, 1000.0, 4096.0, 1e6}) {
+    const double alpha = alpha_single(p, n);
+    // alpha = 0.72 - c / N: c is the same for every N and rounds to 56.
+    const double c = (0.72 - alpha) * n;
+    EXPECT_NEAR(c, 56.0, 0.5) << "N = " << n;
+  }
+  EXPECT_NEAR(alpha_single(p, 1e12), 0.72, 1e-9);  // large N: Eq 4.4 tends to Eq 4.2
+}
+
+TEST(ModelTable43, BreakEvenIs96BytesAtTheAcpGranularity) {
+  const CostParams p = table_4_3();
+  const double exact = break_even_work_exact(p, p.xa);
+  EXPECT_NEAR(exact, 92.56, 0.05);  // X_c [X_c (O_c - O_0) / X_a + D_a - O_0]
+  EXPECT_EQ(break_even_work(p, p.xa), 96u);
+
+  CostParams decimal = p;  // the same parameters read as 10^6 B/s still round up to 96 B (88.3 B exact)
+  decimal.xa = 594e6;
+  decimal.xc = 231e6;
+  EXPECT_NEAR(break_even_work_exact(decimal, decimal.xa), 88.27, 0.05);
+  EXPECT_EQ(break_even_work(decimal, decimal.xa), 96u);
+
+  CostParams bytewise = p;
+  bytewise.granularity = 1;
+  EXPECT_EQ(break_even_work(bytewise, p.xa), 93u);
+}
+
+TEST(ModelTable43, BreakEvenIsWhereTheBalancedSplitStartsToPay) {
+  // Eq 4.8 solves Eq 4.5/4.6; the same N is where max(Eq 4.3a, 4.3b) at Eq 4.4's alpha equals the
+  // SW-only time. Below it SW-only wins, above it the split wins.
+  const CostParams p = table_4_3();
+  const double nl = break_even_work_exact(p, p.xa);
+  EXPECT_NEAR(partitioned_time(p, alpha_single(p, nl), nl), sw_only_time(p, nl), 1e-15);
+  // Below X_c (D_a - O_c) = 77.8 B Eq 4.4 is negative: clamped to 0, the call is the SW-only call.
+  for (double n : {16.0, 48.0}) {
+    EXPECT_LT(alpha_single(p, n), 0);
+    EXPECT_DOUBLE_EQ(partitioned_time(p, alpha_single(p, n), n), sw_only_time(p, n)) << n;
+  }
+  // Between that and N_L the balanced split exists but loses to SW-only.
+  for (double n : {80.0, 90.0}) {
+    EXPECT_GT(alpha_single(p, n), 0);
+    EXPECT_GT(partitioned_time(p, alpha_single(p, n), n), sw_only_time(p, n)) << n;
+  }
+  for (double n : {96.0, 128.0, 1024.0, 1048576.0}) {
+    EXPECT_LT(partitioned_time(p, alpha_single(p, n), n), sw_only_time(p, n)) << n;
+  }
+}
+
+TEST(ModelTable43, Eq44BalancesBothSides) {
+  const CostParams p = table_4_3();
+  for (double n : {200.0, 1024.0, 65536.0}) {
+    const Times t = partitioned_times(p, p.xa, 1, 1, 0, alpha_single(p, n), n);
+    EXPECT_NEAR(t.hw, t.sw, 1e-15) << n;
+  }
+}
+
+TEST(ModelTable43, PlanFollowsBreakEven) {
+  const CostParams p = table_4_3();
+  const LiveMetrics one{1, 0, 0};
+  for (double n : {8.0, 64.0, 96.0}) {
+    const Plan plan = plan_call(p, one, 1, n);
+    EXPECT_FALSE(plan.accelerate) << n;
+    EXPECT_EQ(plan.alpha, 0.0);
+    EXPECT_DOUBLE_EQ(plan.predicted, sw_only_time(p, n));
+    EXPECT_EQ(plan.nl, 96u);
+  }
+  for (double n : {104.0, 1024.0, 1048576.0}) {
+    const Plan plan = plan_call(p, one, 1, n);
+    EXPECT_TRUE(plan.accelerate) << n;
+    EXPECT_NEAR(plan.alpha, 0.72 - 55.98 / n, 0.01 / n + 1e-12);
+    EXPECT_LT(plan.predicted, plan.sw_only);
+    EXPECT_DOUBLE_EQ(plan.predicted, partitioned_time(p, plan.alpha, n));
+  }
+  // No replica resident: SW-only whatever N.
+  EXPECT_FALSE(plan_call(p, LiveMetrics{0, 0, 0}, 1, 1e6).accelerate);
+}
+
+TEST(Model, ProportionalSplit) {
+  EXPECT_DOUBLE_EQ(alpha_proportional(3, 1), 0.75);
+  EXPECT_DOUBLE_EQ(alpha_proportional(0, 0), 0.0);
+}
+
+TEST(Model, PartitionedTimeClampsAlpha) {
+  CostParams p;
+  p.xc = 100;
+  p.xa = 200;
+  p.o0 = 0.5;
+  p.oc = 1;
+  p.da = 2;
+  // alpha <= 0: the SW-only call, N / X_c + O_0.
+  EXPECT_DOUBLE_EQ(partitioned_time(p, -0.3, 1000), 10.5);
+  EXPECT_DOUBLE_EQ(partitioned_time(p, 0, 1000), 10.5);
+  // alpha >= 1: everything on the accelerator; the CPU still pays O_c.
+  const Times all = partitioned_times(p, p.xa, 1, 1, 0, 7, 1000);
+  EXPECT_DOUBLE_EQ(all.hw, 1000.0 / 200 + 2);
+  EXPECT_DOUBLE_EQ(all.sw, 1.0);
+  // In between: max of Eq 4.3a and Eq 4.3b.
+  EXPECT_DOUBLE_EQ(partitioned_time(p, 0.5, 1000), std::max(500.0 / 200 + 2, 500.0 / 100 + 1));
+}
+
+TEST(Model, BandwidthAdjustedThroughputEq51) {
+  EXPECT_DOUBLE_EQ(effective_accel_throughput(100, 10, 15, 2), 75);   // 15 / (2 * 10) of X_a
+  EXPECT_DOUBLE_EQ(effective_accel_throughput(100, 10, 40, 2), 100);  // enough bandwidth: no bonus
+  EXPECT_DOUBLE_EQ(effective_accel_throughput(100, 10, 0, 2), 100);   // bandwidth unknown
+  EXPECT_DOUBLE_EQ(effective_accel_throughput(100, 0, 5, 2), 100);    // compute bound
+  CostParams p;
+  p.xa = 300;
+  p.bw_per_accel = 50;
+  EXPECT_DOUBLE_EQ(effective_accel_throughput(p, LiveMetrics{4, 0, 100}), 150);
+}
+
+TEST(Model, QueueWaitEq52) {
+  // 3 queued jobs, 6000 units queued or running on 2 replicas of 1000 units/s, D_a = 1 us.
+  EXPECT_DOUBLE_EQ(queue_wait(1e-6, 3, 6000, 2, 1000), 3e-6 + 3.0);
+  EXPECT_DOUBLE_EQ(queue_wait(1e-6, 0, 0, 1, 1000), 0.0);
+  EXPECT_TRUE(std::isinf(queue_wait(1e-6, 1, 10, 0, 1000)));
+}
+
+TEST(Model, AlphaEq56HandComputed) {
+  CostParams p;
+  p.xc = 100;
+  p.da = 0.3;
+  p.oc = 0.1;
+  // 2 replicas of X'_a = 150: 300 / 400 = 0.75; latency D_q + n_j (D_a - O_c) = 0.5 + 2 * 0.2 = 0.9;
+  // alpha = 0.75 (1 - 100 * 0.9 / 900) = 0.675.
+  const double alpha = alpha_multi(p, 150, 2, 2, 0.5, 900);
+  EXPECT_NEAR(alpha, 0.675, 1e-12);
+  // ...and it balances the generalised Eq 4.3a/4.3b: 0.5 + 2 * 0.3 + 607.5 / 300 = 292.5 / 100 + 0.2.
+  const Times t = partitioned_times(p, 150, 2, 2, 0.5, alpha, 900);
+  EXPECT_NEAR(t.hw, 3.125, 1e-12);
+  EXPECT_NEAR(t.sw, 3.125, 1e-12);
+  // No replica: nothing for the hardware.
+  EXPECT_EQ(alpha_multi(p, 150, 0, 2, 0.5, 900), 0.0);
+}
+
+TEST(Model, Eq56ReducesToEq55) {
+  CostParams p;
+  p.xc = 231;
+  p.xa = 594;
+  p.oc = 0.08;
+  p.da = 0.401;
+  for (double n : {10.0, 100.0, 1000.0}) {
+    EXPECT_DOUBLE_EQ(alpha_multi(p, p.xa, 1, 1, 0, n),
+                     p.xa / (p.xa + p.xc) * (1 - p.xc * (p.da - p.oc) / n));
+  }
+  // Queue wait and more jobs lower alpha; more replicas raise it.
+  EXPECT_LT(alpha_multi(p, p.xa, 1, 1, 0.5, 1000), alpha_multi(p, p.xa, 1, 1, 0, 1000));
+  EXPECT_LT(alpha_multi(p, p.xa, 1, 6, 0, 1000), alpha_multi(p, p.xa, 1, 1, 0, 1000));
+  EXPECT_GT(alpha_multi(p, p.xa, 3, 1, 0, 1000), alpha_multi(p, p.xa, 1, 1, 0, 1000));
+}
+
+TEST(Model, BreakEvenEq54UsesTheLiveThroughput) {
+  CostParams p;
+  p.xc = 100;
+  p.xa = 400;
+  p.o0 = 0.1;
+  p.oc = 0.5;
+  p.da = 1.1;
+  p.granularity = 4;
+  // N_L = 100 [100 * 0.4 / 400 + 1.1 - 0.1] = 110 -> 112 at 4-unit granularity.
+  EXPECT_NEAR(break_even_work_exact(p, p.xa), 110, 1e-9);
+  EXPECT_EQ(break_even_work(p, p.xa), 112u);
+  // Half the throughput (bandwidth-limited, Eq 5.1): 100 [0.2 + 1.0] = 120.
+  EXPECT_EQ(break_even_work(p, 200), 120u);
+  EXPECT_EQ(break_even_work(p, 0), std::numeric_limits<uint64_t>::max());
+  // An accelerator that costs nothing always pays.
+  CostParams free_hw = p;
+  free_hw.oc = free_hw.o0;
+  free_hw.da = 0;
+  EXPECT_EQ(break_even_work(free_hw, free_hw.xa), 0u);
+}
+
+TEST(Model, UtilisationEq57And58) {
+  // 8 s of SW work, 8 slots of speedup 1 shared by 2 cores: T_e = 8 / (1 + 4) = 1.6 s.
+  EXPECT_DOUBLE_EQ(expected_makespan(8, 8, 2, 1), 1.6);
+  EXPECT_DOUBLE_EQ(expected_makespan(8, 8, 2, 0), 8);  // speedup 0: no help
+  EXPECT_DOUBLE_EQ(utilization(1.6, 2.0), 0.8);
+  EXPECT_DOUBLE_EQ(utilization(1.6, 0), 0);
+}
+
+TEST(Model, EffectiveSpeedupSeed004) {
+  EXPECT_DOUBLE_EQ(effective_speedup(10, 2, 3), 2);
+  // t_HA = 2, raw acceleration 5, overhead 3: 2 * 5 / (2 + 3) = 2.
+  EXPECT_DOUBLE_EQ(effective_speedup_from_accel(2, 5, 3), 2);
+  // Converges to the raw factor as t_HA grows (seed 004 Fig 4).
+  EXPECT_NEAR(effective_speedup_from_accel(1e9, 5, 3), 5, 1e-6);
+}
+
+TEST(Model, RoundUp) {
+  EXPECT_EQ(round_up(0, 8), 0u);
+  EXPECT_EQ(round_up(1, 8), 8u);
+  EXPECT_EQ(round_up(8, 8), 8u);
+  EXPECT_EQ(round_up(93, 8), 96u);
+  EXPECT_EQ(round_up(93, 0), 93u);
+  EXPECT_EQ(round_up(std::numeric_limits<uint64_t>::max() - 1, 8), std::numeric_limits<uint64_t>::max());
+}
+
+}  // namespace
+}  // namespace tandem::model

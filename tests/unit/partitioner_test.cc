@@ -1,0 +1,685 @@
+// The partitioner state machine, driven by scripts of observations and by a small simulated machine
+// (one CPU thread, a FIFO job queue in front of n_a replicas, descheduling, other tenants).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "alloc_counter.hpp"
+#include "engine/partitioner.hpp"
+
+namespace tandem::engine {
+namespace {
+
+using model::CostParams;
+using model::LiveMetrics;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// One unit = 1 ns of CPU work; the accelerator is 2.6x faster (the thesis's X_a / X_c).
+CostParams test_params(uint64_t granularity = 1) {
+  CostParams p;
+  p.xc = 1e9;
+  p.xa = 2.6e9;
+  p.o0 = 50e-9;
+  p.oc = 200e-9;
+  p.da = 1e-6;
+  p.granularity = granularity;
+  return p;
+}
+
+CostParams table_4_3() {
+  constexpr double kMiB = 1024.0 * 1024.0;
+  CostParams p;
+  p.xa = 594 * kMiB;
+  p.xc = 231 * kMiB;
+  p.o0 = 36e-9;
+  p.oc = 80e-9;
+  p.da = 401e-9;
+  p.granularity = 8;
+  return p;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Scripted tests: exact steps for exact observations.
+
+TEST(PartitionerScript, SmallCallIsOneSwStep) {
+  Partitioner part(table_4_3());
+  part.start(96, 0, LiveMetrics{1, 0, 0});  // N = N_L: Algorithm 2 line 2
+  EXPECT_EQ(part.break_even_units(), 96u);
+  EXPECT_EQ(part.initial_alpha(), 0.0);
+  Step s = part.next(0, LiveMetrics{1, 0, 0});
+  EXPECT_EQ(s.kind, StepKind::run_sw);
+  EXPECT_EQ(s.range, (WorkRange{0, 96}));
+  EXPECT_EQ(part.next(1e-6, LiveMetrics{1, 0, 0}).kind, StepKind::done);
+  EXPECT_EQ(part.counters().demand_jobs, 0u);
+  EXPECT_EQ(part.counters().jobs_submitted, 0u);
+  EXPECT_DOUBLE_EQ(part.predicted_duration(), 96 / table_4_3().xc + table_4_3().o0);
+}
+
+TEST(PartitionerScript, FirstRoundFollowsEq56) {
+  const CostParams p = test_params(8);
+  PartitionerConfig cfg;
+  cfg.cowork_max_units = 20000;
+  Partitioner part(p, cfg);
+  const LiveMetrics m{1, 0, 0};
+  const uint64_t n = 1000000;
+  part.start(n, 0, m);
+  const double alpha = model::alpha_multi(p, p.xa, 1, 6, 0, n);
+  EXPECT_DOUBLE_EQ(part.initial_alpha(), alpha);
+  EXPECT_DOUBLE_EQ(part.predicted_duration(), model::partitioned_times(p, p.xa, 1, 6, 0, alpha, n).total());
+
+  // Six jobs from the tail of [0, N), together alpha N rounded to the granularity, then SW from 0.
+  uint64_t hw = 0;
+  uint64_t expected_end = n;
+  for (int i = 0; i < 6; ++i) {
+    const Step s = part.next(0, m);
+    ASSERT_EQ(s.kind, StepKind::submit_job) << i;
+    EXPECT_EQ(s.range.end, expected_end);
+    EXPECT_EQ(s.range.begin % 8, 0u);
+    expected_end = s.range.begin;
+    hw += s.range.size();
+  }
+  EXPECT_NEAR(static_cast<double>(hw), alpha * n, 8);
+  const Step sw = part.next(0, m);
+  ASSERT_EQ(sw.kind, StepKind::run_sw);
+  EXPECT_EQ(sw.range, (WorkRange{0, 20000}));
+  EXPECT_EQ(part.counters().rounds, 1u);
+  EXPECT_EQ(part.counters().jobs_submitted, 6u);
+}
+
+TEST(PartitionerScript, NoAcceleratorGivesDemandJobsAndSwChunks) {
+  PartitionerConfig cfg;
+  cfg.cowork_max_units = 1000;
+  Partitioner part(test_params(), cfg);
+  const LiveMetrics none{0, 0, 0};
+  part.start(10500, 0, none);
+  double t = 0;
+  uint64_t next_begin = 0;
+  for (int i = 0; i < 11; ++i) {
+    Step s = part.next(t, none);
+    ASSERT_EQ(s.kind, StepKind::submit_demand) << i;
+    s = part.next(t, none);
+    ASSERT_EQ(s.kind, StepKind::run_sw) << i;
+    EXPECT_EQ(s.range.begin, next_begin);
+    EXPECT_EQ(s.range.size(), i < 10 ? 1000u : 500u);
+    next_begin = s.range.end;
+    t += 1e-6;
+  }
+  EXPECT_EQ(part.next(t, none).kind, StepKind::done);
+  EXPECT_EQ(part.counters().demand_jobs, 11u);
+  EXPECT_EQ(part.counters().sw_units, 10500u);
+  EXPECT_EQ(part.counters().jobs_submitted, 0u);
+}
+
+TEST(PartitionerScript, ReplicaAppearingEndsTheDemandPhase) {
+  PartitionerConfig cfg;
+  cfg.cowork_max_units = 1000;
+  Partitioner part(test_params(), cfg);
+  part.start(1000000, 0, LiveMetrics{0, 0, 0});
+  EXPECT_EQ(part.next(0, LiveMetrics{0, 0, 0}).kind, StepKind::submit_demand);
+  EXPECT_EQ(part.next(0, LiveMetrics{0, 0, 0}).kind, StepKind::run_sw);
+  // The reconfiguration manager loaded the function: the remaining 999000 units are partitioned.
+  const LiveMetrics one{1, 0, 0};
+  const Step s = part.next(1e-6, one);
+  ASSERT_EQ(s.kind, StepKind::submit_job);
+  EXPECT_EQ(s.range.end, 1000000u);
+  EXPECT_EQ(part.counters().rounds, 1u);
+  EXPECT_EQ(part.counters().rebalances, 0u);
+}
+
+TEST(PartitionerScript, FixedAlphaZeroIsSwOnlyAndOneIsHwOnly) {
+  PartitionerConfig cfg;
+  cfg.policy = PartitionPolicy::fixed_alpha;
+  cfg.fixed_alpha = 0;
+  const LiveMetrics one{1, 0, 0};
+  {
+    Partitioner part(test_params(), cfg);
+    part.start(5000, 0, one);
+    const Step s = part.next(0, one);
+    EXPECT_EQ(s.kind, StepKind::run_sw);
+    EXPECT_EQ(s.range, (WorkRange{0, 5000}));
+    EXPECT_EQ(part.next(0, one).kind, StepKind::done);
+    EXPECT_EQ(part.counters().demand_jobs, 0u);
+  }
+  cfg.fixed_alpha = 1;
+  cfg.jobs_per_round = 4;
+  {
+    Partitioner part(test_params(), cfg);
+    part.start(5000, 0, one);
+    EXPECT_DOUBLE_EQ(part.initial_alpha(), 1.0);
+    uint64_t covered = 0;
+    std::vector<JobId> ids;
+    for (Step s = part.next(0, one); s.kind != StepKind::wait; s = part.next(0, one)) {
+      ASSERT_EQ(s.kind, StepKind::submit_job);
+      covered += s.range.size();
+      ids.push_back(s.job);
+    }
+    EXPECT_EQ(covered, 5000u);
+    EXPECT_EQ(ids.size(), 4u);
+    for (JobId id : ids) EXPECT_EQ(part.report(id, JobEvent::completed, 1e-5), Status::ok);
+    EXPECT_EQ(part.next(1e-5, one).kind, StepKind::done);
+    EXPECT_EQ(part.counters().sw_units, 0u);
+    EXPECT_EQ(part.counters().hw_units, 5000u);
+  }
+}
+
+TEST(PartitionerScript, FixedAlphaSplitsExactly) {
+  PartitionerConfig cfg;
+  cfg.policy = PartitionPolicy::fixed_alpha;
+  cfg.jobs_per_round = 1;
+  const LiveMetrics one{1, 0, 0};
+  for (double alpha : {0.001, 0.25, 0.5, 0.777, 0.999}) {
+    cfg.fixed_alpha = alpha;
+    Partitioner part(table_4_3(), cfg);
+    part.start(4096, 0, one);
+    const Step job = part.next(0, one);
+    ASSERT_EQ(job.kind, StepKind::submit_job) << alpha;
+    EXPECT_EQ(job.range.size(), static_cast<uint64_t>(std::round(alpha * 4096 / 8)) * 8) << alpha;
+    EXPECT_EQ(job.range.end, 4096u);
+    const Step sw = part.next(0, one);  // no rebalancing: the SW share in one step
+    ASSERT_EQ(sw.kind, StepKind::run_sw);
+    EXPECT_EQ(sw.range, (WorkRange{0, job.range.begin}));
+    EXPECT_EQ(part.next(0, one).kind, StepKind::wait);
+    EXPECT_EQ(part.report(job.job, JobEvent::completed, 1e-6), Status::ok);
+    EXPECT_EQ(part.next(1e-6, one).kind, StepKind::done);
+    EXPECT_DOUBLE_EQ(part.predicted_duration(),
+                     model::partitioned_times(table_4_3(), table_4_3().xa, 1, 1, 0, alpha, 4096).total());
+  }
+}
+
+TEST(PartitionerScript, SwOnlyPolicyNeverTouchesHardware) {
+  PartitionerConfig cfg;
+  cfg.policy = PartitionPolicy::sw_only;
+  Partitioner part(test_params(), cfg);
+  part.start(1 << 20, 0, LiveMetrics{8, 0, 0});
+  EXPECT_EQ(part.next(0, LiveMetrics{8, 0, 0}).range, (WorkRange{0, 1 << 20}));
+  EXPECT_EQ(part.next(0, LiveMetrics{8, 0, 0}).kind, StepKind::done);
+}
+
+TEST(PartitionerScript, HwOnlyWithoutAcceleratorFallsBackToSwWithDemand) {
+  PartitionerConfig cfg;
+  cfg.policy = PartitionPolicy::hw_only;
+  cfg.cowork_max_units = 100;
+  cfg.jobs_per_round = 1;
+  Partitioner part(test_params(), cfg);
+  const LiveMetrics none{0, 0, 0};
+  part.start(250, 0, none);
+  EXPECT_EQ(part.next(0, none).kind, StepKind::submit_demand);
+  EXPECT_EQ(part.next(0, none).range, (WorkRange{0, 100}));
+  // A replica appears: everything that is left goes to the hardware.
+  const LiveMetrics one{1, 0, 0};
+  const Step s = part.next(0, one);
+  ASSERT_EQ(s.kind, StepKind::submit_job);
+  EXPECT_EQ(s.range, (WorkRange{100, 250}));
+  EXPECT_EQ(part.next(0, one).kind, StepKind::wait);
+  // The function is retired before the job starts: the engine fails it; with no replica left the
+  // partitioner goes back to demand jobs and SW chunks.
+  EXPECT_EQ(part.report(s.job, JobEvent::failed, 1e-6), Status::ok);
+  EXPECT_EQ(part.next(1e-6, none).kind, StepKind::submit_demand);
+  EXPECT_EQ(part.next(1e-6, none).range, (WorkRange{100, 200}));
+}
+
+TEST(PartitionerScript, FailedJobsComeBackToSoftware) {
+  PartitionerConfig cfg;
+  cfg.cowork_max_units = 1 << 30;  // one SW step takes the whole share
+  Partitioner part(test_params(), cfg);
+  const LiveMetrics one{1, 0, 0};
+  part.start(1000000, 0, one);
+  std::vector<Step> jobs;
+  Step s = part.next(0, one);
+  for (; s.kind == StepKind::submit_job; s = part.next(0, one)) jobs.push_back(s);
+  ASSERT_EQ(s.kind, StepKind::run_sw);
+  ASSERT_EQ(jobs.size(), 6u);
+  EXPECT_EQ(part.report(jobs[2].job, JobEvent::failed, 1e-4), Status::ok);
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (i != 2) {
+      EXPECT_EQ(part.report(jobs[i].job, JobEvent::completed, 1e-4), Status::ok);
+    }
+  }
+  // All HW done early, one range left over: it is small, so the rest is done in SW (no new round).
+  uint64_t sw = 0;
+  for (s = part.next(1e-3, one); s.kind != StepKind::done; s = part.next(1e-3, one)) {
+    if (s.kind == StepKind::run_sw) sw += s.range.size();
+    if (s.kind == StepKind::submit_job) {
+      EXPECT_EQ(part.report(s.job, JobEvent::completed, 1e-3), Status::ok);
+    }
+    ASSERT_NE(s.kind, StepKind::wait);
+  }
+  EXPECT_EQ(part.counters().sw_units + part.counters().hw_units, 1000000u);
+  EXPECT_EQ(part.counters().jobs_failed, 1u);
+  EXPECT_GT(sw, 0u);
+}
+
+TEST(PartitionerScript, ProtocolErrorsAreReported) {
+  Partitioner part(test_params());
+  const LiveMetrics one{1, 0, 0};
+  EXPECT_EQ(part.report(0, JobEvent::completed, 0), Status::invalid_argument);  // no call yet
+  part.start(1000000, 0, one);
+  const Step s = part.next(0, one);
+  ASSERT_EQ(s.kind, StepKind::submit_job);
+  EXPECT_EQ(part.report(9999, JobEvent::completed, 0), Status::invalid_argument);
+  EXPECT_EQ(part.report(s.job, JobEvent::cancelled, 0), Status::invalid_argument);  // never asked
+  EXPECT_EQ(part.report(s.job, JobEvent::cancel_refused, 0), Status::invalid_argument);
+  EXPECT_EQ(part.report(s.job, JobEvent::started, 0), Status::ok);
+  EXPECT_EQ(part.report(s.job, JobEvent::completed, 1e-5), Status::ok);
+  EXPECT_EQ(part.report(s.job, JobEvent::completed, 1e-5), Status::invalid_argument);  // twice
+}
+
+// ---------------------------------------------------------------------------------------------------
+// A simulated machine to drive the partitioner through whole calls.
+
+struct Machine {
+  double cpu_rate = 1e9;       // true CPU throughput
+  double hw_rate = 2.6e9;      // true throughput of one replica
+  double hw_latency = 1e-6;    // true latency of one job
+  double submit_cost = 200e-9; // CPU time of submitting a job, a demand job or a cancel
+  std::vector<std::pair<double, uint32_t>> replicas{{0.0, 1}};  // (from time, n_a)
+  double blocked_until = 0;    // another tenant occupies every replica until then
+  std::vector<std::pair<double, double>> deschedules;  // the CPU thread stops at .first for .second
+  bool report_starts = true;
+  double fail_prob = 0;        // a job fails at its completion time with this probability
+  double cancel_refuse_prob = 0;  // cancels of queued jobs the engine refuses anyway (raced with start)
+  uint64_t seed = 1;
+};
+
+struct Outcome {
+  double makespan = 0;
+  double idle = 0;             // CPU waiting
+  double idle_with_queued = 0; // CPU waiting while one of our jobs sat in the queue, not started
+  uint64_t steps = 0;
+  std::string error;           // empty when every check passed
+  PartitionerCounters counters;
+  double predicted = 0;
+};
+
+class SimRun {
+ public:
+  SimRun(const Machine& m, uint64_t n, uint64_t granularity)
+      : m_(m), n_(n), g_(granularity), cover_(n, 0), rng_(m.seed), busy_until_(16, 0.0) {}
+
+  Outcome drive(Partitioner& part) {
+    Outcome out;
+    double t = 0;
+    part.start(n_, t, metrics(t));
+    out.predicted = part.predicted_duration();
+    for (out.steps = 0; out.steps < 2000000; ++out.steps) {
+      advance_hw(t, part);
+      if (!error_.empty()) break;
+      const Step s = part.next(t, metrics(t));
+      switch (s.kind) {
+        case StepKind::run_sw:
+          if (!check_range(s.range, "run_sw")) break;
+          mark(s.range);
+          t = cpu(t, static_cast<double>(s.range.size()) / m_.cpu_rate);
+          break;
+        case StepKind::submit_job: {
+          if (!check_range(s.range, "submit_job")) break;
+          t = cpu(t, m_.submit_cost);
+          if (n_a(t) == 0) {  // rejected: NOT_ACCELERATED
+            expect_ok(part.report(s.job, JobEvent::failed, t));
+            break;
+          }
+          HwJob j;
+          j.id = s.job;
+          j.range = s.range;
+          j.arrival = t;
+          j.will_fail = uniform() < m_.fail_prob;
+          queue_.push_back(j);
+          break;
+        }
+        case StepKind::submit_demand:
+          t = cpu(t, m_.submit_cost);
+          break;
+        case StepKind::cancel_job: {
+          t = cpu(t, m_.submit_cost);
+          advance_hw(t, part);
+          auto it = std::find_if(queue_.begin(), queue_.end(), [&](const HwJob& j) { return j.id == s.job; });
+          if (it != queue_.end() && uniform() >= m_.cancel_refuse_prob) {
+            queue_.erase(it);
+            expect_ok(part.report(s.job, JobEvent::cancelled, t));
+          } else {
+            expect_ok(part.report(s.job, JobEvent::cancel_refused, t));
+          }
+          break;
+        }
+        case StepKind::wait: {
+          const double until = std::min(s.wake_at, next_hw_event());
+          if (!(until < kInf)) {
+            error_ = "wait with nothing that could wake it";
+            break;
+          }
+          const double to = std::max(until, t);
+          out.idle += to - t;
+          if (!queue_.empty()) out.idle_with_queued += to - t;
+          t = to;
+          break;
+        }
+        case StepKind::done:
+          out.makespan = t;
+          out.counters = part.counters();
+          finish_checks(part);
+          out.error = error_;
+          return out;
+      }
+      if (!error_.empty()) break;
+    }
+    out.error = error_.empty() ? "no done after many steps" : error_;
+    return out;
+  }
+
+ private:
+  struct HwJob {
+    JobId id = 0;
+    WorkRange range{};
+    double arrival = 0;
+    double finish = 0;
+    bool will_fail = false;
+  };
+
+  uint32_t n_a(double t) const {
+    uint32_t n = 0;
+    for (const auto& [from, count] : m_.replicas) {
+      if (from <= t) n = count;
+    }
+    return n;
+  }
+  LiveMetrics metrics(double t) const { return LiveMetrics{n_a(t), 0, 0}; }
+  double uniform() { return std::uniform_real_distribution<double>(0, 1)(rng_); }
+
+  // CPU work of `seconds` starting at t, stretched by any descheduling that begins meanwhile.
+  double cpu(double t, double seconds) const {
+    double end = t + seconds;
+    for (const auto& [at, length] : m_.deschedules) {
+      if (at >= t && at < end) end += length;
+    }
+    return end;
+  }
+
+  // Earliest time >= t when replica `server` exists, or inf.
+  double when_server_exists(uint32_t server, double t) const {
+    if (server < n_a(t)) return t;
+    for (const auto& [from, count] : m_.replicas) {
+      if (from > t && server < count) return from;
+    }
+    return kInf;
+  }
+
+  // The next start of the queue's front job: (time, server).
+  std::pair<double, uint32_t> next_start() const {
+    if (queue_.empty()) return {kInf, 0};
+    std::pair<double, uint32_t> best{kInf, 0};
+    for (uint32_t s = 0; s < busy_until_.size(); ++s) {
+      const double ready = std::max({busy_until_[s], queue_.front().arrival, m_.blocked_until, hw_now_});
+      const double at = when_server_exists(s, ready);
+      if (at < best.first) best = {at, s};
+    }
+    return best;
+  }
+  // When the last replica goes away, the engine fails the queued jobs (NOT_ACCELERATED).
+  double next_retirement() const {
+    if (queue_.empty()) return kInf;
+    const double after = std::max(hw_now_, queue_.front().arrival);
+    for (const auto& [from, count] : m_.replicas) {
+      if (from >= after && count == 0) return from;
+    }
+    return kInf;
+  }
+  double next_completion() const {
+    double t = kInf;
+    for (const HwJob& j : running_) t = std::min(t, j.finish);
+    return t;
+  }
+  double next_hw_event() const {
+    return std::min({next_start().first, next_retirement(), next_completion()});
+  }
+
+  void advance_hw(double to, Partitioner& part) {
+    for (;;) {
+      const double tc = next_completion();
+      const auto [ts, server] = next_start();
+      const double tr = next_retirement();
+      const double t = std::min({tc, ts, tr});
+      if (!(t <= to)) return;
+      hw_now_ = std::max(hw_now_, t);
+      if (t == tc) {
+        auto it = std::min_element(running_.begin(), running_.end(),
+                                   [](const HwJob& a, const HwJob& b) { return a.finish < b.finish; });
+        const HwJob j = *it;
+        running_.erase(it);
+        if (j.will_fail) {
+          expect_ok(part.report(j.id, JobEvent::failed, t));
+        } else {
+          mark(j.range);
+          expect_ok(part.report(j.id, JobEvent::completed, t));
+        }
+      } else if (t == ts) {
+        HwJob j = queue_.front();
+        queue_.pop_front();
+        j.finish = t + m_.hw_latency + static_cast<double>(j.range.size()) / m_.hw_rate;
+        busy_until_[server] = j.finish;
+        running_.push_back(j);
+        if (m_.report_starts) expect_ok(part.report(j.id, JobEvent::started, t));
+      } else {
+        while (!queue_.empty() && queue_.front().arrival <= t) {
+          expect_ok(part.report(queue_.front().id, JobEvent::failed, t));
+          queue_.pop_front();
+        }
+      }
+    }
+  }
+
+  bool check_range(const WorkRange& r, const char* what) {
+    const bool aligned = r.begin % g_ == 0 && (r.end % g_ == 0 || r.end == n_);
+    if (r.empty() || r.end > n_ || !aligned) {
+      error_ = std::string(what) + " range [" + std::to_string(r.begin) + ", " + std::to_string(r.end) +
+               ") is empty, out of bounds or unaligned";
+      return false;
+    }
+    return true;
+  }
+  void mark(const WorkRange& r) {
+    for (uint64_t i = r.begin; i < r.end; ++i) {
+      if (cover_[i]++ != 0 && error_.empty()) error_ = "unit " + std::to_string(i) + " processed twice";
+    }
+  }
+  void expect_ok(Status s) {
+    if (s != Status::ok && error_.empty()) error_ = "report() said " + std::string(to_string(s));
+  }
+  void finish_checks(const Partitioner& part) {
+    for (uint64_t i = 0; i < n_ && error_.empty(); ++i) {
+      if (cover_[i] != 1) error_ = "unit " + std::to_string(i) + " never processed";
+    }
+    const PartitionerCounters& c = part.counters();
+    if (error_.empty() && c.sw_units + c.hw_units != n_) error_ = "counters do not add up to N";
+    if (error_.empty() && (!queue_.empty() || !running_.empty())) error_ = "done with jobs outstanding";
+  }
+
+  Machine m_;
+  uint64_t n_;
+  uint64_t g_;
+  std::vector<uint8_t> cover_;
+  std::mt19937_64 rng_;
+  std::vector<double> busy_until_;
+  std::deque<HwJob> queue_;
+  std::vector<HwJob> running_;
+  double hw_now_ = 0;
+  std::string error_;
+};
+
+PartitionerConfig chunked(uint64_t chunk_units) {
+  PartitionerConfig cfg;
+  cfg.cowork_max_units = chunk_units;
+  return cfg;
+}
+
+TEST(PartitionerSim, UndisturbedCallMatchesThePrediction) {
+  Machine m;
+  Partitioner part(test_params(), chunked(20000));
+  const Outcome o = SimRun(m, 1000000, 1).drive(part);
+  ASSERT_EQ(o.error, "");
+  EXPECT_EQ(o.counters.rebalances, 0u);
+  EXPECT_EQ(o.counters.jobs_cancelled, 0u);
+  // The machine is the model (plus submission costs): the measured call is within 2% of the prediction.
+  EXPECT_NEAR(o.makespan / o.predicted, 1.0, 0.02);
+  EXPECT_LT(o.makespan, 1e-3 / 3);  // far better than the 1 ms SW-only call
+}
+
+TEST(PartitionerSim, ReplicaAppearingMidCallSendsMoreWorkToHardware) {
+  Machine base;
+  Machine replica = base;
+  replica.replicas = {{0.0, 1}, {60e-6, 3}};  // two replicas more after 60 us
+  Partitioner a(test_params(), chunked(20000));
+  Partitioner b(test_params(), chunked(20000));
+  const Outcome without = SimRun(base, 1000000, 1).drive(a);
+  const Outcome with = SimRun(replica, 1000000, 1).drive(b);
+  ASSERT_EQ(without.error, "");
+  ASSERT_EQ(with.error, "");
+  EXPECT_GT(with.counters.hw_units, without.counters.hw_units + 100000);
+  EXPECT_GE(with.counters.rebalances, 1u);
+  EXPECT_LT(with.makespan, 0.85 * without.makespan);
+}
+
+TEST(PartitionerSim, DescheduledThreadRebalancesTowardsHardware) {
+  Machine base;
+  Machine desched = base;
+  desched.deschedules = {{10e-6, 2e-3}};  // the thread loses the CPU for 2 ms during its first chunk
+  Partitioner a(test_params(), chunked(20000));
+  Partitioner b(test_params(), chunked(20000));
+  const Outcome calm = SimRun(base, 4000000, 1).drive(a);
+  const Outcome hit = SimRun(desched, 4000000, 1).drive(b);
+  ASSERT_EQ(calm.error, "");
+  ASSERT_EQ(hit.error, "");
+  EXPECT_EQ(calm.counters.rebalances, 0u);
+  EXPECT_GE(hit.counters.rebalances, 1u);
+  EXPECT_GT(hit.counters.hw_units, calm.counters.hw_units + 500000);
+  // Without rebalancing the SW share would still take its full time after the 2 ms pause.
+  PartitionerConfig fixed = chunked(20000);
+  fixed.rebalance = false;
+  Partitioner c(test_params(), fixed);
+  const Outcome stubborn = SimRun(desched, 4000000, 1).drive(c);
+  ASSERT_EQ(stubborn.error, "");
+  EXPECT_LT(hit.makespan, stubborn.makespan - 500e-6);
+}
+
+TEST(PartitionerSim, SlowHardwareNeverLeavesTheCpuIdleBeyondOneChunk) {
+  const double chunk_time = 20e-6;
+  for (int variant = 0; variant < 3; ++variant) {
+    Machine slow;
+    if (variant == 0) slow.hw_rate = 0.2e9;        // 13x slower than calibrated
+    if (variant == 1) slow.blocked_until = 50e-3;  // another tenant holds the replica for 50 ms
+    if (variant == 2) {                            // both, and the driver cannot see starts
+      slow.hw_rate = 0.5e9;
+      slow.blocked_until = 200e-6;
+      slow.report_starts = false;
+    }
+    Partitioner part(test_params(), chunked(20000));
+    const Outcome o = SimRun(slow, 1000000, 1).drive(part);
+    ASSERT_EQ(o.error, "") << variant;
+    EXPECT_LE(o.idle_with_queued, chunk_time) << variant;
+    EXPECT_GE(o.counters.jobs_cancelled, 1u) << variant;
+    // Never much worse than the 1 ms SW-only call (variant 1: not 50 ms).
+    EXPECT_LT(o.makespan, 1.05e-3) << variant;
+  }
+  // The same machine without rebalancing waits for the queued jobs: the bound above is not vacuous.
+  Machine slow;
+  slow.blocked_until = 50e-3;
+  PartitionerConfig cfg = chunked(20000);
+  cfg.rebalance = false;
+  Partitioner part(test_params(), cfg);
+  const Outcome o = SimRun(slow, 1000000, 1).drive(part);
+  ASSERT_EQ(o.error, "");
+  EXPECT_GT(o.idle_with_queued, 40e-3);
+}
+
+TEST(PartitionerSim, NoAcceleratorRunsEverythingInSoftware) {
+  Machine none;
+  none.replicas = {{0.0, 0}};
+  Partitioner part(test_params(), chunked(20000));
+  const Outcome o = SimRun(none, 1000000, 1).drive(part);
+  ASSERT_EQ(o.error, "");
+  EXPECT_EQ(o.counters.hw_units, 0u);
+  EXPECT_EQ(o.counters.demand_jobs, 50u);  // one per chunk
+  EXPECT_EQ(o.idle, 0.0);
+}
+
+TEST(PartitionerSim, ConservationUnderRandomScripts) {
+  std::mt19937_64 rng(20240601);
+  auto pick = [&](auto lo, auto hi) { return std::uniform_int_distribution<decltype(lo)>(lo, hi)(rng); };
+  auto real = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
+  for (int iter = 0; iter < 400; ++iter) {
+    const uint64_t g = std::vector<uint64_t>{1, 4, 8, 64}[pick(0, 3)];
+    const uint64_t n = pick(uint64_t{0}, uint64_t{1}) ? pick(uint64_t{1}, uint64_t{2000})
+                                                      : pick(uint64_t{1}, uint64_t{300000});
+    CostParams p = test_params(g);
+    p.da = real(0.1e-6, 20e-6);
+    p.oc = real(0.05e-6, 2e-6);
+    PartitionerConfig cfg;
+    cfg.policy = static_cast<PartitionPolicy>(pick(0, 3));
+    cfg.fixed_alpha = real(-0.2, 1.2);
+    cfg.jobs_per_round = pick(0u, 8u);
+    cfg.cowork_max_units = pick(uint64_t{1}, uint64_t{30000});
+    cfg.min_job_units = pick(uint64_t{0}, uint64_t{5000});
+    cfg.rebalance = pick(0, 3) != 0;
+    cfg.max_outstanding_jobs = pick(1u, 10u);
+
+    Machine m;
+    m.seed = rng();
+    m.cpu_rate = p.xc * real(0.3, 2.0);
+    m.hw_rate = p.xa * real(0.05, 3.0);
+    m.hw_latency = p.da * real(0.5, 5.0);
+    m.report_starts = pick(0, 1) == 1;
+    m.fail_prob = pick(0, 2) == 0 ? real(0, 0.5) : 0;
+    m.cancel_refuse_prob = real(0, 0.5);
+    m.blocked_until = pick(0, 2) == 0 ? real(0, 300e-6) : 0;
+    double at = 0;
+    m.replicas = {{0.0, pick(0u, 3u)}};
+    for (int k = pick(0, 4); k > 0; --k) {
+      at += real(1e-6, 100e-6);
+      m.replicas.emplace_back(at, pick(0u, 4u));
+    }
+    m.replicas.emplace_back(at + 200e-6, pick(0u, 2u));  // ends with a known state
+    for (int k = pick(0, 3); k > 0; --k) m.deschedules.emplace_back(real(0, 300e-6), real(1e-6, 1e-3));
+
+    Partitioner part(p, cfg);
+    const Outcome o = SimRun(m, n, g).drive(part);
+    ASSERT_EQ(o.error, "") << "iteration " << iter << " n=" << n << " g=" << g
+                           << " policy=" << static_cast<int>(cfg.policy);
+  }
+}
+
+TEST(PartitionerSim, ReusableAcrossCallsWithoutAllocating) {
+  Partitioner part(test_params(8), chunked(4096));
+  Machine m;
+  m.replicas = {{0.0, 2}};
+  // Warm up once, then count allocations made by start/next/report in later calls.
+  ASSERT_EQ(SimRun(m, 200000, 8).drive(part).error, "");
+  const LiveMetrics two{2, 0, 0};
+  uint64_t allocations = 0;
+  for (int call = 0; call < 3; ++call) {
+    std::vector<JobId> jobs;
+    jobs.reserve(64);
+    double t = 0;
+    tandem::testing::count_allocations(true);
+    part.start(500000, t, two);
+    for (Step s = part.next(t, two); s.kind != StepKind::done; s = part.next(t, two)) {
+      t += 1e-6;
+      if (s.kind == StepKind::submit_job) jobs.push_back(s.job);
+      if (s.kind == StepKind::wait || s.kind == StepKind::run_sw) {
+        for (JobId id : jobs) (void)part.report(id, JobEvent::completed, t);
+        jobs.clear();
+      }
+    }
+    tandem::testing::count_allocations(false);
+    allocations += tandem::testing::allocations_counted();
+  }
+  EXPECT_EQ(allocations, 0u);
+}
+
+}  // namespace
+}  // namespace tandem::engine
