@@ -150,6 +150,48 @@ TANDEM_STATIC_ASSERT(offsetof(tandem_ring_header_t, k_flags) == 192, "flags on l
 #define TANDEM_RING_HEADER_BYTES 4096u
 #define TANDEM_RING_BYTES(capacity) ((size_t)TANDEM_RING_HEADER_BYTES + (size_t)(capacity) * TANDEM_PACKET_SIZE)
 
+/* ---- the read-only metrics page (thesis 5.4.6): the system monitor's figures per function ----
+ * Written by the engine's driver once per monitoring period, read by clients' partitioners. Each entry
+ * is a seqlock: `seq` is odd while the writer updates the entry; a reader retries until it reads the
+ * same even value before and after copying the fields. Mapped read-only by clients under tandemd. */
+#define TANDEM_METRICS_MAGIC 0x5352544d444e4154ull /* "TANDMTRS" */
+
+typedef struct tandem_function_metrics {
+  uint32_t seq;                  /* seqlock sequence: odd while being written */
+  uint16_t accelerators;         /* n_a: slots configured and usable for this function */
+  uint16_t configuring;          /* slots being loaded with it */
+  uint32_t queued_jobs;          /* jobs waiting in its queue */
+  uint32_t running_jobs;
+  uint64_t queued_work;          /* work units waiting in its queue */
+  uint64_t outstanding_work;     /* queued plus running jobs' work units (Eq 5.2's sum) */
+  uint64_t submitted_work;       /* work units submitted during the last period */
+  double queue_wait_s;           /* D_q, Eq 5.2: worst-case wait of a job submitted now */
+  double effective_throughput;   /* X'_a, Eq 5.1: units/s one accelerator delivers now */
+  double utilization;            /* busy fraction of its slots during the last period */
+  double demand;                 /* max(remaining, submitted) work in the last period (Algorithm 1) */
+  double demand_per_accelerator; /* demand / n_a (Algorithm 1's per-slot demand) */
+  uint64_t requests;             /* NOT_ACCELERATED / demand-only submissions, total */
+  uint8_t pad[TANDEM_CACHE_LINE * 2 - 88];
+} tandem_function_metrics_t;
+
+TANDEM_STATIC_ASSERT(sizeof(tandem_function_metrics_t) == 2 * TANDEM_CACHE_LINE, "metrics entry is 2 lines");
+
+typedef struct tandem_metrics_page {
+  uint64_t k_magic;
+  uint32_t k_version;
+  uint32_t k_function_count;     /* entries in functions[] (TANDEM_FN_MAX) */
+  uint32_t k_slot_count;
+  uint32_t k_seq;                /* seqlock over the fields of this header line */
+  uint64_t k_period_ns;          /* monitoring period P */
+  uint64_t k_updated_ns;         /* driver clock at the last update */
+  double k_available_bandwidth;  /* BW, bytes/s (0: unknown) */
+  uint8_t pad[TANDEM_CACHE_LINE - 48];
+  tandem_function_metrics_t functions[256];
+} tandem_metrics_page_t;
+
+TANDEM_STATIC_ASSERT(offsetof(tandem_metrics_page_t, functions) == TANDEM_CACHE_LINE, "entries after one line");
+TANDEM_STATIC_ASSERT(sizeof(tandem_metrics_page_t) == TANDEM_CACHE_LINE * (1 + 2 * 256), "metrics page size");
+
 /* Function ids known to the runtime; accelerated library functions register theirs in src/funcs. */
 enum {
   TANDEM_FN_NOP = 0,
