@@ -37,6 +37,8 @@ Result<std::unique_ptr<Runtime>> EmbeddedRuntime::create(const RuntimeOptions& o
   rt::DispatcherOptions dopts;
   dopts.idle_spin_ns = static_cast<int64_t>(config.dispatcher.idle_spin_s * 1e9);
   dopts.batch = config.dispatcher.batch;
+  dopts.monitor.period_ns = static_cast<engine::Time>(config.monitor.period_s * 1e9);
+  dopts.monitor.available_bandwidth = config.monitor.available_bandwidth;
 
   std::unique_ptr<EmbeddedRuntime> runtime(new EmbeddedRuntime(options));
   runtime->dispatcher_ = std::make_unique<rt::Dispatcher>(ec, std::move(device), dopts);

@@ -15,13 +15,17 @@ using engine::Action;
 using engine::ActionKind;
 
 Dispatcher::Dispatcher(const engine::EngineConfig& config, std::unique_ptr<devices::Device> device,
-                       const DispatcherOptions& options)
+                       const DispatcherOptions& options, std::shared_ptr<tandem_metrics_page_t> metrics_page)
     : engine_(config),
       device_(std::move(device)),
       options_(options),
+      monitor_(engine_.config(), options.monitor),
+      metrics_page_(std::move(metrics_page)),
       timers_(2 * engine_.slot_count()),
       pending_(engine_.config().max_jobs) {
   actions_.reserve(256);
+  if (!metrics_page_) metrics_page_ = std::make_shared<tandem_metrics_page_t>();
+  abi::init_metrics_page(*metrics_page_, engine_.slot_count(), static_cast<uint64_t>(monitor_.config().period_ns));
 }
 
 Dispatcher::~Dispatcher() { stop(); }
@@ -146,6 +150,7 @@ bool Dispatcher::preload(engine::SlotId slot, uint16_t function) {
     device_->configure(slot, function);
     e.configure_done(slot, now, actions_);
     apply(now);
+    refresh_metrics(function);
     return true;
   });
 }
@@ -174,10 +179,12 @@ Snapshot Dispatcher::snapshot() {
 void Dispatcher::loop() {
   prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);  // sub-50us sleeps must not be rounded up
   int64_t last_activity = now_ns();
+  monitor_tick(last_activity);
   for (;;) {
     if (control_pending_.load(std::memory_order_acquire)) run_control();  // pairs with post()
     int64_t now = now_ns();
     bool worked = false;
+    if (now >= next_tick_) monitor_tick(now);
     if (timers_.size() > 0) {
       timers_.expire(now, [&](uint32_t id) {
         on_timer(id, now);
@@ -195,12 +202,13 @@ void Dispatcher::loop() {
       continue;
     }
     const int64_t next = timers_.next_deadline();
-    // Spin while recently busy or a deadline is near; sleeping costs a wake-up of several us.
+    // Spin while recently busy or a job deadline is near; sleeping costs a wake-up of several us.
+    // The monitor's tick needs no such precision.
     if (now - last_activity < options_.idle_spin_ns || next - now < 50'000) {
       abi::cpu_relax();
       continue;
     }
-    sleep_until(next);
+    sleep_until(std::min(next, next_tick_));
     last_activity = now_ns() - options_.idle_spin_ns + 2'000;  // after a wake-up, spin a little only
   }
   // Drained: close every session so that nothing is left referenced.
@@ -296,6 +304,7 @@ void Dispatcher::apply(int64_t now) {
         } else {
           timers_.schedule(config_timer(a.slot), a.until);
         }
+        refresh_metrics(a.function);
         break;
       case ActionKind::session_drained:
         if (a.session < sessions_.size()) {
@@ -319,7 +328,26 @@ void Dispatcher::on_timer(uint32_t id, int64_t now) {
     engine_.job_finished(id, p.result.status, p.result.value, now, actions_);
   } else {
     engine_.configure_done(id - slots, now, actions_);
+    refresh_metrics(engine_.slot(id - slots).function);  // a new replica is visible at once, not after P
   }
+}
+
+void Dispatcher::refresh_metrics(engine::FunctionId f) {
+  monitor_.refresh(engine_, f);
+  publish(f);
+}
+
+void Dispatcher::publish(engine::FunctionId f) { abi::write_metrics(*metrics_page_, f, monitor_.metrics(f)); }
+
+void Dispatcher::monitor_tick(int64_t now) {
+  monitor_.sample(engine_, now);
+  if (policy_) {
+    policy_->on_period(engine_, monitor_, now, actions_);
+    apply(now);
+  }
+  for (engine::FunctionId f : monitor_.changed()) publish(f);
+  abi::write_page_header(*metrics_page_, static_cast<uint64_t>(now), monitor_.config().available_bandwidth);
+  next_tick_ = now + monitor_.config().period_ns;
 }
 
 void Dispatcher::sleep_until(int64_t deadline) {

@@ -23,6 +23,7 @@
 #include "decode.hpp"
 #include "devices/device.hpp"
 #include "engine/engine.hpp"
+#include "engine/monitor.hpp"
 #include "timer_wheel.hpp"
 
 namespace tandem::rt {
@@ -30,6 +31,7 @@ namespace tandem::rt {
 struct DispatcherOptions {
   int64_t idle_spin_ns = 100'000;  // keep polling this long after the last activity
   uint32_t batch = 64;             // packets per ring per pass
+  engine::MonitorConfig monitor;   // monitoring period P and available bandwidth
 };
 
 struct DispatcherStats {
@@ -57,8 +59,10 @@ struct Snapshot {
 
 class Dispatcher {
  public:
+  // `metrics_page` receives the monitor's figures every period (the daemon places it in shared
+  // memory); null: the dispatcher keeps a private one.
   Dispatcher(const engine::EngineConfig& config, std::unique_ptr<devices::Device> device,
-             const DispatcherOptions& options);
+             const DispatcherOptions& options, std::shared_ptr<tandem_metrics_page_t> metrics_page = nullptr);
   ~Dispatcher();
   Dispatcher(const Dispatcher&) = delete;
   Dispatcher& operator=(const Dispatcher&) = delete;
@@ -93,7 +97,12 @@ class Dispatcher {
     return result.get();
   }
 
+  // The reconfiguration manager's policy, run once per monitoring period (none: static residency).
+  // Set before start().
+  void set_reconfig_policy(std::unique_ptr<engine::ReconfigPolicy> policy) { policy_ = std::move(policy); }
+
   const engine::EngineConfig& engine_config() const { return engine_.config(); }
+  const tandem_metrics_page_t& metrics_page() const { return *metrics_page_; }
   const devices::Device& device() const { return *device_; }
 
  private:
@@ -122,12 +131,19 @@ class Dispatcher {
   void apply(int64_t now);
   void on_timer(uint32_t id, int64_t now);
   void sleep_until(int64_t deadline);
+  void monitor_tick(int64_t now);
+  void publish(engine::FunctionId f);
+  void refresh_metrics(engine::FunctionId f);
   uint32_t job_timer(engine::SlotId s) const { return s; }
   uint32_t config_timer(engine::SlotId s) const { return engine_.slot_count() + s; }
 
   engine::Engine engine_;
   std::unique_ptr<devices::Device> device_;
   DispatcherOptions options_;
+  engine::Monitor monitor_;
+  std::unique_ptr<engine::ReconfigPolicy> policy_;
+  std::shared_ptr<tandem_metrics_page_t> metrics_page_;
+  int64_t next_tick_ = 0;  // the monitor's period boundary (not in the wheel: it needs no precision)
   TimerWheel timers_;
   engine::Actions actions_;
   std::vector<Pending> pending_;

@@ -122,6 +122,12 @@ Config parse_config(std::string_view text, std::string_view source) {
         number(r["dispatcher"]["idle_spin_us"], c.dispatcher.idle_spin_s * 1e6, "dispatcher.idle_spin_us", source, 0, 1e7) * 1e-6;
     c.dispatcher.batch = count(r["dispatcher"]["batch"], c.dispatcher.batch, "dispatcher.batch", source, 1, 1u << 16);
   }
+  if (auto* m = root["monitor"].as_table()) {
+    check_keys(*m, "monitor", {"period_ms", "available_bandwidth_mbps"}, source);
+    c.monitor.period_s = number(r["monitor"]["period_ms"], c.monitor.period_s * 1e3, "monitor.period_ms", source, 1e-3, 1e6) * 1e-3;
+    c.monitor.available_bandwidth =
+        number(r["monitor"]["available_bandwidth_mbps"], 0, "monitor.available_bandwidth_mbps", source) * 1e6;
+  }
   return c;
 }
 

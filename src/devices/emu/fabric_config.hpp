@@ -37,9 +37,15 @@ struct DispatcherConfig {
   uint32_t batch = 64;          // packets taken from one ring before looking at the next
 };
 
+struct MonitorSettings {
+  double period_s = 1e-3;           // monitoring period P (thesis 5.4.6)
+  double available_bandwidth = 0;   // BW for Eq 5.1, bytes/s; 0 = unknown
+};
+
 struct Config {
   FabricConfig fabric;
   DispatcherConfig dispatcher;
+  MonitorSettings monitor;
   std::string source;  // file name or "<built-in default>"
 };
 
