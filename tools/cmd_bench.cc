@@ -1,8 +1,14 @@
-// TEMPORARY: replaced by the dispatch benchmark once the peers library lands.
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
 
 namespace tandem::tools {
-void add_bench_commands(CLI::App&) {}
+
+void add_bench_commands(CLI::App& app) {
+  CLI::App* bench = app.add_subcommand("bench", "Benchmarks that report ratios against peers measured in the same run");
+  bench->require_subcommand(1);
+  add_dispatch_bench(*bench);
+  add_comm_bench(*bench);
+}
+
 }  // namespace tandem::tools

@@ -7,8 +7,18 @@ class App;
 
 namespace tandem::tools {
 
-void add_demo_commands(CLI::App& app);   // tandem demo
-void add_bench_commands(CLI::App& app);  // tandem bench ...
-void add_model_commands(CLI::App& app);  // tandem model ...
+void add_demo_commands(CLI::App& app);       // tandem demo                  (cmd_demo.cc)
+void add_model_commands(CLI::App& app);      // tandem model partition       (cmd_model.cc)
+void add_calibrate_commands(CLI::App& app);  // tandem calibrate             (cmd_calibrate.cc)
+
+// tandem bench <what>                                                        (cmd_bench.cc)
+void add_bench_commands(CLI::App& app);
+void add_dispatch_bench(CLI::App& bench);    // tandem bench dispatch        (cmd_bench_dispatch.cc)
+void add_comm_bench(CLI::App& bench);        // tandem bench comm            (cmd_bench_comm.cc)
+
+// tandem experiment <what>                                                   (cmd_experiment.cc)
+void add_experiment_commands(CLI::App& app);
+void add_partition_experiment(CLI::App& experiment);  // experiment partition (cmd_experiment_partition.cc)
+void add_thesis_experiments(CLI::App& experiment);    // experiment thesis, compare-policies (cmd_experiment_thesis.cc)
 
 }  // namespace tandem::tools

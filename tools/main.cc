@@ -4,6 +4,7 @@
 #include <exception>
 
 #include "commands.hpp"
+#include "status.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"tandem: share accelerator slots among many short-running tasks"};
@@ -12,10 +13,15 @@ int main(int argc, char** argv) {
   tandem::tools::add_demo_commands(app);
   tandem::tools::add_bench_commands(app);
   tandem::tools::add_model_commands(app);
+  tandem::tools::add_calibrate_commands(app);
+  tandem::tools::add_experiment_commands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  } catch (const tandem::Error& e) {
+    std::fprintf(stderr, "tandem: %s\n", e.what());
+    return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tandem: %s\n", e.what());
     return 1;
