@@ -3,6 +3,7 @@
 //   build/tandem-peers                     all peers, 10000 samples each
 //   build/tandem-peers --peer futex --peer pipe --samples 2000
 //   build/tandem-peers --comm-words 1,2,4,8,16     adds pipe/socket round trips per request size
+//   build/tandem-peers --rounds 5 --samples 2000   interleaved: A B C A B C ...
 //   build/tandem-peers --json
 
 // GCC 12 at -O2 reports a false -Wnull-dereference inside CLI11's and libstdc++'s headers
@@ -46,20 +47,25 @@ Row make_row(std::string name, std::string key, const tandem::Result<Samples>& g
   return row;
 }
 
+// reference_key empty: no ratio column.
 std::string table_of(const std::vector<Row>& rows, const std::string& reference_key) {
   std::optional<double> reference;
   for (const Row& r : rows) {
     if (r.key == reference_key && r.summary) reference = r.summary->median;
   }
-  TextTable table({"peer", "median ns", "min ns", "p99 ns", "mean ns", "samples", "x pingpong"});
+  std::vector<std::string> header{"peer", "median ns", "min ns", "p99 ns", "mean ns", "samples"};
+  if (!reference_key.empty()) header.push_back("x pingpong");
+  TextTable table(header);
   for (const Row& r : rows) {
     if (!r.summary) {
       table.add_row({r.name, "failed"});
       continue;
     }
     const Summary& s = *r.summary;
-    table.add_row({r.name, fixed(s.median), fixed(s.min), fixed(s.p99), fixed(s.mean),
-                   std::to_string(s.samples), reference ? fixed(s.median / *reference, 2) : "-"});
+    std::vector<std::string> cells{r.name,         fixed(s.median), fixed(s.min), fixed(s.p99),
+                                   fixed(s.mean), std::to_string(s.samples)};
+    if (!reference_key.empty()) cells.push_back(reference ? fixed(s.median / *reference, 2) : "-");
+    table.add_row(std::move(cells));
   }
   std::string out = table.render();
   for (const Row& r : rows) {
@@ -76,6 +82,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> only;
   std::vector<std::size_t> comm_words;
   bool json = false;
+  std::size_t rounds = 1;
   bool no_pin = false;
   long timeout_ms = options.timeout.count();
   StarpuOptions starpu;
@@ -98,6 +105,10 @@ int main(int argc, char** argv) {
   app.add_option("--starpu-tasks", starpu.tasks_per_batch, "StarPU async: tasks per batch")
       ->capture_default_str();
   app.add_option("--starpu-sched", starpu.scheduler, "StarPU scheduling policy (default: StarPU's)");
+  app.add_option("--rounds", rounds,
+                 "run every figure this many times, in turn, and pool the samples (drift hits all alike)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_flag("--json", json, "print JSON instead of a table");
   CLI11_PARSE(app, argc, argv);
   options.pin = !no_pin;
@@ -118,33 +129,48 @@ int main(int argc, char** argv) {
       }
     }
 
-    std::vector<Row> rows;
-    std::optional<tandem::Result<StarpuResult>> starpu_run;  // one StarPU child for both figures
+    // Every figure is one Measurement; all of them run in turn, `rounds` times over (see interleave).
+    struct Job {
+      std::string name;
+      std::string key;
+      bool comm;  // part of the request-size table
+    };
+    std::vector<Job> jobs;
+    std::vector<Measurement> measurements;
+    std::optional<StarpuResult> starpu_seen;  // scheduler and workers, for the header
     for (const PeerInfo* p : selected) {
-      const std::string name(p->name);
-      const std::string key(p->key);
-      if (!json) std::fprintf(stderr, "measuring %s ...\n", name.c_str());
+      jobs.push_back({std::string(p->name), std::string(p->key), false});
       if (p->peer == Peer::starpu_sync || p->peer == Peer::starpu_async) {
-        if (!starpu_run) starpu_run = starpu_task_costs(options, starpu);
-        const auto& got = *starpu_run;
-        if (!got.ok()) {
-          rows.push_back(make_row(name, key, tandem::Result<Samples>(got.status(), got.message())));
-        } else {
-          rows.push_back(make_row(name, key, p->peer == Peer::starpu_sync ? got->sync_rtt : got->async_task));
-        }
-        continue;
+        const bool sync = p->peer == Peer::starpu_sync;
+        measurements.push_back([&, sync]() -> tandem::Result<Samples> {
+          StarpuOptions half = starpu;
+          half.measure_sync = sync;
+          half.measure_async = !sync;
+          tandem::Result<StarpuResult> got = starpu_task_costs(options, half);
+          if (!got.ok()) return {got.status(), got.message()};
+          starpu_seen = got.value();
+          return sync ? std::move(got->sync_rtt) : std::move(got->async_task);
+        });
+      } else {
+        const Peer peer = p->peer;
+        measurements.push_back([&, peer] { return measure_peer(peer, options); });
       }
-      rows.push_back(make_row(name, key, measure_peer(p->peer, options)));
     }
-
-    std::vector<Row> comm_rows;
     for (std::size_t words : comm_words) {
       for (Channel channel : {Channel::pipe, Channel::unix_stream}) {
-        const std::string name = std::string(to_string(channel)) + " " + std::to_string(words) + "w";
-        if (!json) std::fprintf(stderr, "measuring %s ...\n", name.c_str());
-        const std::string key = std::string(to_string(channel)) + "_rtt_" + std::to_string(words) + "w_ns";
-        comm_rows.push_back(make_row(name, key, channel_rtt(channel, options, words)));
+        jobs.push_back({std::string(to_string(channel)) + " " + std::to_string(words) + "w",
+                        std::string(to_string(channel)) + "_rtt_" + std::to_string(words) + "w_ns", true});
+        measurements.push_back([&, channel, words] { return channel_rtt(channel, options, words); });
       }
+    }
+    if (!json) {
+      std::fprintf(stderr, "measuring %zu figures, %zu round(s) ...\n", measurements.size(), rounds);
+    }
+    const std::vector<tandem::Result<Samples>> results = interleave(rounds, measurements);
+    std::vector<Row> rows;
+    std::vector<Row> comm_rows;
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      (jobs[i].comm ? comm_rows : rows).push_back(make_row(jobs[i].name, jobs[i].key, results[i]));
     }
 
     const TickClock& clock = TickClock::get();
@@ -171,8 +197,8 @@ int main(int argc, char** argv) {
           }
         }
       }
-      if (starpu_run && starpu_run->ok()) {
-        out["starpu"] = {{"scheduler", (*starpu_run)->scheduler}, {"workers", (*starpu_run)->workers}};
+      if (starpu_seen) {
+        out["starpu"] = {{"scheduler", starpu_seen->scheduler}, {"workers", starpu_seen->workers}};
       }
       out["summaries"] = summaries;
       if (!errors.empty()) out["errors"] = errors;
@@ -184,9 +210,9 @@ int main(int argc, char** argv) {
                                  std::to_string(options.cpu_b >= 0 ? options.cpu_b : cpus.b) + " (echoing)")
                                     .c_str()
                               : "not pinned");
-      if (starpu_run && starpu_run->ok()) {
-        std::printf("StarPU: scheduler %s, %u worker(s)\n", (*starpu_run)->scheduler.c_str(),
-                    (*starpu_run)->workers);
+      if (starpu_seen) {
+        std::printf("StarPU: scheduler %s, %u worker(s)\n", starpu_seen->scheduler.c_str(),
+                    starpu_seen->workers);
       }
       std::printf("%s", table_of(rows, "pingpong_rtt_ns").c_str());
       if (!comm_rows.empty()) {

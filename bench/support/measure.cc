@@ -127,6 +127,23 @@ CpuPair pick_cpu_pair() {
   return {cpus[0], cpus[1], true};
 }
 
+std::vector<Result<std::vector<double>>> interleave(std::size_t rounds,
+                                                    const std::vector<Measurement>& measurements) {
+  std::vector<Result<std::vector<double>>> merged(measurements.size(), std::vector<double>{});
+  for (std::size_t round = 0; round < rounds; ++round) {
+    for (std::size_t i = 0; i < measurements.size(); ++i) {
+      if (!merged[i].ok()) continue;
+      Result<std::vector<double>> got = measurements[i]();
+      if (!got.ok()) {
+        merged[i] = std::move(got);
+        continue;
+      }
+      merged[i]->insert(merged[i]->end(), got->begin(), got->end());
+    }
+  }
+  return merged;
+}
+
 TextTable::TextTable(std::vector<std::string> header) : header_(std::move(header)) {}
 
 void TextTable::add_row(std::vector<std::string> cells) { rows_.push_back(std::move(cells)); }

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -162,6 +163,15 @@ Result<std::vector<double>> sample_loop_status(const SamplePlan& plan, Op&& op) 
   }
   return out;
 }
+
+// Runs several measurements in turn, `rounds` times over (A B C A B C ...), and returns each one's
+// samples concatenated across rounds, in the order given. Measure a subject and its reference this
+// way: the machine drifts (other tenants; on this VM the host sometimes places both vCPUs on SMT
+// siblings, which changes a cross-core round trip about tenfold), and interleaving exposes both to
+// the same drift. A measurement that fails keeps its failure and is not run again.
+using Measurement = std::function<Result<std::vector<double>>()>;
+std::vector<Result<std::vector<double>>> interleave(std::size_t rounds,
+                                                    const std::vector<Measurement>& measurements);
 
 // ---------------------------------------------------------------------------------------------------
 // Tables

@@ -120,6 +120,29 @@ TEST(SampleLoop, StatusVariantStopsAtTheFirstFailure) {
   EXPECT_EQ(calls, 6);
 }
 
+TEST(Interleave, AlternatesMeasurementsAndConcatenatesTheirSamples) {
+  std::string order;
+  int b_calls = 0;
+  const std::vector<Measurement> measurements{
+      [&]() -> Result<std::vector<double>> {
+        order += 'A';
+        return std::vector<double>{1, 2};
+      },
+      [&]() -> Result<std::vector<double>> {
+        order += 'B';
+        if (++b_calls == 2) return {Status::timeout, "stalled"};
+        return std::vector<double>{3};
+      },
+  };
+  const auto merged = interleave(3, measurements);
+  EXPECT_EQ(order, "ABABA");  // B failed in round 2 and is not run again
+  ASSERT_EQ(merged.size(), 2u);
+  ASSERT_TRUE(merged[0].ok());
+  EXPECT_EQ(merged[0].value(), (std::vector<double>{1, 2, 1, 2, 1, 2}));
+  EXPECT_EQ(merged[1].status(), Status::timeout);
+  EXPECT_EQ(merged[1].message(), "stalled");
+}
+
 TEST(TextTable, AlignsTextLeftAndNumbersRight) {
   TextTable t({"peer", "median ns"});
   t.add_row({"futex", "1234.5"});

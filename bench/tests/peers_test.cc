@@ -37,8 +37,16 @@ std::size_t entries_in(const char* dir) {
   return n;
 }
 
+// Sanitizer runtimes start a helper thread of their own when the program starts its first thread
+// (TSan's background thread); start one thread up front so that it is counted in every "before".
+bool settle_runtime_threads() {
+  std::thread([] {}).join();
+  return true;
+}
+
 // What a peer must leave exactly as it found it.
 struct ProcessSnapshot {
+  bool settled = settle_runtime_threads();
   std::size_t fds = entries_in("/proc/self/fd");
   std::size_t threads = entries_in("/proc/self/task");
   std::vector<int> cpus = usable_cpus();
