@@ -6,13 +6,7 @@
 //   build/tandem-peers --rounds 5 --samples 2000   interleaved: A B C A B C ...
 //   build/tandem-peers --json
 
-// GCC 12 at -O2 reports a false -Wnull-dereference inside CLI11's and libstdc++'s headers
-// (CLI::detail::split, reached by any CLI::App). Silenced only for the headers, which therefore come
-// first in this file: the warning is attributed to the header line that was read in this region.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wnull-dereference"
 #include <CLI/CLI.hpp>
-#pragma GCC diagnostic pop
 #include <nlohmann/json.hpp>
 
 #include <algorithm>

@@ -16,13 +16,7 @@ inline std::unique_ptr<client::Runtime> open_embedded(const std::string& toml = 
   client::RuntimeOptions o;
   o.embedded = true;
   o.mode = mode;
-  if (!toml.empty()) {
-    const std::string path = ::testing::TempDir() + "tandem-test-" + std::to_string(::getpid()) + ".toml";
-    FILE* f = std::fopen(path.c_str(), "w");
-    std::fputs(toml.c_str(), f);
-    std::fclose(f);
-    o.config_path = path;
-  }
+  o.config_text = toml;
   auto rt = client::Runtime::open(o);
   EXPECT_TRUE(rt.ok()) << rt.message();
   return rt.ok() ? std::move(rt).value() : nullptr;

@@ -1,8 +1,287 @@
-// PLACEHOLDER until the issue that owns this command lands; it registers nothing.
+// `tandem bench dispatch`: what a job costs to dispatch, against peers measured in the same run.
+//
+// References: raw two-thread shared-memory ping-pong (the floor of any cross-core round trip) and a
+// futex round trip; peers: StarPU's empty task (sync and async) and io_uring's NOP. Subject: tandem's
+// no-op job (submit -> null accelerator -> completion observed) with spin and blocking waits, the
+// client's CPU cost per submit, and batched async throughput from one and two producer threads.
+// Subject and references are interleaved (A B C A B C ...) so that machine drift hits both.
 #include <CLI/CLI.hpp>
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
 
+#include <atomic>
+#include <fstream>
+#include <thread>
+#include <vector>
+
+#include "client/runtime.hpp"
 #include "commands.hpp"
+#include "rt/clock.hpp"
+#include "support/measure.hpp"
+#include "support/measure_json.hpp"
+#include "support/peers.hpp"
 
 namespace tandem::tools {
-void add_dispatch_bench(CLI::App&) {}
+
+namespace {
+
+using bench::Summary;
+using nlohmann::json;
+
+struct DispatchOptions {
+  size_t samples = 20'000;
+  size_t rounds = 3;
+  uint64_t throughput_jobs = 4'000'000;
+  bool json_output = false;
+  std::string out;
+  bool skip_starpu = false;
+};
+
+struct Row {
+  std::string name;
+  std::string key;
+  Summary s;
+  bool ok = false;
+  std::string note;
+};
+
+std::unique_ptr<client::Runtime> open_runtime(int dispatcher_cpu) {
+  client::RuntimeOptions o;
+  o.embedded = true;
+  // The built-in fabric, with the dispatcher on its own CPU like the reference's echo thread.
+  o.config_text = "[dispatcher]\ncpu = " + std::to_string(dispatcher_cpu) + "\nidle_spin_us = 200\n";
+  auto rt = client::Runtime::open(o);
+  if (!rt) throw Error(rt.status(), "cannot open the embedded runtime: " + rt.message());
+  return std::move(rt).value();
+}
+
+// Lets the dispatcher fall asleep so that it does not compete with a reference for a core.
+void quiesce() { std::this_thread::sleep_for(std::chrono::milliseconds(5)); }
+
+// A closed loop of no-op jobs. Two records alternate: the next one is reset while the current job is
+// in flight, as any pipelined client would, so that preparing it is not part of the round trip.
+Result<std::vector<double>> noop_round_trips(client::Runtime& rt, client::Queue& q, rt::WaitMode mode, size_t samples,
+                                             int cpu) {
+  bench::ScopedPin pin(cpu);
+  tandem_completion_t* recs = rt.thread_records();
+  rt::reset_record(&recs[0]);
+  rt::WaitPolicy policy;
+  policy.mode = mode;
+  policy.timeout_ns = 2'000'000'000;
+  bench::SamplePlan plan;
+  plan.samples = samples;
+  uint64_t n = 0;
+  return bench::sample_loop_status(plan, [&]() -> Status {
+    tandem_completion_t* rec = &recs[n % 2];
+    tandem_completion_t* next = &recs[++n % 2];
+    if (Status s = q.dispatch(TANDEM_FN_NOP, nullptr, 0, 0, rec); s != Status::ok) return s;
+    rt::reset_record(next);
+    return rt.wait(rec, policy);
+  });
+}
+
+// Client CPU per submit: batches of fire-and-forget no-ops, timed on the producer side only.
+Result<std::vector<double>> submit_costs(client::Runtime& rt, client::Queue& q, size_t samples, int cpu) {
+  bench::ScopedPin pin(cpu);
+  constexpr size_t kBatch = 256;
+  tandem_completion_t* rec = rt.thread_records();
+  std::vector<double> out;
+  const bench::TickClock& clock = bench::TickClock::get();
+  for (size_t s = 0; s < samples / 10 + 1; ++s) {
+    const uint64_t t0 = clock.now();
+    for (size_t i = 0; i < kBatch; ++i) {
+      if (Status st = q.dispatch(TANDEM_FN_NOP, nullptr, 0, 0, nullptr); st != Status::ok) return st;
+    }
+    const uint64_t t1 = clock.now();
+    out.push_back(clock.to_ns(t1 - t0) / kBatch);
+    rt::reset_record(rec);  // drain before the next batch so the ring never fills while timing
+    if (Status st = q.dispatch(TANDEM_FN_NOP, nullptr, 0, 0, rec); st != Status::ok) return st;
+    if (Status st = rt.wait(rec, {}); st != Status::ok) return st;
+  }
+  return out;
+}
+
+// Async no-op throughput: each producer reserves batches of 64, publishes them with one doorbell
+// check, and keeps up to 8 batches in flight (the last packet of a batch carries a record).
+double throughput(client::Runtime& rt, std::vector<std::unique_ptr<client::Queue>>& queues, uint64_t jobs,
+                  const std::vector<int>& cpus) {
+  constexpr uint32_t kBatch = 64, kInFlight = 8;
+  const uint64_t per_producer = jobs / queues.size() / kBatch * kBatch;
+  std::atomic<int> failures{0};
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> threads;
+  int64_t t0 = 0;
+  for (size_t p = 0; p < queues.size(); ++p) {
+    threads.emplace_back([&, p] {
+      bench::ScopedPin pin(cpus[p % cpus.size()]);
+      client::Queue& q = *queues[p];
+      tandem_completion_t* recs = rt.thread_records();
+      for (uint32_t i = 0; i < kInFlight; ++i) rt::reset_record(&recs[i]), abi::store_relaxed(recs[i].status, uint32_t{TANDEM_OK});
+      ready.fetch_add(1);
+      while (!go.load(std::memory_order_acquire)) abi::cpu_relax();
+      for (uint64_t b = 0; b < per_producer / kBatch; ++b) {
+        tandem_completion_t* rec = &recs[b % kInFlight];
+        if (rt.wait(rec, {}) != Status::ok) failures.fetch_add(1);  // the batch that used it is done
+        rt::reset_record(rec);
+        uint64_t first;
+        if (q.reserve(first, kBatch) != Status::ok) {
+          failures.fetch_add(1);
+          return;
+        }
+        for (uint32_t i = 0; i < kBatch; ++i) {
+          tandem_packet_t& pk = q.packet(first + i);
+          pk.flags = 0;
+          pk.body.dispatch.workload = 0;
+          pk.user_data = 0;
+          pk.completion = i + 1 == kBatch ? reinterpret_cast<uintptr_t>(rec) : 0;
+          q.publish(first + i, abi::make_header(TANDEM_PACKET_DISPATCH, TANDEM_FN_NOP));
+        }
+        q.notify();
+      }
+      for (uint32_t i = 0; i < kInFlight; ++i) {
+        if (rt.wait(&recs[i], {}) != Status::ok) failures.fetch_add(1);
+      }
+    });
+  }
+  while (ready.load() < static_cast<int>(queues.size())) std::this_thread::yield();
+  t0 = rt::now_ns();
+  go.store(true, std::memory_order_release);
+  for (auto& t : threads) t.join();
+  const double seconds = static_cast<double>(rt::now_ns() - t0) / 1e9;
+  if (failures.load() != 0) throw Error(Status::device_error, "throughput run: some batches failed");
+  return static_cast<double>(per_producer * queues.size()) / seconds;
+}
+
+Summary summary_of(const std::vector<double>& v) { return bench::summarize(v); }
+
+void run_dispatch(const DispatchOptions& o) {
+  const bench::CpuPair cpus = bench::pick_cpu_pair();
+  bench::PeerOptions peer;
+  peer.samples = o.samples;
+  peer.cpu_a = cpus.a;
+  peer.cpu_b = cpus.b;
+  auto rt = open_runtime(cpus.b);
+  auto q = rt->create_queue(4096);
+  if (!q) throw Error(q.status(), q.message());
+  client::Queue& queue = *q.value();
+
+  if (!o.json_output) fmt::print("measuring (client on cpu {}, dispatcher and echo threads on cpu {}; {} rounds)...\n",
+                                 cpus.a, cpus.b, o.rounds);
+  auto measured = bench::interleave(o.rounds, {
+      [&] { quiesce(); return bench::thread_pingpong_rtt(peer); },
+      [&] { return noop_round_trips(*rt, queue, rt::WaitMode::spin, o.samples, cpus.a); },
+      [&] { return noop_round_trips(*rt, queue, rt::WaitMode::block, o.samples / 4, cpus.a); },
+      [&] { quiesce(); return bench::futex_rtt(peer, bench::FutexScope::shared); },
+  });
+  for (auto& m : measured) {
+    if (!m) throw Error(m.status(), "a measurement failed: " + m.message() + " (" + std::string(to_string(m.status())) + ")");
+  }
+  auto submit = submit_costs(*rt, queue, o.samples, cpus.a);
+  if (!submit) throw Error(submit.status(), submit.message());
+
+  std::vector<std::unique_ptr<client::Queue>> one, two;
+  one.push_back(std::move(q).value());
+  for (int i = 0; i < 2; ++i) two.push_back(rt->create_queue(4096).value());
+  const double tput1 = throughput(*rt, one, o.throughput_jobs, {cpus.a});
+  const double tput2 = throughput(*rt, two, o.throughput_jobs, {cpus.a, cpus.b});
+  one.clear();
+  two.clear();
+  rt.reset();  // nothing of tandem runs while the peers are measured
+
+  quiesce();
+  auto uring = bench::iouring_nop_rtt(peer);
+  Result<bench::StarpuResult> starpu(Status::not_accelerated, "skipped (--skip-starpu)");
+  if (!o.skip_starpu) {
+    bench::PeerOptions sp = peer;
+    sp.samples = std::min<size_t>(o.samples, 5'000);
+    starpu = bench::starpu_task_costs(sp);
+  }
+
+  const Summary pingpong = summary_of(measured[0].value());
+  const Summary spin = summary_of(measured[1].value());
+  const Summary block = summary_of(measured[2].value());
+  const Summary futex = summary_of(measured[3].value());
+  const Summary submit_s = summary_of(submit.value());
+  json j;
+  auto put = [&](const std::string& key, const Summary& s) {
+    j[key] = s.median;
+    j[key + "_min"] = s.min;
+    j[key + "_p99"] = s.p99;
+  };
+  put("pingpong_rtt_ns", pingpong);
+  put("futex_rtt_ns", futex);
+  put("noop_rtt_spin_ns", spin);
+  put("noop_rtt_block_ns", block);
+  put("submit_cost_ns", submit_s);
+  j["throughput_jobs_per_s_1p"] = tput1;
+  j["throughput_jobs_per_s_2p"] = tput2;
+  if (uring) put("iouring_nop_rtt_ns", summary_of(uring.value()));
+  if (starpu) {
+    put("starpu_sync_rtt_ns", summary_of(starpu.value().sync_rtt));
+    put("starpu_async_task_ns", summary_of(starpu.value().async_task));
+    j["starpu_scheduler"] = starpu.value().scheduler;
+  }
+  json ratios, targets;
+  ratios["noop_spin_over_pingpong"] = spin.median / pingpong.median;
+  targets["noop_rtt_spin_le_2x_pingpong"] = spin.median <= 2 * pingpong.median;
+  targets["throughput_1p_ge_5M"] = tput1 >= 5e6;
+  targets["submit_cost_le_50ns"] = submit_s.median <= 50;
+  if (starpu) {
+    const double starpu_sync = j["starpu_sync_rtt_ns"].get<double>();
+    ratios["starpu_sync_over_noop_spin"] = starpu_sync / spin.median;
+    targets["noop_20x_faster_than_starpu_sync"] = starpu_sync >= 20 * spin.median;
+  }
+  j["ratios"] = ratios;
+  j["targets"] = targets;
+  j["cpus"] = {cpus.a, cpus.b};
+  j["rounds"] = o.rounds;
+  j["samples"] = o.samples;
+
+  if (!o.out.empty()) {
+    std::ofstream f(o.out);
+    f << j.dump(2) << "\n";
+  }
+  if (o.json_output) {
+    fmt::print("{}\n", j.dump(2));
+    return;
+  }
+  bench::TextTable t({"measurement", "median ns", "min ns", "p99 ns", "note"});
+  auto row = [&](const std::string& name, const Summary& s, const std::string& note) {
+    t.add_row({name, bench::fixed(s.median, 0), bench::fixed(s.min, 0), bench::fixed(s.p99, 0), note});
+  };
+  row("raw shared-memory ping-pong (reference)", pingpong, "two threads, one line each way");
+  row("futex round trip", futex, "two threads");
+  row("tandem no-op job, spin wait", spin,
+      fmt::format("{:.2f}x ping-pong (target <= 2)", spin.median / pingpong.median));
+  row("tandem no-op job, blocking wait", block, fmt::format("{:.2f}x futex", block.median / futex.median));
+  row("tandem client CPU per submit", submit_s, "target <= 50 ns");
+  if (uring) row("io_uring NOP round trip", summary_of(uring.value()), "liburing, one thread");
+  if (starpu) {
+    row("StarPU synchronous empty task", summary_of(starpu.value().sync_rtt),
+        fmt::format("{:.1f}x tandem no-op (target >= 20)", j["ratios"]["starpu_sync_over_noop_spin"].get<double>()));
+    row("StarPU async, per task", summary_of(starpu.value().async_task), "scheduler " + starpu.value().scheduler);
+  } else {
+    fmt::print("StarPU: {}\n", starpu.message());
+  }
+  fmt::print("{}\n", t.render());
+  fmt::print("async no-op throughput: {:.2f} M jobs/s from 1 producer (target >= 5), {:.2f} M jobs/s from 2\n",
+             tput1 / 1e6, tput2 / 1e6);
+}
+
+}  // namespace
+
+void add_dispatch_bench(CLI::App& bench) {
+  auto o = std::make_shared<DispatchOptions>();
+  CLI::App* cmd = bench.add_subcommand("dispatch", "No-op job round trip, submit cost and throughput vs. ping-pong, "
+                                                   "futex, io_uring and StarPU, in one run");
+  cmd->add_option("--samples", o->samples, "Round trips per measurement and round")->capture_default_str();
+  cmd->add_option("--rounds", o->rounds, "Interleaved rounds of subject and references")->capture_default_str();
+  cmd->add_option("--throughput-jobs", o->throughput_jobs, "Jobs per throughput run")->capture_default_str();
+  cmd->add_flag("--json", o->json_output, "Print JSON instead of a table");
+  cmd->add_option("--out", o->out, "Also write the JSON to this file");
+  cmd->add_flag("--skip-starpu", o->skip_starpu, "Leave out the StarPU peer");
+  cmd->callback([o] { run_dispatch(*o); });
+}
+
 }  // namespace tandem::tools

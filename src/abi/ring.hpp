@@ -3,17 +3,21 @@
 // Producers (any number of client threads):
 //   1. reserve an index by fetch_add on k_write_index (or CAS for try_reserve, which never over-reserves);
 //   2. wait until the slot is free: index < k_read_index + capacity            (acquire k_read_index)
+//      (a private copy of the last read index seen spares the cache miss while the ring has room);
 //   3. write the body while the header still says INVALID;
 //   4. release-store the header word                                          (release header)
 //   5. full fence, then if k_flags has NEED_WAKEUP: bump k_doorbell and futex-wake it.
 // Consumer (one dispatcher thread):
 //   1. acquire-load the header at its private read index; INVALID means not yet published;
 //   2. copy the packet once into private memory (never re-read: the client may scribble on it);
-//   3. reset the header to INVALID, then release-store k_read_index past the batch (release read index);
+//   3. once the batch is handled (completion records written first, so that x86's in-order stores do
+//      not hold them behind these), reset the headers to INVALID and release-store k_read_index past
+//      the batch                                                               (release read index);
 //   4. before sleeping: read k_doorbell, set NEED_WAKEUP, full fence, look again, then futex-wait.
 // The consumer never reads k_read_index or k_write_index back: a client can corrupt them only for itself.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -51,6 +55,15 @@ class RingProducer {
       : header_(static_cast<tandem_ring_header_t*>(base)),
         packets_(reinterpret_cast<tandem_packet_t*>(static_cast<char*>(base) + header_->k_packets_offset)),
         mask_(header_->k_capacity - 1u) {}
+  RingProducer(const RingProducer& o)
+      : header_(o.header_), packets_(o.packets_), mask_(o.mask_), seen_read_(o.seen_read_.load(std::memory_order_relaxed)) {}
+  RingProducer& operator=(const RingProducer& o) {
+    header_ = o.header_;
+    packets_ = o.packets_;
+    mask_ = o.mask_;
+    seen_read_.store(o.seen_read_.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    return *this;
+  }
 
   bool valid() const { return header_ != nullptr; }
   uint32_t capacity() const { return mask_ + 1u; }
@@ -60,7 +73,11 @@ class RingProducer {
 
   // True once the slot for `index` has been consumed by the dispatcher.
   bool has_space(uint64_t index) const {
-    return index - load_acquire(header_->k_read_index) < capacity();  // pairs with consumer's release
+    // A stale copy is a lower bound of the read index, so "room" by the copy is room indeed.
+    if (index - seen_read_.load(std::memory_order_relaxed) < capacity()) return true;
+    const uint64_t read = load_acquire(header_->k_read_index);  // pairs with consumer's release
+    seen_read_.store(read, std::memory_order_relaxed);
+    return index - read < capacity();
   }
 
   // Reserves one index only if the ring has room now (never over-reserves). False: ring full.
@@ -102,6 +119,7 @@ class RingProducer {
   tandem_ring_header_t* header_ = nullptr;
   tandem_packet_t* packets_ = nullptr;
   uint32_t mask_ = 0;
+  mutable std::atomic<uint64_t> seen_read_{0};  // producer-private: last k_read_index observed
 };
 
 class RingConsumer {
@@ -119,11 +137,14 @@ class RingConsumer {
 
   // True if the packet at the private read index has been published.
   bool has_packet() const {
+    if (read_ - committed_ > mask_) return false;  // a whole lap popped: commit before looking further
     return header_type(load_acquire(packets_[read_ & mask_].header)) != TANDEM_PACKET_INVALID;
   }
 
   // Copies the next published packet into `out` without consuming it. False if none is published.
   bool peek(tandem_packet_t& out) const {
+    // Slots popped but not yet committed still hold their old headers: never read a lap ahead.
+    if (read_ - committed_ > mask_) return false;
     const tandem_packet_t& slot = packets_[read_ & mask_];
     uint32_t h = load_acquire(slot.header);  // pairs with producer's release of header
     if (header_type(h) == TANDEM_PACKET_INVALID) return false;
@@ -132,14 +153,16 @@ class RingConsumer {
     return true;
   }
 
-  // Consumes the packet peek() returned. The read index becomes visible at the next commit().
-  void pop() {
-    store_relaxed(packets_[read_ & mask_].header, uint32_t{TANDEM_PACKET_INVALID});
-    ++read_;
-  }
+  // Consumes the packet peek() returned; its slot is reset and freed at the next commit().
+  void pop() { ++read_; }
 
-  // Publishes the private read index once per batch: frees the consumed slots for producers.
+  // Resets the headers of the packets popped since the last commit to INVALID and publishes the
+  // private read index: frees their slots for producers. Once per batch, after it was handled.
   void commit() {
+    for (uint64_t i = committed_; i != read_; ++i) {
+      store_relaxed(packets_[i & mask_].header, uint32_t{TANDEM_PACKET_INVALID});
+    }
+    committed_ = read_;
     store_release(header_->k_read_index, read_);  // pairs with producer's acquire in has_space()
   }
 
@@ -159,7 +182,8 @@ class RingConsumer {
   tandem_ring_header_t* header_ = nullptr;
   tandem_packet_t* packets_ = nullptr;
   uint32_t mask_ = 0;
-  uint64_t read_ = 0;  // private shadow of k_read_index
+  uint64_t read_ = 0;       // private shadow of k_read_index: next packet to look at
+  uint64_t committed_ = 0;  // packets before this one have been reset and freed
 };
 
 }  // namespace tandem::abi

@@ -27,7 +27,8 @@ Result<std::unique_ptr<Runtime>> EmbeddedRuntime::create(const RuntimeOptions& o
   }
   devices::Config config;
   try {
-    config = devices::load_config(path);
+    config = options.config_text.empty() ? devices::load_config(path)
+                                         : devices::parse_config(options.config_text, "<options.config_text>");
   } catch (const Error& e) {
     return Result<std::unique_ptr<Runtime>>(e.status(), e.what());
   }
@@ -37,6 +38,7 @@ Result<std::unique_ptr<Runtime>> EmbeddedRuntime::create(const RuntimeOptions& o
   rt::DispatcherOptions dopts;
   dopts.idle_spin_ns = static_cast<int64_t>(config.dispatcher.idle_spin_s * 1e9);
   dopts.batch = config.dispatcher.batch;
+  dopts.cpu = config.dispatcher.cpu;
   dopts.monitor.period_ns = static_cast<engine::Time>(config.monitor.period_s * 1e9);
   dopts.monitor.available_bandwidth = config.monitor.available_bandwidth;
 

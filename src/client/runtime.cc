@@ -41,14 +41,18 @@ Mode resolve_mode(Mode requested) {
 // ---------------------------------------------------------------- Queue
 
 Queue::Queue(Runtime& runtime, abi::RingProducer producer, std::shared_ptr<void> memory, uint32_t ring_id)
-    : runtime_(runtime), producer_(producer), memory_(std::move(memory)), ring_id_(ring_id) {}
+    : runtime_(runtime), link_(runtime.link_), producer_(producer), memory_(std::move(memory)), ring_id_(ring_id) {}
 
-Queue::~Queue() { runtime_.release_ring(ring_id_); }
+Queue::~Queue() {
+  std::lock_guard lock(link_->mutex);
+  if (link_->runtime != nullptr) link_->runtime->release_ring(ring_id_);  // else: the engine is gone
+}
 
-Status Queue::reserve(uint64_t& index) {
-  index = producer_.reserve();
-  // Back-pressure: the index is ours, but the slot is free only once the dispatcher consumed it.
-  for (uint32_t spins = 0; !producer_.has_space(index); ++spins) {
+Status Queue::reserve(uint64_t& index, uint32_t count) {
+  if (count == 0 || count > producer_.capacity()) return Status::invalid_argument;
+  index = producer_.reserve(count);
+  // Back-pressure: the indices are ours, but a slot is free only once the dispatcher consumed it.
+  for (uint32_t spins = 0; !producer_.has_space(index + count - 1); ++spins) {
     if (spins < 1024) {
       abi::cpu_relax();
       continue;
@@ -98,7 +102,15 @@ Status Queue::barrier_and(const tandem_completion_t* const* deps, uint32_t dep_c
 // ---------------------------------------------------------------- Runtime
 
 Runtime::Runtime(const RuntimeOptions& options)
-    : options_(options), mode_(resolve_mode(options.mode)), serial_(next_serial.fetch_add(1)) {}
+    : options_(options), mode_(resolve_mode(options.mode)), serial_(next_serial.fetch_add(1)) {
+  link_->runtime = this;
+}
+
+void Runtime::close_default_queue() {
+  default_queue_.reset();
+  std::lock_guard lock(link_->mutex);
+  link_->runtime = nullptr;
+}
 
 Runtime::~Runtime() = default;
 

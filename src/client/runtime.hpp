@@ -22,6 +22,7 @@ enum class Mode : uint8_t { auto_mode, sw, hw };
 
 struct RuntimeOptions {
   std::string config_path;  // embedded: configuration file ("" = $TANDEM_CONFIG or built-in default)
+  std::string config_text;  // embedded: configuration as TOML text (wins over config_path)
   std::string socket_path;  // daemon socket ("" = $TANDEM_SOCKET or default socket if present)
   bool embedded = false;    // never use a daemon
   Mode mode = Mode::auto_mode;
@@ -38,6 +39,13 @@ struct CallStats {
 
 class Runtime;
 
+// Lets a queue outlive its runtime safely: the runtime clears `runtime` when it goes away, and a queue
+// destroyed later only releases its memory.
+struct RuntimeLink {
+  std::mutex mutex;
+  Runtime* runtime = nullptr;
+};
+
 // A multi-producer submission ring of this runtime.
 class Queue {
  public:
@@ -49,8 +57,9 @@ class Queue {
   Runtime& runtime() { return runtime_; }
   uint32_t capacity() const { return producer_.capacity(); }
 
-  // Reserves an index, waiting while the ring is full (DISCONNECTED if the engine went away).
-  Status reserve(uint64_t& index);
+  // Reserves `count` consecutive indices (the first in `index`), waiting while the ring is full
+  // (DISCONNECTED if the engine went away). count <= capacity.
+  Status reserve(uint64_t& index, uint32_t count = 1);
   bool try_reserve(uint64_t& index) { return producer_.try_reserve(index); }
   tandem_packet_t& packet(uint64_t index) { return producer_.packet(index); }
   void publish(uint64_t index, uint32_t header) { producer_.publish(index, header); }
@@ -64,6 +73,7 @@ class Queue {
 
  private:
   Runtime& runtime_;
+  std::shared_ptr<RuntimeLink> link_;
   abi::RingProducer producer_;
   std::shared_ptr<void> memory_;
   uint32_t ring_id_;
@@ -108,7 +118,8 @@ class Runtime {
   // Creates the default queue; derived constructors call it once they can make queues.
   Status init_default_queue();
   // Derived destructors call these first and last: the queue needs release_ring(), the records free().
-  void close_default_queue() { default_queue_.reset(); }
+  // close_default_queue() also cuts the link of queues the application still holds.
+  void close_default_queue();
   void release_thread_records();
   friend class Queue;
   virtual void release_ring(uint32_t ring_id) = 0;
@@ -119,6 +130,7 @@ class Runtime {
   RuntimeOptions options_;
   Mode mode_;
   CallStats stats_;
+  std::shared_ptr<RuntimeLink> link_ = std::make_shared<RuntimeLink>();
   std::unique_ptr<Queue> default_queue_;
   uint64_t serial_;
   std::mutex records_mutex_;

@@ -32,6 +32,7 @@ struct DispatcherOptions {
   int64_t idle_spin_ns = 100'000;  // keep polling this long after the last activity
   uint32_t batch = 64;             // packets per ring per pass
   engine::MonitorConfig monitor;   // monitoring period P and available bandwidth
+  int cpu = -1;                    // pin the dispatcher thread to this CPU (-1: let the kernel place it)
 };
 
 struct DispatcherStats {
@@ -127,6 +128,7 @@ class Dispatcher {
   void run_control();
   void loop();
   bool poll_rings();
+  bool any_ring_ready() const;
   void handle_packet(RingEntry& ring, engine::RingId id, const tandem_packet_t& packet, int64_t now);
   void apply(int64_t now);
   void on_timer(uint32_t id, int64_t now);

@@ -73,6 +73,26 @@ TEST(Ring, PublishedPacketsArriveInOrderAndFreeTheirSlots) {
   }
 }
 
+TEST(Ring, ConsumerNeverReadsALapAheadOfItsCommit) {
+  RingMemory m(2);
+  ASSERT_EQ(format_ring(m.base(), m.bytes, 2, 1), Status::ok);
+  RingProducer prod(m.base());
+  RingConsumer cons(m.base(), 2);
+  for (uint64_t i = 0; i < 2; ++i) prod.submit(prod.reserve(), make_header(TANDEM_PACKET_DISPATCH, 1));
+  tandem_packet_t out;
+  ASSERT_TRUE(cons.peek(out));
+  cons.pop();
+  ASSERT_TRUE(cons.peek(out));
+  cons.pop();
+  EXPECT_FALSE(cons.has_packet()) << "slot 0 still holds the popped packet 0 until commit()";
+  EXPECT_FALSE(cons.peek(out));
+  cons.commit();
+  EXPECT_FALSE(cons.peek(out));
+  prod.submit(prod.reserve(), make_header(TANDEM_PACKET_DISPATCH, 3));
+  ASSERT_TRUE(cons.peek(out));
+  EXPECT_EQ(header_function(out.header), 3);
+}
+
 TEST(Ring, UnpublishedReservationHoldsBackLaterPackets) {
   RingMemory m(8);
   ASSERT_EQ(format_ring(m.base(), m.bytes, 8, 1), Status::ok);

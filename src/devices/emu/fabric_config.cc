@@ -51,22 +51,39 @@ uint32_t count(const toml::node_view<const toml::node>& n, uint32_t fallback, st
   return static_cast<uint32_t>(*v);
 }
 
-FunctionTiming parse_timing(const toml::table& t, std::string_view name, std::string_view source) {
+// Keys the table names override `base`; a speedup replaces a throughput and vice versa.
+FunctionTiming parse_timing(const toml::table& t, std::string_view name, std::string_view source,
+                            FunctionTiming ft) {
   check_keys(t, "functions." + std::string(name),
              {"speedup", "throughput", "latency_us", "reconfig_ms", "bandwidth_mbps"}, source);
   toml::node_view<const toml::node> v{t};
-  FunctionTiming ft;
-  if (v["speedup"]) ft.speedup = number(v["speedup"], 0, "speedup", source, 0, 1e6);
+  if (v["speedup"]) {
+    ft.speedup = number(v["speedup"], 0, "speedup", source, 0, 1e6);
+    ft.throughput.reset();
+  }
   if (v["throughput"]) ft.throughput = number(v["throughput"], 0, "throughput", source, 0);
-  ft.latency_s = number(v["latency_us"], 0, "latency_us", source, 0, 1e9) * 1e-6;
-  ft.reconfig_s = number(v["reconfig_ms"], 0, "reconfig_ms", source, 0, 1e9) * 1e-3;
-  ft.bandwidth_bps = number(v["bandwidth_mbps"], 0, "bandwidth_mbps", source, 0) * 1e6;
+  ft.latency_s = number(v["latency_us"], ft.latency_s * 1e6, "latency_us", source, 0, 1e9) * 1e-6;
+  ft.reconfig_s = number(v["reconfig_ms"], ft.reconfig_s * 1e3, "reconfig_ms", source, 0, 1e9) * 1e-3;
+  ft.bandwidth_bps = number(v["bandwidth_mbps"], ft.bandwidth_bps / 1e6, "bandwidth_mbps", source, 0) * 1e6;
   return ft;
+}
+
+FunctionTiming timing_or_default(const FabricConfig& f, uint16_t id) {
+  if (f.timing[id]) return *f.timing[id];
+  const funcs::FunctionInfo* fn = funcs::find_function(id);
+  FunctionTiming t;
+  t.speedup = fn->default_speedup;
+  t.latency_s = fn->default_latency_s;
+  t.reconfig_s = fn->default_reconfig_s;
+  return t;
 }
 
 }  // namespace
 
-Config parse_config(std::string_view text, std::string_view source) {
+namespace {
+
+// Applies one TOML document on top of `c`. Returns whether it named `fabric.resident`.
+bool apply_config(Config& c, std::string_view text, std::string_view source) {
   toml::table root;
   try {
     root = toml::parse(text, source);
@@ -76,25 +93,25 @@ Config parse_config(std::string_view text, std::string_view source) {
     fail(source, os.str());
   }
   check_keys(root, "top level", {"fabric", "functions", "dispatcher", "daemon", "monitor", "limits"}, source);
-  Config c;
-  c.source = std::string(source);
   toml::node_view<const toml::node> r{root};
+  bool named_resident = false;
 
   if (auto* fabric = root["fabric"].as_table()) {
     check_keys(*fabric, "fabric", {"slots", "queues", "queue_capacity", "max_job_ms", "resident"}, source);
     c.fabric.slots = count(r["fabric"]["slots"], c.fabric.slots, "fabric.slots", source, 1, 1024);
-    c.fabric.queues = count(r["fabric"]["queues"], 0, "fabric.queues", source, 0, 1024);
+    c.fabric.queues = count(r["fabric"]["queues"], c.fabric.queues, "fabric.queues", source, 0, 1024);
     c.fabric.queue_capacity =
         count(r["fabric"]["queue_capacity"], c.fabric.queue_capacity, "fabric.queue_capacity", source, 1, 1u << 20);
     c.fabric.max_job_s = number(r["fabric"]["max_job_ms"], c.fabric.max_job_s * 1e3, "fabric.max_job_ms", source) * 1e-3;
     if (auto* res = fabric->get_as<toml::array>("resident")) {
+      named_resident = true;
+      c.fabric.resident.clear();
       for (const auto& item : *res) {
         auto name = item.value<std::string>();
         if (!name) fail(source, "fabric.resident must list function names");
         if (funcs::find_function(*name) == nullptr) fail(source, "fabric.resident: unknown function '" + *name + "'");
         c.fabric.resident.push_back(*name);
       }
-      if (c.fabric.resident.size() > c.fabric.slots) fail(source, "fabric.resident lists more functions than slots");
     } else if (fabric->contains("resident")) {
       fail(source, "fabric.resident must be an array of function names");
     }
@@ -106,18 +123,25 @@ Config parse_config(std::string_view text, std::string_view source) {
       if (fn == nullptr) fail(source, "[functions." + name + "]: unknown function");
       const auto* t = node.as_table();
       if (t == nullptr) fail(source, "[functions." + name + "] must be a table");
-      c.fabric.timing[fn->id] = parse_timing(*t, name, source);
+      c.fabric.timing[fn->id] = parse_timing(*t, name, source, timing_or_default(c.fabric, fn->id));
     }
-    // `work` also configures the 16 work variants that have no table of their own.
-    if (c.fabric.timing[TANDEM_FN_WORK]) {
+    // `work` also configures the 16 work variants that have no table of their own in this document.
+    if (const auto* work = fns->get_as<toml::table>("work")) {
       for (uint16_t i = 0; i < TANDEM_WORK_FUNCTIONS; ++i) {
-        auto& t = c.fabric.timing[TANDEM_FN_WORK_BASE + i];
-        if (!t) t = c.fabric.timing[TANDEM_FN_WORK];
+        if (!fns->contains(funcs::find_function(static_cast<uint16_t>(TANDEM_FN_WORK_BASE + i))->name)) {
+          const uint16_t id = static_cast<uint16_t>(TANDEM_FN_WORK_BASE + i);
+          c.fabric.timing[id] = parse_timing(*work, "work", source, timing_or_default(c.fabric, id));
+        }
       }
     }
   }
   if (auto* d = root["dispatcher"].as_table()) {
-    check_keys(*d, "dispatcher", {"idle_spin_us", "batch"}, source);
+    check_keys(*d, "dispatcher", {"idle_spin_us", "batch", "cpu"}, source);
+    if (r["dispatcher"]["cpu"]) {
+      auto cpu = r["dispatcher"]["cpu"].value<int64_t>();
+      if (!cpu || *cpu < -1 || *cpu > 4095) fail(source, "dispatcher.cpu must be -1 or a CPU number");
+      c.dispatcher.cpu = static_cast<int>(*cpu);
+    }
     c.dispatcher.idle_spin_s =
         number(r["dispatcher"]["idle_spin_us"], c.dispatcher.idle_spin_s * 1e6, "dispatcher.idle_spin_us", source, 0, 1e7) * 1e-6;
     c.dispatcher.batch = count(r["dispatcher"]["batch"], c.dispatcher.batch, "dispatcher.batch", source, 1, 1u << 16);
@@ -126,7 +150,24 @@ Config parse_config(std::string_view text, std::string_view source) {
     check_keys(*m, "monitor", {"period_ms", "available_bandwidth_mbps"}, source);
     c.monitor.period_s = number(r["monitor"]["period_ms"], c.monitor.period_s * 1e3, "monitor.period_ms", source, 1e-3, 1e6) * 1e-3;
     c.monitor.available_bandwidth =
-        number(r["monitor"]["available_bandwidth_mbps"], 0, "monitor.available_bandwidth_mbps", source) * 1e6;
+        number(r["monitor"]["available_bandwidth_mbps"], c.monitor.available_bandwidth / 1e6,
+               "monitor.available_bandwidth_mbps", source) * 1e6;
+  }
+  return named_resident;
+}
+
+}  // namespace
+
+// A document only overrides what it names: the built-in default is always the base layer.
+Config parse_config(std::string_view text, std::string_view source) {
+  Config c;
+  apply_config(c, default_config_text(), "<built-in default>");
+  bool user_resident = false;
+  if (text.data() != default_config_text().data()) user_resident = apply_config(c, text, source);
+  c.source = std::string(source);
+  if (c.fabric.resident.size() > c.fabric.slots) {
+    if (user_resident) fail(source, "fabric.resident lists more functions than slots");
+    c.fabric.resident.resize(c.fabric.slots);  // fewer slots than the default lists: keep the first ones
   }
   return c;
 }
@@ -143,14 +184,7 @@ Config load_config(const std::string& path) {
 std::array<model::AccelModel, TANDEM_FN_MAX> resolve_models(const FabricConfig& fabric) {
   std::array<model::AccelModel, TANDEM_FN_MAX> models{};
   for (const funcs::FunctionInfo* fn : funcs::all_functions()) {
-    FunctionTiming t;
-    if (fabric.timing[fn->id]) {
-      t = *fabric.timing[fn->id];
-    } else {
-      t.speedup = fn->default_speedup;
-      t.latency_s = fn->default_latency_s;
-      t.reconfig_s = fn->default_reconfig_s;
-    }
+    const FunctionTiming t = timing_or_default(fabric, fn->id);
     model::AccelModel& m = models[fn->id];
     if (t.throughput) {
       m.throughput = *t.throughput;

@@ -35,6 +35,7 @@ struct FabricConfig {
 struct DispatcherConfig {
   double idle_spin_s = 100e-6;  // poll this long after the last packet before sleeping on doorbells
   uint32_t batch = 64;          // packets taken from one ring before looking at the next
+  int cpu = -1;                 // pin the dispatcher thread (-1: no pinning)
 };
 
 struct MonitorSettings {
