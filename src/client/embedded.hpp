@@ -19,6 +19,7 @@ class EmbeddedRuntime final : public Runtime {
   void* alloc(size_t bytes) override;
   void free(void* memory) override;
   rt::Dispatcher& dispatcher() { return *dispatcher_; }
+  const tandem_metrics_page_t& metrics_page() const override { return dispatcher_->metrics_page(); }
 
  private:
   explicit EmbeddedRuntime(const RuntimeOptions& options) : Runtime(options) {}

@@ -92,6 +92,9 @@ class Runtime {
   virtual void free(void* memory) = 0;
   // Null in embedded mode; the daemon session's liveness otherwise.
   virtual rt::Liveness* liveness() { return nullptr; }
+  // The monitor's figures per function (thesis 5.4.6), refreshed every monitoring period; read them
+  // with abi::read_metrics().
+  virtual const tandem_metrics_page_t& metrics_page() const = 0;
 
   const RuntimeOptions& options() const { return options_; }
   Mode mode() const { return mode_; }
