@@ -1,5 +1,7 @@
 #include "jpeg_util.hpp"
 
+#include <jpeglib.h>
+
 #include <csetjmp>
 #include <cstdio>
 #include <cstdlib>
@@ -7,8 +9,6 @@
 #include <fstream>
 #include <iterator>
 #include <sstream>
-
-#include <jpeglib.h>
 
 namespace tandem::testing {
 namespace {

@@ -45,7 +45,8 @@ TEST(ReconfigModel, EmptySlotAndNoBramContent) {
   EXPECT_EQ(rtl::estimate_partial_bitstream({}).bytes, 512u);
   rtl::FabricGeometry g;
   g.include_bram_content = false;
-  const auto b = rtl::estimate_partial_bitstream({.luts = 0, .flip_flops = 0, .bram36 = 1, .dsps = 0}, 1, g);
+  const auto b =
+      rtl::estimate_partial_bitstream({.luts = 0, .flip_flops = 0, .bram36 = 1, .dsps = 0}, 1, g);
   EXPECT_EQ(b.frames, 28u + 1);
 }
 

@@ -20,9 +20,17 @@ TEST(RtlAccumulate, EdgeCases) {
   auto slot = make_slot(rtl::RtlFunction::accumulate);
   ASSERT_NE(slot, nullptr);
   const int32_t lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max();
-  const std::vector<std::vector<int32_t>> cases = {
-      {}, {-5}, {7, -9}, {1, 2, 3}, {lo}, {hi}, {lo, lo, lo}, {hi, hi, hi, hi, hi},
-      std::vector<int32_t>(1001, lo), std::vector<int32_t>(1000, hi), {lo, hi, -1, 1}};
+  const std::vector<std::vector<int32_t>> cases = {{},
+                                                   {-5},
+                                                   {7, -9},
+                                                   {1, 2, 3},
+                                                   {lo},
+                                                   {hi},
+                                                   {lo, lo, lo},
+                                                   {hi, hi, hi, hi, hi},
+                                                   std::vector<int32_t>(1001, lo),
+                                                   std::vector<int32_t>(1000, hi),
+                                                   {lo, hi, -1, 1}};
   for (const auto& v : cases) {
     const auto r = run_accumulate(*slot, v);
     EXPECT_EQ(rtl::accumulate_sum(r), ref::accumulate(v)) << "size " << v.size();

@@ -201,7 +201,8 @@ TEST(RtlDctQuant, SixteenCyclesPerBlock) {
   ASSERT_NE(slot, nullptr);
   const QuantValues table = ref::jpeg_luma_quant_table(75, false);
   std::vector<SampleBlock8x8> blocks(200);
-  const uint64_t c100 = slot->run(rtl::dct_quantize_job(std::span(blocks).first(100), table)).cycles;
+  const uint64_t c100 =
+      slot->run(rtl::dct_quantize_job(std::span(blocks).first(100), table)).cycles;
   const uint64_t c200 = slot->run(rtl::dct_quantize_job(blocks, table)).cycles;
   EXPECT_EQ(c200 - c100, 100u * 16);  // bounded by the output port: 16 beats per block
 }
@@ -214,9 +215,9 @@ GrayImage test_image(uint32_t w, uint32_t h, int pattern, TestRng& rng) {
     for (uint32_t x = 0; x < w; ++x) {
       uint8_t v = 0;
       switch (pattern) {
-        case 0: v = rng.byte(); break;                                        // noise
+        case 0: v = rng.byte(); break;                                             // noise
         case 1: v = static_cast<uint8_t>((x * 255) / std::max(1u, w - 1)); break;  // ramp
-        case 2: v = ((x / 3 + y / 2) % 2) ? 255 : 0; break;                   // saturated stripes
+        case 2: v = ((x / 3 + y / 2) % 2) ? 255 : 0; break;  // saturated stripes
         default:
           v = static_cast<uint8_t>(128 + 100 * std::sin(x * 0.3) * std::cos(y * 0.2));  // smooth
       }

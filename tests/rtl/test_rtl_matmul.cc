@@ -47,7 +47,7 @@ TEST(RtlMatmul, SmallShapes) {
   auto slot = make_slot(rtl::RtlFunction::matmul);
   ASSERT_NE(slot, nullptr);
   TestRng rng(41);
-  const uint32_t shapes[][3] = {{1, 1, 1}, {1, 1, 5}, {5, 1, 1}, {1, 7, 1}, {2, 3, 4},
+  const uint32_t shapes[][3] = {{1, 1, 1}, {1, 1, 5}, {5, 1, 1},  {1, 7, 1},  {2, 3, 4},
                                 {4, 4, 4}, {3, 5, 7}, {8, 9, 10}, {13, 2, 6}, {1, 100, 1}};
   for (const auto& s : shapes) expect_matches(*slot, random_case(rng, s[0], s[1], s[2]));
 }
@@ -57,7 +57,8 @@ TEST(RtlMatmul, RandomShapesMatchReference) {
   ASSERT_NE(slot, nullptr);
   TestRng rng(42);
   for (int job = 0; job < 30; ++job) {
-    expect_matches(*slot, random_case(rng, 1 + rng.below(24), 1 + rng.below(24), 1 + rng.below(24)));
+    expect_matches(*slot,
+                   random_case(rng, 1 + rng.below(24), 1 + rng.below(24), 1 + rng.below(24)));
   }
 }
 

@@ -25,9 +25,9 @@ void expect_same(rtl::RtlAccelerator& slot, ref::PriorityQueueRef& model,
   for (size_t i = 0; i < commands.size(); ++i) {
     const ref::PqResponse want = model.execute(commands[i]);
     const ref::PqResponse have{got[i].handle, got[i].priority, got[i].ok, got[i].occupancy};
-    ASSERT_EQ(have, want) << "command " << i << ": opcode " << int{commands[i].opcode}
-                          << " prio " << int{commands[i].priority} << " head "
-                          << commands[i].at_head << " highest " << commands[i].highest;
+    ASSERT_EQ(have, want) << "command " << i << ": opcode " << int{commands[i].opcode} << " prio "
+                          << int{commands[i].priority} << " head " << commands[i].at_head
+                          << " highest " << commands[i].highest;
   }
   EXPECT_EQ(r.value, model.size());
 }
@@ -39,12 +39,14 @@ std::vector<ref::PqCommand> random_commands(TestRng& rng, size_t n, uint32_t pri
   for (auto& c : cmds) {
     const uint32_t kind = rng.below(push_weight + 4);
     c.handle = static_cast<uint32_t>(rng.next());
-    c.priority = static_cast<uint8_t>(priorities >= 256 ? rng.below(256) : rng.below(priorities) * 37);
+    c.priority =
+        static_cast<uint8_t>(priorities >= 256 ? rng.below(256) : rng.below(priorities) * 37);
     if (kind < push_weight) {
       c.opcode = static_cast<uint8_t>(ref::PqOp::push);
       c.at_head = rng.below(3) == 0;
     } else if (kind == push_weight + 3) {
-      c.opcode = rng.below(2) ? static_cast<uint8_t>(ref::PqOp::peek) : static_cast<uint8_t>(4 + rng.below(250));
+      c.opcode = rng.below(2) ? static_cast<uint8_t>(ref::PqOp::peek)
+                              : static_cast<uint8_t>(4 + rng.below(250));
       c.highest = rng.below(2) == 0;
     } else {
       c.opcode = static_cast<uint8_t>(ref::PqOp::pop);
@@ -59,7 +61,9 @@ TEST(PqReference, TieRules) {
   auto push = [&](uint32_t h, uint8_t p, bool head) {
     return q.execute({static_cast<uint8_t>(ref::PqOp::push), h, p, head, false});
   };
-  auto pop_top = [&] { return q.execute({static_cast<uint8_t>(ref::PqOp::pop), 0, 0, false, true}); };
+  auto pop_top = [&] {
+    return q.execute({static_cast<uint8_t>(ref::PqOp::pop), 0, 0, false, true});
+  };
   push(1, 5, false);
   push(2, 5, false);
   push(3, 9, false);
@@ -79,10 +83,18 @@ TEST(RtlPriorityQueue, TieRulesInHardware) {
   ref::PriorityQueueRef model(rtl::kPqCapacity);
   const uint8_t push = 1, pop = 2, peek = 3;
   expect_same(*slot, model,
-              {{push, 10, 5, false, false}, {push, 11, 5, false, false}, {push, 12, 200, false, false},
-               {push, 13, 5, true, false},  {peek, 0, 0, false, true},   {pop, 0, 0, false, true},
-               {pop, 0, 5, false, false},   {pop, 0, 0, false, true},    {pop, 0, 0, false, true},
-               {pop, 0, 0, false, true},    {pop, 0, 7, false, false},   {peek, 0, 9, false, false}},
+              {{push, 10, 5, false, false},
+               {push, 11, 5, false, false},
+               {push, 12, 200, false, false},
+               {push, 13, 5, true, false},
+               {peek, 0, 0, false, true},
+               {pop, 0, 0, false, true},
+               {pop, 0, 5, false, false},
+               {pop, 0, 0, false, true},
+               {pop, 0, 0, false, true},
+               {pop, 0, 0, false, true},
+               {pop, 0, 7, false, false},
+               {peek, 0, 9, false, false}},
               true);
 }
 

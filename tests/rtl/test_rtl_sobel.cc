@@ -52,8 +52,8 @@ TEST(RtlSobel, SmallAndOddSizes) {
   auto slot = make_slot(rtl::RtlFunction::sobel);
   ASSERT_NE(slot, nullptr);
   TestRng rng(21);
-  const std::pair<uint32_t, uint32_t> sizes[] = {{1, 1},  {1, 9},  {9, 1},   {2, 2},   {3, 3},
-                                                 {16, 3}, {17, 4}, {15, 15}, {31, 7},  {32, 32},
+  const std::pair<uint32_t, uint32_t> sizes[] = {{1, 1},  {1, 9},  {9, 1},    {2, 2},  {3, 3},
+                                                 {16, 3}, {17, 4}, {15, 15},  {31, 7}, {32, 32},
                                                  {33, 5}, {48, 2}, {100, 50}, {255, 3}};
   for (auto [w, h] : sizes) {
     const auto px = random_image(rng, w, h);

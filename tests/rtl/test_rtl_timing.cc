@@ -1,6 +1,8 @@
 // Cycle counts are deterministic, and the calibration derives X_a and D_a from them.
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "devices/rtl/calibrate.hpp"
 #include "rtl_test_util.hpp"
 
@@ -37,8 +39,9 @@ rtl::RtlJob sample_job(rtl::RtlFunction f, TestRng& rng) {
     case rtl::RtlFunction::priority_queue: {
       std::vector<uint64_t> cmds;
       for (int i = 0; i < 300; ++i) {
-        cmds.push_back(i % 3 == 2 ? rtl::pq_command_word(2, 0, 0, false, true)
-                                  : rtl::pq_command_word(1, rng.below(1000), rng.byte(), i % 2, false));
+        cmds.push_back(i % 3 == 2
+                           ? rtl::pq_command_word(2, 0, 0, false, true)
+                           : rtl::pq_command_word(1, rng.below(1000), rng.byte(), i % 2, false));
       }
       return rtl::pq_job(cmds, true);
     }
@@ -70,8 +73,7 @@ TEST_P(RtlTiming, CycleCountsAreStable) {
 
 TEST_P(RtlTiming, CalibrationFitsTheMeasurements) {
   const rtl::RtlFunction f = GetParam();
-  rtl::RtlOptions options;
-  options.clock_hz = 250e6;
+  const rtl::RtlOptions options;  // 200 MHz: the numbers printed below are docs/rtl.md's
   auto cal = rtl::calibrate(f, options);
   ASSERT_TRUE(cal.ok()) << cal.message();
   const rtl::Calibration& c = cal.value();
@@ -81,16 +83,21 @@ TEST_P(RtlTiming, CalibrationFitsTheMeasurements) {
   EXPECT_GT(c.fit.r_squared, 0.999);
   // The fit predicts the largest job within 2 %.
   const auto& big = c.points.back();
-  const double predicted = c.fit.fixed_cycles + c.fit.cycles_per_unit * static_cast<double>(big.units);
+  const double predicted =
+      c.fit.fixed_cycles + c.fit.cycles_per_unit * static_cast<double>(big.units);
   EXPECT_NEAR(predicted / static_cast<double>(big.total_cycles), 1.0, 0.02);
   // Throughput scales with the clock.
   EXPECT_NEAR(c.throughput_units_per_s, options.clock_hz / c.fit.cycles_per_unit, 1e-6);
-  std::printf("%-15s X_a = %.4g %s/s, D_a = %.4g us (r2 %.6f)\n", std::string(rtl::to_string(f)).c_str(),
-              c.throughput_units_per_s, std::string(c.unit).c_str(), c.latency_s * 1e6, c.fit.r_squared);
+  std::printf("%-15s X_a = %.4g %s/s, D_a = %.4g us (r2 %.6f) at %.0f MHz\n",
+              std::string(rtl::to_string(f)).c_str(), c.throughput_units_per_s,
+              std::string(c.unit).c_str(), c.latency_s * 1e6, c.fit.r_squared,
+              options.clock_hz / 1e6);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllAccelerators, RtlTiming, ::testing::ValuesIn(rtl::kAllRtlFunctions),
-                         [](const auto& param_info) { return std::string(rtl::to_string(param_info.param)); });
+                         [](const auto& param_info) {
+                           return std::string(rtl::to_string(param_info.param));
+                         });
 
 TEST(RtlCalibrationFit, RecoversAnExactLine) {
   std::vector<rtl::CalibrationPoint> pts;
@@ -114,10 +121,12 @@ TEST(RtlCalibrationFit, RefusesDegenerateInput) {
 TEST(RtlAccelerator, RefusesBadOptionsAndJobs) {
   rtl::RtlOptions o;
   o.clock_hz = 0;
-  EXPECT_EQ(rtl::make_rtl_accelerator(rtl::RtlFunction::sobel, o).status(), Status::invalid_argument);
+  EXPECT_EQ(rtl::make_rtl_accelerator(rtl::RtlFunction::sobel, o).status(),
+            Status::invalid_argument);
   o = {};
   o.sobel_small_variant = true;
-  EXPECT_EQ(rtl::make_rtl_accelerator(rtl::RtlFunction::matmul, o).status(), Status::invalid_argument);
+  EXPECT_EQ(rtl::make_rtl_accelerator(rtl::RtlFunction::matmul, o).status(),
+            Status::invalid_argument);
   auto slot = make_slot(rtl::RtlFunction::accumulate);
   ASSERT_NE(slot, nullptr);
   const auto r = slot->run(rtl::RtlJob{.args = {1, 2}, .input = {}, .output_bytes = 0});
@@ -132,7 +141,8 @@ TEST(RtlAccelerator, DetectsTrafficMismatchAndTimeout) {
   o.max_cycles = 1000;
   auto short_slot = make_slot(rtl::RtlFunction::accumulate, o);
   ASSERT_NE(short_slot, nullptr);
-  const auto starved = short_slot->run(rtl::RtlJob{.args = {4}, .input = std::vector<uint8_t>(8), .output_bytes = 0});
+  const auto starved = short_slot->run(
+      rtl::RtlJob{.args = {4}, .input = std::vector<uint8_t>(8), .output_bytes = 0});
   EXPECT_EQ(starved.status, Status::timeout);
   // And the slot is usable afterwards.
   const auto fine = short_slot->run(rtl::accumulate_job(std::vector<int32_t>{1, 2, 3}));
@@ -140,11 +150,39 @@ TEST(RtlAccelerator, DetectsTrafficMismatchAndTimeout) {
   EXPECT_EQ(fine.value, 6u);
   // Announces 1 value but streams 5 beats: the input skid buffer takes two surplus beats, the
   // remaining ones are never taken.
-  const auto extra = slot->run(rtl::RtlJob{.args = {1}, .input = std::vector<uint8_t>(40), .output_bytes = 0});
+  const auto extra =
+      slot->run(rtl::RtlJob{.args = {1}, .input = std::vector<uint8_t>(40), .output_bytes = 0});
   EXPECT_EQ(extra.status, Status::device_error);
   // Expects output the accelerator does not produce.
   const auto missing = slot->run(rtl::RtlJob{.args = {0}, .input = {}, .output_bytes = 8});
   EXPECT_EQ(missing.status, Status::device_error);
+}
+
+TEST(RtlAccelerator, SlotsRunConcurrentlyInThreads) {
+  // The real-time driver runs each slot in its own thread: models must not share state.
+  TestRng rng(81);
+  std::vector<rtl::RtlJob> jobs;
+  for (rtl::RtlFunction f : rtl::kAllRtlFunctions) jobs.push_back(sample_job(f, rng));
+  std::vector<rtl::RtlResult> alone;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    alone.push_back(make_slot(rtl::kAllRtlFunctions[i])->run(jobs[i]));
+  }
+  std::vector<rtl::RtlResult> together(jobs.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    threads.emplace_back([&, i] {
+      auto slot = rtl::make_rtl_accelerator(rtl::kAllRtlFunctions[i]);
+      if (!slot) return;
+      for (int repeat = 0; repeat < 3; ++repeat) together[i] = slot.value()->run(jobs[i]);
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    ASSERT_EQ(together[i].status, Status::ok) << together[i].message;
+    EXPECT_EQ(together[i].output, alone[i].output);
+    EXPECT_EQ(together[i].value, alone[i].value);
+    EXPECT_EQ(together[i].cycles, alone[i].cycles);
+  }
 }
 
 }  // namespace

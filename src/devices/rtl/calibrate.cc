@@ -171,8 +171,8 @@ Result<Calibration> calibrate(RtlFunction f, const RtlOptions& options,
     if (!sj) return {sj.status(), sj.message()};
     const RtlResult r = acc.run(sj->job);
     if (r.status != Status::ok) {
-      return {r.status, std::string(to_string(f)) + " at size " + std::to_string(size) + ": " +
-                            r.message};
+      return {r.status,
+              std::string(to_string(f)) + " at size " + std::to_string(size) + ": " + r.message};
     }
     points.push_back({sj->units, r.cycles, r.total_cycles});
   }

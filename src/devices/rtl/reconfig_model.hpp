@@ -13,9 +13,9 @@
 namespace tandem::devices::rtl {
 
 struct SlotResources {
-  uint32_t luts = 0;        // logic and memory LUTs
+  uint32_t luts = 0;  // logic and memory LUTs
   uint32_t flip_flops = 0;
-  double bram36 = 0;        // RAMB36 equivalents (a RAMB18 counts 0.5)
+  double bram36 = 0;  // RAMB36 equivalents (a RAMB18 counts 0.5)
   uint32_t dsps = 0;
 };
 
@@ -23,18 +23,18 @@ struct FabricGeometry {
   uint32_t words_per_frame = 101;
   uint32_t bytes_per_word = 4;
   uint32_t clb_frames_per_column = 36;
-  uint32_t bram_frames_per_column = 28;          // interconnect and configuration
+  uint32_t bram_frames_per_column = 28;           // interconnect and configuration
   uint32_t bram_content_frames_per_column = 128;  // initial contents (block type 1)
   uint32_t dsp_frames_per_column = 28;
-  uint32_t pad_frames_per_row = 1;                // written after each row's frames
+  uint32_t pad_frames_per_row = 1;  // written after each row's frames
   // Per column and clock-region row (50 CLBs of 8 LUTs and 16 flip-flops, 10 RAMB36, 20 DSP48E1).
   uint32_t luts_per_clb_column = 400;
   uint32_t ffs_per_clb_column = 800;
   uint32_t bram36_per_column = 10;
   uint32_t dsps_per_column = 20;
-  double clb_packing = 0.75;      // fraction of a region's CLB capacity a design can use
+  double clb_packing = 0.75;  // fraction of a region's CLB capacity a design can use
   bool include_bram_content = true;
-  uint32_t header_bytes = 512;    // sync word, commands, frame address, CRC, desync
+  uint32_t header_bytes = 512;  // sync word, commands, frame address, CRC, desync
 };
 
 struct PartialBitstream {
@@ -53,7 +53,7 @@ PartialBitstream estimate_partial_bitstream(const SlotResources& slot, uint32_t 
 struct ConfigPort {
   uint32_t bytes_per_cycle = 4;  // ICAPE2 is 32 bits wide
   double clock_hz = 100e6;
-  double setup_s = 0;            // fixed cost per reconfiguration (decouple, driver, start-up)
+  double setup_s = 0;  // fixed cost per reconfiguration (decouple, driver, start-up)
 };
 
 // Seconds to load a partial bitstream of `bytes` bytes.

@@ -4,6 +4,11 @@
 
 namespace tandem::devices::rtl {
 
+std::mutex& detail::verilator_setup_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
 std::string_view to_string(RtlFunction f) {
   switch (f) {
     case RtlFunction::accumulate: return "accumulate";

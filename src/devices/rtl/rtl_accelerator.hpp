@@ -24,9 +24,9 @@ namespace tandem::devices::rtl {
 
 enum class RtlFunction : uint8_t { accumulate, sobel, matmul, dct_quant, priority_queue };
 
-inline constexpr RtlFunction kAllRtlFunctions[] = {
-    RtlFunction::accumulate, RtlFunction::sobel, RtlFunction::matmul, RtlFunction::dct_quant,
-    RtlFunction::priority_queue};
+inline constexpr RtlFunction kAllRtlFunctions[] = {RtlFunction::accumulate, RtlFunction::sobel,
+                                                   RtlFunction::matmul, RtlFunction::dct_quant,
+                                                   RtlFunction::priority_queue};
 
 std::string_view to_string(RtlFunction f);
 
@@ -35,7 +35,7 @@ namespace csr {
 inline constexpr uint32_t kCtrl = 0x00;  // bit0 start/busy, bit1 done (clear on read), bit2 idle
 inline constexpr uint32_t kGie = 0x04;
 inline constexpr uint32_t kIer = 0x08;
-inline constexpr uint32_t kIsr = 0x0c;   // bit0 done; write 1 to clear
+inline constexpr uint32_t kIsr = 0x0c;  // bit0 done; write 1 to clear
 inline constexpr uint32_t kRetLo = 0x10;
 inline constexpr uint32_t kRetHi = 0x14;
 inline constexpr uint32_t kArg0 = 0x18;  // argument N at kArg0 + 4N
@@ -45,7 +45,7 @@ inline constexpr uint32_t kCtrlIdle = 1u << 2;
 }  // namespace csr
 
 struct RtlOptions {
-  double clock_hz = 200e6;         // fabric clock for modelled time
+  double clock_hz = 200e6;            // fabric clock for modelled time
   uint64_t max_cycles = 100'000'000;  // a job that runs longer fails with Status::timeout
   // Back-pressure for testing the handshakes: the fraction (per mille) of cycles in which the
   // source holds back the next input beat or the sink is not ready for output. Deterministic:
@@ -65,9 +65,9 @@ struct RtlPortInfo {
 };
 
 struct RtlJob {
-  std::vector<uint32_t> args;   // written to kArg0 + 4N
-  std::vector<uint8_t> input;   // streamed in, the last beat padded with zeros
-  size_t output_bytes = 0;      // expected on the output stream (whole beats are checked)
+  std::vector<uint32_t> args;  // written to kArg0 + 4N
+  std::vector<uint8_t> input;  // streamed in, the last beat padded with zeros
+  size_t output_bytes = 0;     // expected on the output stream (whole beats are checked)
 };
 
 struct RtlResult {

@@ -20,7 +20,9 @@ T get_le(std::span<const uint8_t> bytes, size_t at) {
   return static_cast<T>(u);
 }
 
-size_t round_up(size_t v, size_t to) { return (v + to - 1) / to * to; }
+size_t round_up(size_t v, size_t to) {
+  return (v + to - 1) / to * to;
+}
 
 void append_table(std::vector<uint8_t>& bytes, const QuantValues& table) {
   const size_t at = bytes.size();
@@ -87,7 +89,8 @@ Result<RtlJob> matmul_job(std::span<const int16_t> a, std::span<const int16_t> b
   const size_t b_stride = round_up(n, 4) * 2, a_stride = round_up(k, 4) * 2;
   job.input.assign(k * b_stride + m * a_stride, 0);
   for (uint32_t x = 0; x < k; ++x) {
-    for (uint32_t j = 0; j < n; ++j) put_le<int16_t>(job.input, x * b_stride + 2 * j, b[size_t{x} * n + j]);
+    for (uint32_t j = 0; j < n; ++j)
+      put_le<int16_t>(job.input, x * b_stride + 2 * j, b[size_t{x} * n + j]);
   }
   const size_t a_base = k * b_stride;
   for (uint32_t i = 0; i < m; ++i) {
@@ -105,7 +108,8 @@ Status matmul_unpack(const RtlResult& r, uint32_t m, uint32_t n, std::span<int32
     return Status::invalid_argument;
   }
   for (uint32_t i = 0; i < m; ++i) {
-    for (uint32_t j = 0; j < n; ++j) c[size_t{i} * n + j] = get_le<int32_t>(r.output, i * stride + 4 * j);
+    for (uint32_t j = 0; j < n; ++j)
+      c[size_t{i} * n + j] = get_le<int32_t>(r.output, i * stride + 4 * j);
   }
   return Status::ok;
 }

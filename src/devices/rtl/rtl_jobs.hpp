@@ -25,7 +25,9 @@ inline constexpr uint64_t kRetBadArguments = 1;
 
 // ---- accumulate: arg0 = count; two int32 per 64-bit beat; returns the int64 sum ----
 RtlJob accumulate_job(std::span<const int32_t> values);
-inline int64_t accumulate_sum(const RtlResult& r) { return static_cast<int64_t>(r.value); }
+inline int64_t accumulate_sum(const RtlResult& r) {
+  return static_cast<int64_t>(r.value);
+}
 
 // ---- sobel: arg0 = width, arg1 = height; rows start on beat boundaries ----
 // `lanes` is the accelerator's pixels per beat (ports().in_beat_bytes).

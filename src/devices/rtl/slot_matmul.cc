@@ -6,7 +6,8 @@ namespace tandem::devices::rtl::detail {
 
 std::unique_ptr<RtlAccelerator> make_matmul_slot(const RtlOptions& options) {
   return std::make_unique<VerilatedSlot<Vtandem_matmul>>(
-      RtlFunction::matmul, options, RtlPortInfo{.num_args = 3, .in_beat_bytes = 8, .out_beat_bytes = 8});
+      RtlFunction::matmul, options,
+      RtlPortInfo{.num_args = 3, .in_beat_bytes = 8, .out_beat_bytes = 8});
 }
 
 }  // namespace tandem::devices::rtl::detail

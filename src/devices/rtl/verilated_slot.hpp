@@ -9,21 +9,22 @@
 #include <verilated.h>
 
 #include <algorithm>
-#include <cstring>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <type_traits>
 #include <utility>
 
 #include "devices/rtl/rtl_accelerator.hpp"
+#include "devices/rtl/slots.hpp"
 
 namespace tandem::devices::rtl::detail {
 
 // ---- beat <-> port data, little-endian: byte i of a beat is bits [8i+7:8i] ----
 // Ports up to 64 bits wide are plain integers (CData, SData, IData, QData).
 template <class Port>
-  requires std::is_integral_v<Port>
+requires std::is_integral_v<Port>
 void load_beat(Port& port, std::span<const uint8_t> bytes) {
   uint64_t v = 0;
   for (size_t i = 0; i < bytes.size() && i < sizeof(Port); ++i) v |= uint64_t{bytes[i]} << (8 * i);
@@ -41,7 +42,7 @@ void load_beat(VlWide<Words>& port, std::span<const uint8_t> bytes) {
   }
 }
 template <class Port>
-  requires std::is_integral_v<Port>
+requires std::is_integral_v<Port>
 void store_beat(const Port& port, std::span<uint8_t> bytes) {
   for (size_t i = 0; i < bytes.size() && i < sizeof(Port); ++i) {
     bytes[i] = static_cast<uint8_t>(uint64_t{port} >> (8 * i));
@@ -75,13 +76,22 @@ template <class Model>
 class VerilatedSlot final : public RtlAccelerator {
  public:
   VerilatedSlot(RtlFunction function, const RtlOptions& options, const RtlPortInfo& ports)
-      : RtlAccelerator(function, options, ports),
-        context_(std::make_unique<VerilatedContext>()),
-        model_(std::make_unique<Model>(context_.get(), "slot")) {
+      : RtlAccelerator(function, options, ports) {
+    {
+      const std::lock_guard<std::mutex> lock(verilator_setup_mutex());
+      context_ = std::make_unique<VerilatedContext>();
+      context_->threads(1);  // single-threaded models: no worker pool per slot
+      model_ = std::make_unique<Model>(context_.get(), "slot");
+    }
     reset();
   }
 
-  ~VerilatedSlot() override { model_->final(); }
+  ~VerilatedSlot() override {
+    model_->final();
+    const std::lock_guard<std::mutex> lock(verilator_setup_mutex());
+    model_.reset();
+    context_.reset();
+  }
 
   void reset() override {
     idle_inputs();

@@ -8,7 +8,9 @@ namespace {
 using Line = std::array<int64_t, 8>;
 
 // Round to nearest (ties up), then divide by 2^n (C++20 shifts negative values arithmetically).
-int64_t descale(int64_t v, int n) { return (v + (int64_t{1} << (n - 1))) >> n; }
+int64_t descale(int64_t v, int n) {
+  return (v + (int64_t{1} << (n - 1))) >> n;
+}
 
 // One 1-D pass: x[i] are the 8 inputs, the result's element k is frequency k.
 Line islow_pass(const Line& x, bool row_pass) {
@@ -53,15 +55,14 @@ Line islow_pass(const Line& x, bool row_pass) {
   return y;
 }
 
-constexpr std::array<uint16_t, 64> kLumaBase = {
-    16, 11, 10, 16, 24,  40,  51,  61,   //
-    12, 12, 14, 19, 26,  58,  60,  55,   //
-    14, 13, 16, 24, 40,  57,  69,  56,   //
-    14, 17, 22, 29, 51,  87,  80,  62,   //
-    18, 22, 37, 56, 68,  109, 103, 77,   //
-    24, 35, 55, 64, 81,  104, 113, 92,   //
-    49, 64, 78, 87, 103, 121, 120, 101,  //
-    72, 92, 95, 98, 112, 100, 103, 99};
+constexpr std::array<uint16_t, 64> kLumaBase = {16, 11, 10, 16, 24,  40,  51,  61,   //
+                                                12, 12, 14, 19, 26,  58,  60,  55,   //
+                                                14, 13, 16, 24, 40,  57,  69,  56,   //
+                                                14, 17, 22, 29, 51,  87,  80,  62,   //
+                                                18, 22, 37, 56, 68,  109, 103, 77,   //
+                                                24, 35, 55, 64, 81,  104, 113, 92,   //
+                                                49, 64, 78, 87, 103, 121, 120, 101,  //
+                                                72, 92, 95, 98, 112, 100, 103, 99};
 
 }  // namespace
 

@@ -22,10 +22,10 @@ struct PqCommand {
 };
 
 struct PqResponse {
-  uint32_t handle = 0;    // popped/peeked handle, the pushed one, or 0 on a failed pop/peek
-  uint8_t priority = 0;   // priority the command used (see PriorityQueueRef::execute)
-  bool ok = false;        // push accepted / entry found
-  uint32_t occupancy = 0; // entries queued after the command
+  uint32_t handle = 0;     // popped/peeked handle, the pushed one, or 0 on a failed pop/peek
+  uint8_t priority = 0;    // priority the command used (see PriorityQueueRef::execute)
+  bool ok = false;         // push accepted / entry found
+  uint32_t occupancy = 0;  // entries queued after the command
 
   bool operator==(const PqResponse&) const = default;
 };
