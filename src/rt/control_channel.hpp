@@ -29,6 +29,13 @@ struct Frame {
     if (payload.size() == sizeof(T)) std::memcpy(&t, payload.data(), sizeof(T));
     return t;
   }
+  // The fixed part of a variable-size payload (an error reply's status before its message).
+  template <class T>
+  T prefix_as() const {
+    T t{};
+    if (payload.size() >= sizeof(T)) std::memcpy(&t, payload.data(), sizeof(T));
+    return t;
+  }
 };
 
 // Checks magic, version, type and the payload size announced for the type.
