@@ -18,3 +18,9 @@ elseif(TANDEM_SANITIZE STREQUAL "thread")
 elseif(NOT TANDEM_SANITIZE STREQUAL "")
   message(FATAL_ERROR "TANDEM_SANITIZE must be empty, 'address' or 'thread'")
 endif()
+
+# Fuzzing builds (clang): every library is instrumented for coverage, so libFuzzer sees into decode,
+# the engine and the daemon, not only into the target's own file.
+if(TANDEM_FUZZ)
+  target_compile_options(tandem_options INTERFACE -fsanitize=fuzzer-no-link)
+endif()
