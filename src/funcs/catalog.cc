@@ -34,12 +34,16 @@ Status accumulate_describe(std::span<const uint64_t> args, uint64_t& workload, B
 }
 
 // GCC spells "keep this loop scalar" and "one clone per vector width" as attributes; other compilers
-// (clang builds the fuzzers) get the plain loops.
+// (clang builds the fuzzers) get the plain loops. Sanitized builds get no clones: the clones' ifunc
+// resolver runs before the sanitizer's run-time is initialised (TSan crashes in it).
 #if defined(__GNUC__) && !defined(__clang__)
 #define TANDEM_SCALAR_LOOP __attribute__((optimize("no-tree-vectorize")))
-#define TANDEM_WIDE_LOOP __attribute__((target_clones("avx512f", "avx2", "default"), optimize("O3")))
 #else
 #define TANDEM_SCALAR_LOOP
+#endif
+#if defined(__GNUC__) && !defined(__clang__) && !defined(TANDEM_SANITIZED)
+#define TANDEM_WIDE_LOOP __attribute__((target_clones("avx512f", "avx2", "default"), optimize("O3")))
+#else
 #define TANDEM_WIDE_LOOP
 #endif
 
