@@ -31,9 +31,11 @@ TEST(DaemonStress, SessionsChurnWhileJobsRun) {
   auto started = daemon::Daemon::start(options);
   ASSERT_TRUE(started.ok()) << started.message();
   daemon::Daemon& d = *started.value();
-  std::atomic<bool> stop{false};
+  std::atomic<bool> clients_done{false};
   std::thread server([&] {
-    while (!stop.load() && d.serve(20)) {
+    // Serve until the clients are done and the daemon has seen every one of them leave (bounded).
+    for (int idle = 0; d.serve(20) && idle < 250;) {
+      if (clients_done.load()) idle = d.connection_count() == 0 ? 250 : idle + 1;
     }
   });
 
@@ -78,7 +80,7 @@ TEST(DaemonStress, SessionsChurnWhileJobsRun) {
     });
   }
   for (auto& t : clients) t.join();
-  stop = true;
+  clients_done = true;
   server.join();
   EXPECT_EQ(bad.load(), 0);
   EXPECT_EQ(d.connection_count(), 0u);
