@@ -1,0 +1,88 @@
+// The reconfiguration manager's policies (thesis 5.4.7): Algorithm 1 as the thesis states it, and our
+// own policies that try to beat it. Each runs once per monitoring period P after the monitor sampled,
+// and changes the fabric only through Engine::load(), which enforces the two prohibitions (never a
+// busy slot, never the only slot of a non-empty queue). Sans-I/O: the same objects run in the
+// real-time dispatcher and in the discrete-event simulator.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "monitor.hpp"
+
+namespace tandem::engine {
+
+struct ReconfigParams {
+  Time period_ns = 1'000'000;  // P: C_REPLICATE defaults to P/2 of work
+  double c_reconfig_s = 0.5e-3;  // C_RECONFIG: an idle slot may be replaced below this demand (SW time)
+  double c_replicate_s = -1;     // C_REPLICATE: replicate above this demand (SW time); < 0 = P / 2
+  // X_c per function (units/s), to turn the thresholds (SW time) into work units; 0 = default_xc.
+  std::array<double, kMaxFunctions> xc{};
+  double default_xc = 1e9;
+  // ---- "sticky" (ours) ----
+  double history = 0.5;          // weight of the previous demand estimate in the decayed demand (0..1)
+  double min_gain = 2.0;         // a change must promise this many reconfiguration delays of work
+};
+
+// Algorithm 1, line by line:
+//   for each idle slot s (empty slots count as idle accelerators with no demand):
+//     if demand(s) < C_RECONFIG:
+//       s_h := the accelerator with the highest demand per accelerator
+//       if demand(s_h) > C_REPLICATE: reconfigure s to replicate s_h (route s to s_h's queue)
+//       else if requests != {} and a queue is available: load the next requested function f into s
+//            (route s -> q, f -> q), clear f's request
+//   clear all requests
+// Demands are the monitor's figures of the period just closed (they do not change during the loop).
+// "Next function request" is taken round-robin over function ids so that no id is favoured.
+class Algorithm1Policy final : public ReconfigPolicy {
+ public:
+  explicit Algorithm1Policy(const ReconfigParams& params);
+  std::string_view name() const override { return "algorithm1"; }
+  void on_period(Engine& engine, const Monitor& monitor, Time now, Actions& out) override;
+
+  // Thresholds in seconds of SW work.
+  double c_reconfig_s() const { return c_reconfig_s_; }
+  double c_replicate_s() const { return c_replicate_s_; }
+
+ private:
+  double seconds(FunctionId f, double units) const;
+  ReconfigParams params_;
+  double c_reconfig_s_ = 0;
+  double c_replicate_s_ = 0;
+  uint32_t request_cursor_ = 0;
+};
+
+// Ours: "sticky" demand-proportional allocation. Differences from Algorithm 1, each aimed at a
+// weakness the thesis's traces show (Fig 5.13/5.14):
+//  1. Unrouted functions get a demand magnitude, not a bit: every demand packet stands for one
+//     C_COWORK_MAX chunk that ran in SW for want of an accelerator (engine counter demand_requests).
+//  2. Demand is decayed over periods (history), so an accelerator used a moment ago is not retired
+//     because one period was quiet, and a burst does not grab every slot at once.
+//  3. Slots are shared out in proportion to demand (largest remainder), at most one replica more than
+//     the function can use by its outstanding jobs, and a slot changes function only when the work it
+//     would serve in the next periods exceeds min_gain reconfiguration delays.
+//  4. Empty slots are never left empty while some function lacks an accelerator: diversity is free.
+class StickyPolicy final : public ReconfigPolicy {
+ public:
+  explicit StickyPolicy(const ReconfigParams& params);
+  std::string_view name() const override { return "sticky"; }
+  void on_period(Engine& engine, const Monitor& monitor, Time now, Actions& out) override;
+
+ private:
+  double seconds(FunctionId f, double units) const;
+  ReconfigParams params_;
+  std::array<double, kMaxFunctions> demand_s_{};        // decayed demand, seconds of SW work per period
+  std::array<uint64_t, kMaxFunctions> last_requests_{};  // engine demand_requests at the last period
+  std::array<Time, kMaxFunctions> last_used_{};          // last period with demand
+};
+
+// Names: "none" (nullptr: static residency), "algorithm1", "sticky". Throws tandem::Error
+// (invalid_argument) for other names. Set-up code only.
+std::unique_ptr<ReconfigPolicy> make_reconfig_policy(std::string_view name, const ReconfigParams& params);
+// The names make_reconfig_policy accepts, "none" first.
+std::vector<std::string> reconfig_policy_names();
+
+}  // namespace tandem::engine
