@@ -118,9 +118,42 @@ struct Simulator::Impl {
   }
 
   // ---------------------------------------------------------------- helpers
+  // The event queue is a binary heap plus one "front" slot that holds an event earlier than every
+  // event in the heap. Most events (the end of an app's SW chunk) are the next to happen when they
+  // are scheduled, so they skip the heap entirely; the order is exactly the heap's (time, seq).
   void push(Time t, EventKind kind, uint32_t id, uint32_t gen = 0) {
-    heap.push_back(Event{t, seq++, kind, id, gen});
+    const Event e{t, seq++, kind, id, gen};
+    if (!has_front) {
+      if (heap.empty() || Later{}(heap.front(), e)) {
+        front = e;
+        has_front = true;
+        return;
+      }
+      heap_push(e);
+      return;
+    }
+    if (Later{}(front, e)) {
+      heap_push(front);
+      front = e;
+    } else {
+      heap_push(e);
+    }
+  }
+  void heap_push(const Event& e) {
+    heap.push_back(e);
     std::push_heap(heap.begin(), heap.end(), Later{});
+  }
+  bool pop(Event& e) {
+    if (has_front) {
+      e = front;
+      has_front = false;
+      return true;
+    }
+    if (heap.empty()) return false;
+    std::pop_heap(heap.begin(), heap.end(), Later{});
+    e = heap.back();
+    heap.pop_back();
+    return true;
   }
 
   Time units_ns(uint64_t units) const { return static_cast<Time>(std::ceil(static_cast<double>(units) * ns_per_unit)); }
@@ -361,10 +394,8 @@ struct Simulator::Impl {
     if (policy) push(config.period_ns, EventKind::tick, 0);
     bool first_dispatch_jitter = config.jitter_seed != 0;
 
-    while (!heap.empty() && unfinished > 0) {
-      std::pop_heap(heap.begin(), heap.end(), Later{});
-      const Event ev = heap.back();
-      heap.pop_back();
+    Event ev;
+    while (unfinished > 0 && pop(ev)) {
       now = ev.t;
       switch (ev.kind) {
         case EventKind::cpu:
@@ -443,6 +474,8 @@ struct Simulator::Impl {
   std::vector<Cpu> cpus;
   std::deque<uint32_t> ready;
   std::vector<Event> heap;
+  Event front;
+  bool has_front = false;
   uint64_t seq = 0;
   Time now = 0;
   uint32_t unfinished = 0;
