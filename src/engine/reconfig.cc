@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "status.hpp"
 
@@ -81,17 +82,147 @@ double StickyPolicy::seconds(FunctionId f, double units) const {
 }
 
 void StickyPolicy::on_period(Engine& engine, const Monitor& monitor, Time now, Actions& out) {
-  (void)engine;
-  (void)monitor;
-  (void)now;
-  (void)out;
+  const EngineConfig& config = engine.config();
+  const uint32_t n_slots = engine.slot_count();
+  // 1. Demand of every function in seconds of SW work per period, decayed over periods. Routed
+  //    functions: Algorithm 1's max(remaining, submitted). Unrouted ones: one C_COWORK_MAX chunk of
+  //    SW work per demand packet since the last period.
+  std::array<uint32_t, kMaxFunctions> current{};  // slots holding f (idle, busy or configuring)
+  for (SlotId s = 0; s < n_slots; ++s) {
+    const SlotView v = engine.slot(s);
+    if (v.state != SlotState::empty) ++current[v.function];
+  }
+  std::vector<FunctionId> active;
+  active.reserve(64);
+  std::array<bool, kMaxFunctions> in_use{};
+  const bool in_use_first = params_.in_use_first > 0 ||
+                            (params_.in_use_first < 0 && params_.period_ns <= params_.in_use_period_ns);
+  for (uint32_t i = 0; i < kMaxFunctions; ++i) {
+    const auto f = static_cast<FunctionId>(i);
+    if (!config.known[f]) continue;
+    const uint64_t requests = engine.counters(f).demand_requests;
+    const double unrouted = static_cast<double>(requests - last_requests_[f]) * params_.request_weight_s;
+    last_requests_[f] = requests;
+    const double observed = seconds(f, monitor.metrics(f).demand) + unrouted;
+    demand_s_[f] = std::max(observed, params_.history * demand_s_[f]);
+    if (demand_s_[f] < 1e-9) demand_s_[f] = 0;
+    in_use[f] = in_use_first && observed > 0;
+    if (demand_s_[f] > 0) active.push_back(f);
+  }
+  // Functions in use in this period come first: under independent calls, a function whose calls
+  // ended predicts nothing, so memory only breaks ties among the idle.
+  std::stable_sort(active.begin(), active.end(), [&](FunctionId a, FunctionId b) {
+    if (in_use[a] != in_use[b]) return in_use[a];
+    return demand_s_[a] > demand_s_[b];
+  });
+
+  // 2. Target: every function with demand gets one slot, in order of demand (diversity first); the
+  //    rest go one by one to the largest demand per replica (D'Hondt), but only to a function whose
+  //    demand per replica exceeds C_REPLICATE (an extra replica must have work to do).
+  std::array<uint32_t, kMaxFunctions> target{};
+  uint32_t left = n_slots;
+  for (FunctionId f : active) {
+    if (left == 0) break;
+    target[f] = 1;
+    --left;
+  }
+  const double c_replicate = params_.c_replicate_s >= 0 ? params_.c_replicate_s
+                                                        : 0.5 * static_cast<double>(params_.period_ns) * 1e-9;
+  while (left > 0) {
+    FunctionId best = 0;
+    double best_share = c_replicate;
+    bool found = false;
+    for (FunctionId f : active) {
+      if (target[f] == 0) continue;
+      const double share = demand_s_[f] / (target[f] + 1);
+      if (share > best_share) {
+        best_share = share;
+        best = f;
+        found = true;
+      }
+    }
+    if (!found) break;
+    ++target[best];
+    --left;
+  }
+
+  // 3. Move slots from functions above their target (empty slots and functions without demand
+  //    first) to functions below it (highest demand first). Hysteresis: a slot that serves demand
+  //    changes hands only if the taker's demand per replica beats the giver's by min_gain.
+  const auto per_replica = [&](FunctionId f, uint32_t n) { return demand_s_[f] / std::max<uint32_t>(n, 1); };
+  for (FunctionId f : active) {
+    while (current[f] < target[f]) {
+      SlotId pick = kNone;
+      double pick_value = 0;
+      for (SlotId s = 0; s < n_slots; ++s) {
+        const SlotView v = engine.slot(s);
+        double value = -1;  // empty
+        if (v.state == SlotState::idle) {
+          if (v.function == f || current[v.function] <= target[v.function]) continue;
+          value = in_use[v.function] ? per_replica(v.function, current[v.function]) : 0;
+          if (value > 0 && per_replica(f, current[f] + 1) < params_.min_gain * value) continue;
+        } else if (v.state != SlotState::empty) {
+          continue;
+        }
+        if (pick == kNone || value < pick_value) {
+          pick = s;
+          pick_value = value;
+        }
+      }
+      if (pick == kNone) break;
+      const SlotView v = engine.slot(pick);
+      if (!engine.load(pick, f, now, out)) break;
+      if (v.state != SlotState::empty) --current[v.function];
+      ++current[f];
+    }
+  }
+  // 4. Diversity is free: an empty slot gets a function that has none, most demanded first.
+  std::vector<FunctionId> spare;
+  for (uint32_t i = 0; i < kMaxFunctions; ++i) {
+    const auto f = static_cast<FunctionId>(i);
+    if (config.known[f] && current[f] == 0 && engine.route(f) == kNone) spare.push_back(f);
+  }
+  std::stable_sort(spare.begin(), spare.end(), [&](FunctionId a, FunctionId b) { return demand_s_[a] > demand_s_[b]; });
+  size_t next_spare = 0;
+  for (SlotId s = 0; s < n_slots && next_spare < spare.size(); ++s) {
+    if (engine.slot(s).state != SlotState::empty) continue;
+    if (engine.load(s, spare[next_spare], now, out)) ++current[spare[next_spare]];
+    ++next_spare;
+  }
+  engine.clear_requests();
 }
 
 // ---------------------------------------------------------------- factory
 
 std::vector<std::string> reconfig_policy_names() { return {"none", "algorithm1", "sticky"}; }
 
-std::unique_ptr<ReconfigPolicy> make_reconfig_policy(std::string_view name, const ReconfigParams& params) {
+std::unique_ptr<ReconfigPolicy> make_reconfig_policy(std::string_view spec, const ReconfigParams& base) {
+  // "name" or "name:key=value:key=value" (experiments override parameters without a config file).
+  const size_t colon = spec.find(':');
+  const std::string_view name = spec.substr(0, colon);
+  ReconfigParams params = base;
+  std::string_view rest = colon == std::string_view::npos ? std::string_view{} : spec.substr(colon + 1);
+  while (!rest.empty()) {
+    const size_t end = rest.find(':');
+    const std::string_view item = rest.substr(0, end);
+    rest = end == std::string_view::npos ? std::string_view{} : rest.substr(end + 1);
+    const size_t eq = item.find('=');
+    const std::string key(item.substr(0, eq));
+    double value = 0;
+    try {
+      if (eq == std::string_view::npos) throw std::invalid_argument("no value");
+      value = std::stod(std::string(item.substr(eq + 1)));
+    } catch (const std::exception&) {
+      throw Error(Status::invalid_argument, "reconfiguration policy parameter '" + std::string(item) + "' is not key=number");
+    }
+    if (key == "history") params.history = value;
+    else if (key == "min_gain") params.min_gain = value;
+    else if (key == "in_use_first") params.in_use_first = value;
+    else if (key == "request_weight_us") params.request_weight_s = value * 1e-6;
+    else if (key == "c_reconfig_ms") params.c_reconfig_s = value * 1e-3;
+    else if (key == "c_replicate_ms") params.c_replicate_s = value * 1e-3;
+    else throw Error(Status::invalid_argument, "unknown reconfiguration policy parameter '" + key + "'");
+  }
   if (name == "none") return nullptr;
   if (name == "algorithm1") return std::make_unique<Algorithm1Policy>(params);
   if (name == "sticky") return std::make_unique<StickyPolicy>(params);

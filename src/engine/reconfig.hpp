@@ -23,8 +23,14 @@ struct ReconfigParams {
   std::array<double, kMaxFunctions> xc{};
   double default_xc = 1e9;
   // ---- "sticky" (ours) ----
-  double history = 0.5;          // weight of the previous demand estimate in the decayed demand (0..1)
-  double min_gain = 2.0;         // a change must promise this many reconfiguration delays of work
+  double history = 0.25;         // decay of the demand estimate per period (0: no memory)
+  double min_gain = 2.0;         // a busy function's slot moves only to 2x its demand per replica
+  // Rank functions in use during this period before remembered ones: 1 yes, 0 no, -1 when P is at
+  // most in_use_period_ns. Measured (docs/results/policies.md): no better at P = 1 ms, and at
+  // P = 100 ms it only churns (the replica arrives after the call), so off by default.
+  double in_use_first = 0;
+  Time in_use_period_ns = 10'000'000;
+  double request_weight_s = 100e-6;  // SW work one demand packet stands for (the clients' C_COWORK_MAX)
 };
 
 // Algorithm 1, line by line:
@@ -76,7 +82,6 @@ class StickyPolicy final : public ReconfigPolicy {
   ReconfigParams params_;
   std::array<double, kMaxFunctions> demand_s_{};        // decayed demand, seconds of SW work per period
   std::array<uint64_t, kMaxFunctions> last_requests_{};  // engine demand_requests at the last period
-  std::array<Time, kMaxFunctions> last_used_{};          // last period with demand
 };
 
 // Names: "none" (nullptr: static residency), "algorithm1", "sticky". Throws tandem::Error

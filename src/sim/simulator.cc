@@ -391,7 +391,7 @@ struct Simulator::Impl {
       cpus[c].kicked = true;
       push(0, EventKind::dispatch, c);
     }
-    if (policy) push(config.period_ns, EventKind::tick, 0);
+    if (policy) push(0, EventKind::tick, 0);  // like the real dispatcher, which samples as it starts
     bool first_dispatch_jitter = config.jitter_seed != 0;
 
     Event ev;
