@@ -49,6 +49,11 @@ Result<std::unique_ptr<Runtime>> EmbeddedRuntime::create(const RuntimeOptions& o
   for (uint32_t s = 0; s < config.fabric.resident.size(); ++s) {
     d.preload(s, funcs::find_function(config.fabric.resident[s])->id);
   }
+  try {
+    d.set_reconfig_policy(engine::make_reconfig_policy(config.reconfig.policy, devices::reconfig_params(config)));
+  } catch (const Error& e) {
+    return Result<std::unique_ptr<Runtime>>(e.status(), e.what());
+  }
   d.start();
   runtime->session_ = d.open_session(std::make_shared<rt::IdentityAddressSpace>());
   Status s = runtime->init_default_queue();
