@@ -125,6 +125,14 @@ void write_trace(const ThesisOptions& o, const sim::FigureSpec& spec, const fs::
 }
 
 int run_thesis(const ThesisOptions& o) {
+  if (o.figure == "5.13" || o.figure == "5.14") {  // the timelines alone: P = 100 ms and P = 1 ms
+    const fs::path dir = o.out.empty() ? fs::path("out") / "thesis" / ("fig-" + o.figure) : fs::path(o.out);
+    fs::create_directories(dir);
+    sim::FigureSpec spec = sim::thesis_figure(o.figure == "5.13" ? "5.11" : "5.15", true);
+    if (!o.policy.empty()) spec.points.front().config.policy = o.policy;
+    write_trace(o, spec, dir);
+    return 0;
+  }
   sim::FigureSpec spec = sim::thesis_figure(o.figure, o.quick);
   if (!o.policy.empty()) {
     engine::make_reconfig_policy(o.policy, {});  // validates the name
@@ -223,7 +231,7 @@ void add_thesis_experiments(CLI::App& experiment) {
   auto o = std::make_shared<ThesisOptions>();
   CLI::App* cmd = experiment.add_subcommand("thesis", "Reproduce a figure of the thesis's multitasking evaluation "
                                                       "(seed 000, 5.5.3-5.5.5) on the simulator");
-  cmd->add_option("--figure", o->figure, "5.7 5.8 5.9 5.11 5.12 5.15 5.16 5.18 5.19 5.20 5.21")->required();
+  cmd->add_option("--figure", o->figure, "5.7 5.8 5.9 5.11 5.12 5.15 5.16 5.18 5.19 5.20 5.21; 5.13 and 5.14 write only the trace")->required();
   add_common(cmd, *o);
   cmd->add_option("--policy", o->policy, "Reconfiguration policy instead of algorithm1 (dynamic figures)");
   cmd->add_flag("--trace", o->trace, "Also write the timeline of Fig 5.13/5.14 (trace.json, trace.png)");
