@@ -31,11 +31,13 @@ def main():
     im = ax.imshow(heat, aspect="auto", origin="lower", cmap="Greys", extent=(0, end * 1e3, -0.5, functions - 0.5),
                    vmin=0, vmax=max(1, heat.max()), interpolation="nearest")
     fig.colorbar(im, ax=ax, label="resident accelerators")
-    colours = ["tab:red", "tab:blue", "tab:green", "tab:orange"]
+    colours = plt.get_cmap("tab10").colors
+    apps = max([c[0] for c in calls] + [0]) + 1
     for app, f, b, e, sw in calls:
-        y = f + (app - 0.5) * 0.3
-        ax.plot([b * 1e3, e * 1e3], [y, y], color=colours[app % 4], linewidth=2.5, solid_capstyle="butt")
-        ax.plot([b * 1e3, (b + sw) * 1e3], [y, y], color=colours[app % 4], linewidth=0.8, alpha=0.5)
+        y = f - 0.35 + 0.7 * (app + 0.5) / apps  # each app its own lane within the function's row
+        ax.plot([b * 1e3, e * 1e3], [y, y], color=colours[app % 10], linewidth=2.5 if apps <= 4 else 1.5,
+                solid_capstyle="butt")
+        ax.plot([b * 1e3, (b + sw) * 1e3], [y, y], color=colours[app % 10], linewidth=0.6, alpha=0.5)
     ax.set_xlabel("time (ms)")
     ax.set_ylabel("function")
     ax.set_yticks(range(functions))

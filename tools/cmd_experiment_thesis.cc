@@ -23,7 +23,7 @@ namespace fs = std::filesystem;
 
 struct ThesisOptions {
   std::string figure;
-  uint32_t seeds = 10;
+  uint32_t seeds = 30;
   uint32_t reps = 3;
   uint32_t threads = 2;
   uint64_t seed = 1;
@@ -31,6 +31,8 @@ struct ThesisOptions {
   std::string policy;  // overrides algorithm1 in the dynamic figures
   bool quick = false;
   bool trace = false;
+  uint32_t trace_apps = 2;
+  double trace_speedup = 10;
 };
 
 void write_file(const fs::path& p, const std::string& text) {
@@ -107,19 +109,20 @@ void write_trace(const ThesisOptions& o, const sim::FigureSpec& spec, const fs::
   // Fig 5.13/5.14: two applications with the same call list, 8 accelerators of 10x, the figure's P.
   const sim::Point& pt = spec.points.front();
   sim::WorkloadSpec w = pt.workload;
-  w.apps = 2;
-  w.same_calls_for_all = true;
+  w.apps = o.trace_apps;
+  w.same_calls_for_all = o.trace_apps == 2;  // the thesis's traces: two apps, one seed
   w.seed = sim::mix_seed(o.seed, 0);
   if (o.quick) w.total_sw_s = 1.0;
   sim::SimConfig c = pt.config;
-  c.speedup = 10;
+  c.speedup = o.trace_speedup;
   c.trace = true;
   const std::vector<sim::AppSpec> apps = sim::make_workload(w);
   const sim::SimResult r = sim::simulate(c, apps);
   write_file(dir / "trace.json", sim::chrome_trace_json(r, apps));
   write_file(dir / "residency.csv", sim::residency_csv(r));
   write_file(dir / "calls.csv", sim::calls_csv(r));
-  const std::string title = fmt::format("2 apps, 10x, P = {:g} ms, {}", static_cast<double>(c.period_ns) * 1e-6, c.policy);
+  const std::string title = fmt::format("{} apps, {:g}x, P = {:g} ms, {}: makespan {:.1f} ms", w.apps, c.speedup,
+                                        static_cast<double>(c.period_ns) * 1e-6, c.policy, static_cast<double>(r.makespan) * 1e-6);
   plot("plot_trace.py", {(dir / "residency.csv").string(), (dir / "calls.csv").string(), (dir / "trace.png").string(), title});
   fmt::print("trace: {} (open in ui.perfetto.dev), {}\n", (dir / "trace.json").string(), (dir / "trace.png").string());
 }
@@ -235,6 +238,9 @@ void add_thesis_experiments(CLI::App& experiment) {
   add_common(cmd, *o);
   cmd->add_option("--policy", o->policy, "Reconfiguration policy instead of algorithm1 (dynamic figures)");
   cmd->add_flag("--trace", o->trace, "Also write the timeline of Fig 5.13/5.14 (trace.json, trace.png)");
+  cmd->add_option("--trace-apps", o->trace_apps, "Applications in the traced run (2: the thesis's, same calls)")
+      ->capture_default_str();
+  cmd->add_option("--trace-speedup", o->trace_speedup, "Accelerator speedup in the traced run")->capture_default_str();
   cmd->callback([o] { run_thesis(*o); });
 
   auto c = std::make_shared<CompareOptions>();

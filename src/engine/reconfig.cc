@@ -92,6 +92,7 @@ void StickyPolicy::on_period(Engine& engine, const Monitor& monitor, Time now, A
     const SlotView v = engine.slot(s);
     if (v.state != SlotState::empty) ++current[v.function];
   }
+  const double period_s = static_cast<double>(params_.period_ns) * 1e-9;
   std::vector<FunctionId> active;
   active.reserve(64);
   std::array<bool, kMaxFunctions> in_use{};
@@ -107,8 +108,18 @@ void StickyPolicy::on_period(Engine& engine, const Monitor& monitor, Time now, A
     demand_s_[f] = std::max(observed, params_.history * demand_s_[f]);
     if (demand_s_[f] < 1e-9) demand_s_[f] = 0;
     in_use[f] = in_use_first && observed > 0;
+    streak_[f] = observed > 0 ? streak_[f] + 1 : 0;
     if (demand_s_[f] > 0) active.push_back(f);
   }
+  // Chasing new demand (displacing a resident for a function just asked for) pays only if the new
+  // accelerator is used once it is ready; with a long reconfiguration delay the call that asked has
+  // often ended by then. So the policy measures it: each displacement's slot is watched for one
+  // window after it becomes ready, and the busy fraction feeds a running payoff. While the payoff is
+  // low, only demand that has already lasted min_streak periods may displace a resident.
+  const double reconfig_s = params_.reconfig_s >= 0 ? params_.reconfig_s : period_s;
+  learn_payoff(engine, now, reconfig_s);
+  const bool chase = payoff_ >= params_.min_payoff;
+  const uint32_t need_streak = chase ? 0 : static_cast<uint32_t>(params_.min_streak);
   // Functions in use in this period come first: under independent calls, a function whose calls
   // ended predicts nothing, so memory only breaks ties among the idle.
   std::stable_sort(active.begin(), active.end(), [&](FunctionId a, FunctionId b) {
@@ -158,8 +169,12 @@ void StickyPolicy::on_period(Engine& engine, const Monitor& monitor, Time now, A
         const SlotView v = engine.slot(s);
         double value = -1;  // empty
         if (v.state == SlotState::idle) {
+          if (!(params_.evict > 0)) continue;  // ablation: only ever fill empty slots
+          // Only demand that has lasted earns a resident's slot: a call that has run for k periods
+          // is likely to run on past the reconfiguration delay; a new one often ends before.
+          if (streak_[f] < need_streak) continue;
           if (v.function == f || current[v.function] <= target[v.function]) continue;
-          value = in_use[v.function] ? per_replica(v.function, current[v.function]) : 0;
+          value = (!in_use_first || in_use[v.function]) ? per_replica(v.function, current[v.function]) : 0;
           if (value > 0 && per_replica(f, current[f] + 1) < params_.min_gain * value) continue;
         } else if (v.state != SlotState::empty) {
           continue;
@@ -172,7 +187,10 @@ void StickyPolicy::on_period(Engine& engine, const Monitor& monitor, Time now, A
       if (pick == kNone) break;
       const SlotView v = engine.slot(pick);
       if (!engine.load(pick, f, now, out)) break;
-      if (v.state != SlotState::empty) --current[v.function];
+      if (v.state != SlotState::empty) {
+        --current[v.function];
+        watch(pick, f, now + static_cast<Time>(reconfig_s * 1e9));
+      }
       ++current[f];
     }
   }
@@ -190,6 +208,39 @@ void StickyPolicy::on_period(Engine& engine, const Monitor& monitor, Time now, A
     ++next_spare;
   }
   engine.clear_requests();
+}
+
+namespace {
+Time busy_now(const SlotView& v, Time now) { return v.busy_total + (v.state == SlotState::busy ? now - v.busy_since : 0); }
+}  // namespace
+
+void StickyPolicy::watch(SlotId slot, FunctionId f, Time ready_at) {
+  if (watches_.size() <= slot) watches_.resize(slot + 1);
+  watches_[slot] = Watch{true, false, f, ready_at, 0, 0};
+}
+
+void StickyPolicy::learn_payoff(const Engine& engine, Time now, double reconfig_s) {
+  const Time window = std::max<Time>(params_.period_ns, static_cast<Time>(reconfig_s * 1e9));
+  for (SlotId s = 0; s < watches_.size() && s < engine.slot_count(); ++s) {
+    Watch& w = watches_[s];
+    if (!w.active) continue;
+    const SlotView v = engine.slot(s);
+    if (v.state == SlotState::empty || v.function != w.function) {  // replaced meanwhile: no verdict
+      w.active = false;
+      continue;
+    }
+    if (!w.measuring) {
+      if (now < w.ready_at || v.state == SlotState::configuring) continue;
+      w.measuring = true;
+      w.since = now;
+      w.busy_at_start = busy_now(v, now);
+      continue;
+    }
+    if (now - w.since < window) continue;
+    const double used = static_cast<double>(busy_now(v, now) - w.busy_at_start) / static_cast<double>(now - w.since);
+    payoff_ = (1 - params_.payoff_weight) * payoff_ + params_.payoff_weight * used;
+    w.active = false;
+  }
 }
 
 // ---------------------------------------------------------------- factory
@@ -218,6 +269,10 @@ std::unique_ptr<ReconfigPolicy> make_reconfig_policy(std::string_view spec, cons
     if (key == "history") params.history = value;
     else if (key == "min_gain") params.min_gain = value;
     else if (key == "in_use_first") params.in_use_first = value;
+    else if (key == "evict") params.evict = value;
+    else if (key == "min_streak") params.min_streak = value;
+    else if (key == "min_payoff") params.min_payoff = value;
+    else if (key == "payoff_weight") params.payoff_weight = value;
     else if (key == "request_weight_us") params.request_weight_s = value * 1e-6;
     else if (key == "c_reconfig_ms") params.c_reconfig_s = value * 1e-3;
     else if (key == "c_replicate_ms") params.c_replicate_s = value * 1e-3;

@@ -30,6 +30,11 @@ struct ReconfigParams {
   // P = 100 ms it only churns (the replica arrives after the call), so off by default.
   double in_use_first = 0;
   Time in_use_period_ns = 10'000'000;
+  double reconfig_s = -1;        // reconfiguration delay; < 0 = P (Table 5.3)
+  double min_payoff = 0.2;       // chase new demand at once while displaced slots are this busy after
+  double payoff_weight = 0.2;    // weight of each new displacement's verdict in the running payoff
+  double min_streak = 3;         // otherwise: periods in a row with demand before displacing a resident
+  double evict = 1;              // 0: never replace a resident accelerator (static diversity, ablation)
   double request_weight_s = 100e-6;  // SW work one demand packet stands for (the clients' C_COWORK_MAX)
 };
 
@@ -62,15 +67,19 @@ class Algorithm1Policy final : public ReconfigPolicy {
 };
 
 // Ours: "sticky" demand-proportional allocation. Differences from Algorithm 1, each aimed at a
-// weakness the thesis's traces show (Fig 5.13/5.14):
+// weakness the thesis's traces show (Fig 5.13/5.14) and our own (docs/results/policies.md):
 //  1. Unrouted functions get a demand magnitude, not a bit: every demand packet stands for one
 //     C_COWORK_MAX chunk that ran in SW for want of an accelerator (engine counter demand_requests).
-//  2. Demand is decayed over periods (history), so an accelerator used a moment ago is not retired
-//     because one period was quiet, and a burst does not grab every slot at once.
-//  3. Slots are shared out in proportion to demand (largest remainder), at most one replica more than
-//     the function can use by its outstanding jobs, and a slot changes function only when the work it
-//     would serve in the next periods exceeds min_gain reconfiguration delays.
-//  4. Empty slots are never left empty while some function lacks an accelerator: diversity is free.
+//  2. Demand is decayed over periods (history), so a burst does not grab every slot at once and an
+//     accelerator used a moment ago is not the first to go.
+//  3. Slots are shared out by demand: first one slot for each function with demand (diversity), then
+//     replicas by largest demand per replica (D'Hondt), only while that exceeds C_REPLICATE. A slot in
+//     use moves only to a function with min_gain times its demand per replica (hysteresis).
+//  4. It learns whether chasing new demand pays: each displacement's slot is watched for a window
+//     after it is ready; while those slots stay mostly idle (the calls that asked ended during the
+//     reconfiguration delay, as at P = 100 ms), only demand that has lasted min_streak periods may
+//     displace a resident.
+//  5. Empty slots are never left empty while some function has none: diversity is free.
 class StickyPolicy final : public ReconfigPolicy {
  public:
   explicit StickyPolicy(const ReconfigParams& params);
@@ -82,6 +91,19 @@ class StickyPolicy final : public ReconfigPolicy {
   ReconfigParams params_;
   std::array<double, kMaxFunctions> demand_s_{};        // decayed demand, seconds of SW work per period
   std::array<uint64_t, kMaxFunctions> last_requests_{};  // engine demand_requests at the last period
+  std::array<uint32_t, kMaxFunctions> streak_{};         // periods in a row with demand
+  struct Watch {                                         // a displacement whose payoff is measured
+    bool active = false;
+    bool measuring = false;
+    FunctionId function = 0;
+    Time ready_at = 0;
+    Time since = 0;
+    Time busy_at_start = 0;
+  };
+  void watch(SlotId slot, FunctionId f, Time ready_at);
+  void learn_payoff(const Engine& engine, Time now, double reconfig_s);
+  std::vector<Watch> watches_;
+  double payoff_ = 1;                                    // optimistic until measured
 };
 
 // Names: "none" (nullptr: static residency), "algorithm1", "sticky". Throws tandem::Error

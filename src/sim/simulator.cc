@@ -317,6 +317,7 @@ struct Simulator::Impl {
       switch (step.kind) {
         case engine::StepKind::run_sw:
           result.sw_units += step.range.size();
+          if (eng.accelerators(f) == 0) result.sw_units_unaccelerated += step.range.size();
           app.op_left = units_ns(step.range.size());
           break;
         case engine::StepKind::submit_job: {

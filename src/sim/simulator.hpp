@@ -65,6 +65,7 @@ struct SimResult {
   uint64_t total_units = 0;          // work in the call lists
   uint64_t sw_units = 0;             // processed by run_sw steps
   uint64_t hw_units = 0;             // processed by completed jobs
+  uint64_t sw_units_unaccelerated = 0;  // SW units run while the call's function had no replica
   uint64_t calls = 0;
   uint64_t jobs_completed = 0;
   uint64_t jobs_cancelled = 0;
