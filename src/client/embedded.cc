@@ -4,8 +4,8 @@
 
 #include <cstdlib>
 
-#include "devices/emu/fabric.hpp"
 #include "devices/emu/fabric_config.hpp"
+#include "rt/runtime_setup.hpp"
 
 namespace tandem::client {
 
@@ -32,28 +32,9 @@ Result<std::unique_ptr<Runtime>> EmbeddedRuntime::create(const RuntimeOptions& o
   } catch (const Error& e) {
     return Result<std::unique_ptr<Runtime>>(e.status(), e.what());
   }
-  const auto models = devices::resolve_models(config.fabric);
-  engine::EngineConfig ec = devices::engine_config(config.fabric, models);
-  auto device = std::make_unique<devices::EmulatedFabric>(ec.slots, models);
-  rt::DispatcherOptions dopts;
-  dopts.idle_spin_ns = static_cast<int64_t>(config.dispatcher.idle_spin_s * 1e9);
-  dopts.batch = config.dispatcher.batch;
-  dopts.cpu = config.dispatcher.cpu;
-  dopts.monitor.period_ns = static_cast<engine::Time>(config.monitor.period_s * 1e9);
-  dopts.monitor.available_bandwidth = config.monitor.available_bandwidth;
-
   std::unique_ptr<EmbeddedRuntime> runtime(new EmbeddedRuntime(options));
-  runtime->dispatcher_ = std::make_unique<rt::Dispatcher>(ec, std::move(device), dopts);
+  runtime->dispatcher_ = rt::build_dispatcher(config);
   rt::Dispatcher& d = *runtime->dispatcher_;
-  // Resident functions are in place from the start: no reconfiguration wait.
-  for (uint32_t s = 0; s < config.fabric.resident.size(); ++s) {
-    d.preload(s, funcs::find_function(config.fabric.resident[s])->id);
-  }
-  try {
-    d.set_reconfig_policy(engine::make_reconfig_policy(config.reconfig.policy, devices::reconfig_params(config)));
-  } catch (const Error& e) {
-    return Result<std::unique_ptr<Runtime>>(e.status(), e.what());
-  }
   d.start();
   runtime->session_ = d.open_session(std::make_shared<rt::IdentityAddressSpace>());
   Status s = runtime->init_default_queue();

@@ -1,0 +1,21 @@
+// Builds a dispatcher from a configuration: device, engine parameters, monitor, resident functions.
+// One place for what the embedded runtime and tandemd set up alike.
+#pragma once
+
+#include <memory>
+
+#include "devices/emu/fabric_config.hpp"
+#include "dispatcher.hpp"
+
+namespace tandem::rt {
+
+struct SetupOptions {
+  uint32_t max_jobs_per_session = 0;  // engine bound on jobs in flight per session (0: none)
+  std::shared_ptr<tandem_metrics_page_t> metrics_page;  // null: private
+};
+
+// A dispatcher (not started) with the configured device, the resident functions already loaded and
+// the configured reconfiguration policy.
+std::unique_ptr<Dispatcher> build_dispatcher(const devices::Config& config, const SetupOptions& options = {});
+
+}  // namespace tandem::rt
