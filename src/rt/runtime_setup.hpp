@@ -14,7 +14,8 @@ struct SetupOptions {
   std::shared_ptr<tandem_metrics_page_t> metrics_page;  // null: private
 };
 
-// A dispatcher (not started) with the configured device, and the resident functions already loaded.
+// A dispatcher (not started) with the configured device, the resident functions already loaded and
+// the configured reconfiguration policy.
 std::unique_ptr<Dispatcher> build_dispatcher(const devices::Config& config, const SetupOptions& options = {});
 
 }  // namespace tandem::rt
