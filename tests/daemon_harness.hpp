@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -46,6 +47,7 @@ class DaemonProcess {
   void start() {
     pid_ = fork();
     if (pid_ == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);  // a test killed by its timeout leaves no daemon behind
       const char* quiet = std::getenv("TANDEM_TEST_DAEMON_LOG") ? nullptr : "/dev/null";
       if (quiet != nullptr) {
         FILE* null = std::freopen(quiet, "w", stderr);

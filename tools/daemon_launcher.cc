@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -41,6 +42,7 @@ DaemonLauncher::DaemonLauncher(const std::string& config_toml, bool quiet) {
   const std::string binary = find_binary();
   pid_ = fork();
   if (pid_ == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGTERM);  // the daemon does not outlive the tool that started it
     if (quiet) {
       const int null = open("/dev/null", O_WRONLY);
       dup2(null, STDERR_FILENO);
