@@ -281,6 +281,9 @@ void Dispatcher::handle_packet(RingEntry& ring, engine::RingId id, const tandem_
     case Decoded::Kind::barrier:
       engine_.submit_barrier(d.barrier, now, actions_);
       return;
+    case Decoded::Kind::cancel:
+      engine_.cancel(ring.session, d.cancel_target, reinterpret_cast<uintptr_t>(d.record), d.job.tag, actions_);
+      return;
     case Decoded::Kind::dispatch: {
       // Store the call before any action runs: submit() may already have started the job.
       const engine::JobId j = engine_.submit(d.job, now, actions_);
@@ -313,6 +316,7 @@ void Dispatcher::apply(int64_t now) {
         complete_record(reinterpret_cast<tandem_completion_t*>(static_cast<uintptr_t>(a.completion)), a.status,
                         a.value, ran ? pending_[a.job].result.device_ns : 0, ran ? a.slot : UINT32_MAX);
         ++stats_.completions;
+        if (a.job != engine::kNone) note_drained(a.function);
         break;
       }
       case ActionKind::begin_configure:
@@ -334,6 +338,25 @@ void Dispatcher::apply(int64_t now) {
     }
   }
   actions_.clear();
+  refresh_drained();
+}
+
+// A function whose queue and slots just emptied shows it in the metrics page at once rather than at
+// the next period: otherwise a partitioner reads the D_q of a job that finished long ago.
+void Dispatcher::note_drained(engine::FunctionId f) {
+  for (uint32_t i = 0; i < drained_count_; ++i) {
+    if (drained_[i] == f) return;
+  }
+  if (drained_count_ < drained_.size()) drained_[drained_count_++] = f;  // overflow: the period catches it
+}
+
+void Dispatcher::refresh_drained() {
+  for (uint32_t i = 0; i < drained_count_; ++i) {
+    const engine::FunctionId f = drained_[i];
+    const engine::QueueId q = engine_.route(f);
+    if (engine_.running_jobs(f) == 0 && (q == engine::kNone || engine_.queue(q).jobs == 0)) refresh_metrics(f);
+  }
+  drained_count_ = 0;
 }
 
 void Dispatcher::on_timer(uint32_t id, int64_t now) {
@@ -359,11 +382,13 @@ void Dispatcher::publish(engine::FunctionId f) { abi::write_metrics(*metrics_pag
 
 void Dispatcher::monitor_tick(int64_t now) {
   monitor_.sample(engine_, now);
+  // Publish the sample before the policy acts: its actions refresh (and so overwrite changed()) the
+  // functions they touch.
+  for (engine::FunctionId f : monitor_.changed()) publish(f);
   if (policy_) {
     policy_->on_period(engine_, monitor_, now, actions_);
     apply(now);
   }
-  for (engine::FunctionId f : monitor_.changed()) publish(f);
   abi::write_page_header(*metrics_page_, static_cast<uint64_t>(now), monitor_.config().available_bandwidth);
   next_tick_ = now + monitor_.config().period_ns;
 }
