@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <cstdlib>
+#include <optional>
 
 #include "devices/emu/fabric.hpp"
 #include "devices/emu/fabric_config.hpp"
@@ -32,7 +33,24 @@ Result<std::unique_ptr<Runtime>> EmbeddedRuntime::create(const RuntimeOptions& o
   } catch (const Error& e) {
     return Result<std::unique_ptr<Runtime>>(e.status(), e.what());
   }
-  const auto models = devices::resolve_models(config.fabric);
+  // The calibration first: the emulated accelerators' speeds are relative to its X_c when it has one,
+  // so that the calibrated X_a and the device agree.
+  std::optional<Calibration> calibration = options.calibration;
+  if (!calibration) {
+    const std::string file =
+        options.calibration_path.empty() ? find_calibration_file(config.calibration_file) : options.calibration_path;
+    if (!file.empty()) {
+      try {
+        calibration = load_calibration(file);
+      } catch (const Error& e) {
+        return Result<std::unique_ptr<Runtime>>(e.status(), e.what());
+      }
+    }
+  }
+  const bool calibrated = calibration && calibration->device == "emu";
+  const auto models = devices::resolve_models(config.fabric, [&](uint16_t f) {
+    return calibrated && calibration->functions[f] ? calibration->functions[f]->xc : 0.0;
+  });
   engine::EngineConfig ec = devices::engine_config(config.fabric, models);
   auto device = std::make_unique<devices::EmulatedFabric>(ec.slots, models);
   rt::DispatcherOptions dopts;
@@ -43,6 +61,7 @@ Result<std::unique_ptr<Runtime>> EmbeddedRuntime::create(const RuntimeOptions& o
   dopts.monitor.available_bandwidth = config.monitor.available_bandwidth;
 
   std::unique_ptr<EmbeddedRuntime> runtime(new EmbeddedRuntime(options));
+  runtime->init_cost_params(calibration ? &*calibration : nullptr, "emu", models);
   runtime->dispatcher_ = std::make_unique<rt::Dispatcher>(ec, std::move(device), dopts);
   rt::Dispatcher& d = *runtime->dispatcher_;
   // Resident functions are in place from the start: no reconfiguration wait.
@@ -87,5 +106,9 @@ void* EmbeddedRuntime::alloc(size_t bytes) {
 }
 
 void EmbeddedRuntime::free(void* memory) { std::free(memory); }
+
+model::AccelModel EmbeddedRuntime::accel_model(uint16_t function) const {
+  return function < TANDEM_FN_MAX ? dispatcher_->device().model(function) : model::AccelModel{};
+}
 
 }  // namespace tandem::client
