@@ -32,9 +32,11 @@ Plan plan_for(const funcs::FunctionInfo& fn, bool quick) {
     p.rounds = 40;
     p.warmup = 5;
   } else {
-    p.software_sizes = bytes ? std::vector<uint64_t>{1024, 4096, 16384, 65536, 262144, 1048576}
+    // Log-spaced like the sizes the model predicts (the case study's 8 B..1 MiB).
+    p.software_sizes = bytes ? std::vector<uint64_t>{256, 1024, 4096, 16384, 65536, 262144, 1048576}
+                             : std::vector<uint64_t>{1024, 4096, 16384, 65536, 262144, 1048576};
+    p.hardware_sizes = bytes ? std::vector<uint64_t>{1024, 4096, 16384, 65536, 262144, 1048576}
                              : std::vector<uint64_t>{4096, 16384, 65536, 262144, 1048576};
-    p.hardware_sizes = p.software_sizes;
     p.rounds = 1500;
     p.warmup = 50;
   }
@@ -48,32 +50,32 @@ double median(std::vector<double> v) {
   return v[mid];
 }
 
-// Least squares T = a + b N over the points; returns (a, b).
-std::pair<double, double> fit_line(const std::vector<SizePoint>& pts) {
-  double sx = 0, sy = 0, sxx = 0, sxy = 0;
-  const double n = static_cast<double>(pts.size());
+// The slope b of T = a + b N through the points, for a given intercept a, that minimises the
+// relative residuals sum(((a + b N - T) / T)^2): the model predicts T from its measured fixed cost
+// (O_0, D_a) and a throughput, and is judged by its relative error at every size alike. 0 if the
+// points do not determine it.
+double fit_slope(const std::vector<SizePoint>& pts, double a) {
+  double num = 0, den = 0;
   for (const SizePoint& p : pts) {
-    const double x = static_cast<double>(p.units);
-    sx += x;
-    sy += p.median_s;
-    sxx += x * x;
-    sxy += x * p.median_s;
+    if (!(p.median_s > 0) || p.units == 0) continue;
+    const double x = static_cast<double>(p.units) / p.median_s;
+    num += x * (p.median_s - a) / p.median_s;
+    den += x * x;
   }
-  const double den = n * sxx - sx * sx;
-  if (pts.size() < 2 || den == 0) return {0, 0};
-  const double b = (n * sxy - sx * sy) / den;
-  return {(sy - b * sx) / n, b};
+  return den > 0 ? num / den : 0;
 }
 
 // One kind of call in an interleaved measurement.
 struct Subject {
-  Subject(const funcs::Call& c, int64_t e, bool chk, engine::Partitioner* p = nullptr)
-      : call(c), expected(e), check(chk), partitioner(p) {}
+  Subject(const funcs::Call& c, int64_t e, bool chk, engine::Partitioner* p = nullptr, bool keep = true)
+      : call(c), expected(e), check(chk), partitioner(p), recorded(keep) {}
   funcs::Call call;
   int64_t expected = 0;
   bool check = false;
   engine::Partitioner* partitioner = nullptr;  // null: the runtime's own policy
-  std::vector<double> samples;
+  bool recorded = true;                        // false: only keeps the device busy like real calls do
+  std::vector<double> samples;                 // call time, s
+  std::vector<double> visible;                 // call time less the CPU's work after the last job was seen, s
 };
 
 // Rounds of every subject once each (A B C A B C ...), so that drift hits all of them alike.
@@ -84,15 +86,30 @@ void measure_interleaved(client::Runtime& rt, const funcs::FunctionInfo& fn, std
   for (size_t r = 0; r < warmup + rounds; ++r) {
     for (Subject& s : subjects) {
       int64_t value = 0;
+      client::CallReport report;
       const uint64_t t0 = clock.now();
-      const Status st = s.partitioner != nullptr ? client::run_partitioned(rt, fn, s.call, *s.partitioner, value, nullptr)
-                                                 : rt.run(fn, s.call, value);
+      const Status st = s.partitioner != nullptr
+                            ? client::run_partitioned(rt, fn, s.call, *s.partitioner, value, &report)
+                            : rt.run(fn, s.call, value, &report);
       const uint64_t t1 = clock.now();
       if (st != Status::ok) throw Error(st, "a calibration call failed: " + std::string(to_string(st)));
       if (s.check && value != s.expected) throw Error(Status::device_error, "a calibration call returned a wrong result");
-      if (r >= warmup) s.samples.push_back(clock.to_ns(t1 - t0) * 1e-9);
+      if (r < warmup || !s.recorded) continue;
+      const double t = clock.to_ns(t1 - t0) * 1e-9;
+      s.samples.push_back(t);
+      s.visible.push_back(t - std::max(0.0, report.driver_s - report.hw_done_s));
     }
   }
+}
+
+std::unique_ptr<engine::Partitioner> make_partitioner(const model::CostParams& p, engine::PartitionPolicy policy,
+                                                      double alpha = 0) {
+  engine::PartitionerConfig c;
+  c.policy = policy;
+  c.fixed_alpha = alpha;
+  c.jobs_per_round = 1;
+  c.max_outstanding_jobs = 4;
+  return std::make_unique<engine::Partitioner>(p, c);
 }
 
 void say(const ProbeOptions& o, const std::string& line) {
@@ -171,21 +188,38 @@ FunctionProbe probe_function(const funcs::FunctionInfo& fn, const std::string& d
   model::CostParams& p = out.params;
   p.granularity = g;
 
-  // ---- the CPU: X_c and O_0 from high-level calls that the policy keeps in software ----
+  // ---- the CPU: X_c and O_0 from calls that the policy keeps in software ----
   say(o, std::string(fn.name) + ": software calls (X_c, O_0)");
   {
+    // The device runs with its default speed here; only the software calls are measured.
     auto rt = open_probe_runtime(o, nullptr, client::Mode::sw, {});
-    std::vector<uint64_t> sizes{0};
-    sizes.insert(sizes.end(), plan.software_sizes.begin(), plan.software_sizes.end());
-    std::vector<Subject> subjects;
-    for (uint64_t n : sizes) subjects.emplace_back(make_call(fn, n, data.values.data()), data.reference(n), check);
-    measure_interleaved(*rt, fn, subjects, plan.rounds, plan.warmup);
-    for (size_t i = 0; i < sizes.size(); ++i) {
-      out.software.push_back(SizePoint{sizes[i], median(subjects[i].samples), subjects[i].samples.size()});
+    const bool hw = client::live_metrics(*rt, fn.id).n_a > 0;
+    auto sw_part = make_partitioner(rt->cost_params(fn.id), engine::PartitionPolicy::sw_only);
+    auto hw_part = make_partitioner(rt->cost_params(fn.id), engine::PartitionPolicy::hw_only);
+    // O_0: calls with no work among small ones, each followed by a hardware-only call as below (warm,
+    // like the small calls it predicts, with the dispatcher as awake as when calls are partitioned).
+    std::vector<Subject> small;
+    for (uint64_t n : {uint64_t{0}, 8 * g, 32 * g}) {
+      const funcs::Call call = make_call(fn, n, data.values.data());
+      small.emplace_back(call, data.reference(n), check, sw_part.get());
+      if (hw && n > 0) small.emplace_back(call, data.reference(n), check, hw_part.get(), false);
     }
-    p.o0 = out.software.front().median_s;
-    const auto [a, b] = fit_line({out.software.begin() + 1, out.software.end()});
-    (void)a;
+    measure_interleaved(*rt, fn, small, plan.rounds, plan.warmup);
+    p.o0 = median(small.front().samples);
+    out.software.push_back(SizePoint{0, p.o0, small.front().samples.size()});
+    // X_c: each software call followed by a hardware-only call of the same size, so that the
+    // dispatcher is as busy and the caches as warm as during partitioned calls.
+    std::vector<Subject> subjects;
+    for (uint64_t n : plan.software_sizes) {
+      const funcs::Call call = make_call(fn, n, data.values.data());
+      subjects.emplace_back(call, data.reference(n), check, sw_part.get());
+      if (hw) subjects.emplace_back(call, data.reference(n), check, hw_part.get(), false);
+    }
+    measure_interleaved(*rt, fn, subjects, plan.rounds, plan.warmup);
+    for (const Subject& sub : subjects) {
+      if (sub.recorded) out.software.push_back(SizePoint{sub.call.workload, median(sub.samples), sub.samples.size()});
+    }
+    const double b = fit_slope(out.software, p.o0);
     if (!(b > 0)) throw Error(Status::device_error, "software times do not grow with the work: measure again");
     p.xc = 1.0 / b;
   }
@@ -205,20 +239,29 @@ FunctionProbe probe_function(const funcs::FunctionInfo& fn, const std::string& d
     throw Error(Status::not_accelerated, std::string(fn.name) + " is not resident in the configuration measured");
   }
   {
+    // D_a is the latency until the result is visible to the caller, the thesis's sense: the CPU's
+    // work after it saw the completion (collect, combine, return) belongs to O_c, so it is taken out
+    // of each sample (CallReport::driver_s - hw_done_s).
+    auto hw_part = make_partitioner(p, engine::PartitionPolicy::hw_only);
     std::vector<uint64_t> sizes{g};
     sizes.insert(sizes.end(), plan.hardware_sizes.begin(), plan.hardware_sizes.end());
     std::vector<Subject> subjects;
-    for (uint64_t n : sizes) subjects.emplace_back(make_call(fn, n, data.values.data()), data.reference(n), check);
+    for (uint64_t n : sizes) {
+      subjects.emplace_back(make_call(fn, n, data.values.data()), data.reference(n), check, hw_part.get());
+    }
     measure_interleaved(*rt, fn, subjects, plan.rounds, plan.warmup);
+    std::vector<SizePoint> visible;
     for (size_t i = 0; i < sizes.size(); ++i) {
       out.hardware.push_back(SizePoint{sizes[i], median(subjects[i].samples), subjects[i].samples.size()});
+      visible.push_back(SizePoint{sizes[i], median(subjects[i].visible), subjects[i].visible.size()});
     }
-    const auto [a, b] = fit_line(out.hardware);
-    (void)a;
+    // D_a from the smallest job (what matters most for small calls); X_a the throughput that, with
+    // it, predicts the larger jobs best. The smallest job's granule of work is negligible.
+    p.da = visible.front().median_s;
+    const double b = fit_slope({visible.begin() + 1, visible.end()}, p.da);
     if (!(b > 0)) throw Error(Status::device_error, "accelerator times do not grow with the work: measure again");
     p.xa = 1.0 / b;
-    // D_a from the smallest job (what matters most for small calls), less its tiny share of work.
-    p.da = std::max(0.0, out.hardware.front().median_s - static_cast<double>(g) / p.xa);
+    out.hardware_visible = std::move(visible);
   }
   {
     // O_c: a call whose SW part takes about three job latencies, plus one job of one granule at the
@@ -228,19 +271,12 @@ FunctionProbe probe_function(const funcs::FunctionInfo& fn, const std::string& d
     uint64_t n_sw = model::round_up(static_cast<uint64_t>(sw_units), g);
     if (fn.units == "bytes") n_sw = std::min(n_sw, model::round_up(largest, g) - g);
     out.overhead_units = n_sw;
-    engine::PartitionerConfig split;
-    split.policy = engine::PartitionPolicy::fixed_alpha;
-    split.fixed_alpha = static_cast<double>(g) / static_cast<double>(n_sw + g);
-    split.jobs_per_round = 1;
-    split.max_outstanding_jobs = 4;
-    engine::Partitioner with_job(p, split);
-    engine::PartitionerConfig sw;
-    sw.policy = engine::PartitionPolicy::sw_only;
-    sw.max_outstanding_jobs = 4;
-    engine::Partitioner software(p, sw);
+    auto with_job = make_partitioner(p, engine::PartitionPolicy::fixed_alpha,
+                                     static_cast<double>(g) / static_cast<double>(n_sw + g));
+    auto software = make_partitioner(p, engine::PartitionPolicy::sw_only);
     std::vector<Subject> subjects;
-    subjects.emplace_back(make_call(fn, n_sw + g, data.values.data()), data.reference(n_sw + g), check, &with_job);
-    subjects.emplace_back(make_call(fn, n_sw, data.values.data()), data.reference(n_sw), check, &software);
+    subjects.emplace_back(make_call(fn, n_sw + g, data.values.data()), data.reference(n_sw + g), check, with_job.get());
+    subjects.emplace_back(make_call(fn, n_sw, data.values.data()), data.reference(n_sw), check, software.get());
     measure_interleaved(*rt, fn, subjects, plan.rounds, plan.warmup);
     out.overhead_call_s = median(subjects[0].samples);
     out.overhead_sw_s = median(subjects[1].samples);

@@ -32,6 +32,7 @@ struct FunctionProbe {
   model::CostParams params;
   std::vector<SizePoint> software;   // T_sw(N): high-level calls in software
   std::vector<SizePoint> hardware;   // T_hw(N): high-level calls with one job for all N
+  std::vector<SizePoint> hardware_visible;  // the same until the result was visible (X_a, D_a fit these)
   uint64_t overhead_units = 0;       // O_c: a call of this many SW units plus one job of `granularity`
   double overhead_call_s = 0;        //   its median time
   double overhead_sw_s = 0;          //   the SW-only call of the same SW units

@@ -107,6 +107,9 @@ void run_calibrate(const CalibrateOptions& o) {
     f["device_model_latency_ns"] = probe.device_model.latency_s * 1e9;
     for (const SizePoint& s : probe.software) f["software_ns"][std::to_string(s.units)] = s.median_s * 1e9;
     for (const SizePoint& s : probe.hardware) f["hardware_ns"][std::to_string(s.units)] = s.median_s * 1e9;
+    for (const SizePoint& s : probe.hardware_visible) {
+      f["hardware_visible_ns"][std::to_string(s.units)] = s.median_s * 1e9;
+    }
     f["overhead"] = {{"sw_units", probe.overhead_units},
                      {"call_with_job_ns", probe.overhead_call_s * 1e9},
                      {"sw_only_ns", probe.overhead_sw_s * 1e9}};

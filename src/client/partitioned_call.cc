@@ -65,26 +65,32 @@ class Driver {
   Driver(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& call, Partitioner& part,
          tandem_completion_t* records)
       : rt_(rt), fn_(fn), call_(call), part_(part), records_(records), queue_(rt.default_queue()),
-        wait_(rt.options().wait) {}
+        wait_(rt.options().wait),
+        jobs_limit_(std::min(part.config().max_outstanding_jobs, kMaxCallJobs)) {}
+
+  double hw_done_s() const { return hw_done_s_; }
+  double done_s() const { return done_s_; }
 
   Status run(const model::LiveMetrics& first, int64_t& value) {
     origin_ = rt::now_ns();
     part_.start(call_.workload, 0.0, first);
     for (;;) {
-      collect();
-      const Step step = part_.next(now(), live_metrics(rt_, fn_.id));
+      const double t = now();  // one clock reading per step: events are reported at the time they were seen
+      collect(t);
+      const Step step = part_.next(t, live_metrics(rt_, fn_.id));
       switch (step.kind) {
         case StepKind::run_sw: combine(fn_.run_sw(call_, step.range.begin, step.range.end)); break;
-        case StepKind::submit_job: submit(step); break;
+        case StepKind::submit_job: submit(step, t); break;
         case StepKind::submit_demand:
           // No record: the engine answers NOT_ACCELERATED or nothing, and the partitioner wants no report.
           (void)queue_.dispatch(fn_.id, nullptr, 0, 0, nullptr, false, TANDEM_FLAG_DEMAND_ONLY);
           break;
-        case StepKind::cancel_job: cancel(step); break;
+        case StepKind::cancel_job: cancel(step, t); break;
         case StepKind::wait: wait_for_event(step.wake_at); break;
         case StepKind::done:
           if (cancel_outstanding_) drain_cancel();
           value = have_value_ ? value_ : 0;
+          done_s_ = now();
           return failure_;
       }
     }
@@ -98,7 +104,7 @@ class Driver {
     have_value_ = true;
   }
 
-  void submit(const Step& step) {
+  void submit(const Step& step, double t) {
     funcs::Call part;
     fn_.slice(call_, step.range.begin, step.range.end, part);
     tandem_completion_t* rec = &records_[step.job];
@@ -109,18 +115,19 @@ class Driver {
                    : Status::invalid_argument;
     if (s == Status::ok) {
       outstanding_[step.job] = true;
+      ++outstanding_count_;
       return;
     }
     if (s != Status::invalid_argument) failure_ = s;  // the runtime is unusable; SW still finishes the call
-    (void)part_.report(step.job, JobEvent::failed, now());
+    (void)part_.report(step.job, JobEvent::failed, t);
   }
 
-  void cancel(const Step& step) {
+  void cancel(const Step& step, double t) {
     if (cancel_outstanding_) drain_cancel();  // one cancel record per thread: wait for its last answer
     tandem_completion_t* answer = &records_[kCancelRecord];
     rt::reset_record(answer);
     if (queue_.cancel(&records_[step.job], answer) != Status::ok) {
-      (void)part_.report(step.job, JobEvent::cancel_refused, now());
+      (void)part_.report(step.job, JobEvent::cancel_refused, t);
       return;
     }
     rt_.stats().cancels.fetch_add(1, std::memory_order_relaxed);
@@ -145,29 +152,32 @@ class Driver {
   }
 
   // Reports every job event observed since the last look.
-  void collect() {
+  void collect(double t) {
+    if (outstanding_count_ == 0) return;
     if (cancel_outstanding_) note_cancel_answer();  // before the targets: its answer follows theirs
-    for (uint32_t j = 0; j < kMaxCallJobs; ++j) {
+    for (uint32_t j = 0; j < jobs_limit_; ++j) {
       if (!outstanding_[j]) continue;
       const tandem_completion_t& rec = records_[j];
       const uint32_t wire = status_acquire(rec);
       const bool is_cancel_target = cancel_job_ == static_cast<int>(j);
       if (wire == TANDEM_PENDING) {
         if (is_cancel_target && cancel_answered_ && !cancel_withdrawn_) {
-          (void)part_.report(j, JobEvent::cancel_refused, now());  // it runs; its completion follows
+          (void)part_.report(j, JobEvent::cancel_refused, t);  // it runs; its completion follows
           cancel_job_ = -1;
         }
         continue;
       }
       outstanding_[j] = false;
+      --outstanding_count_;
       const Status s = from_wire(wire);
       if (s == Status::ok) {
         combine(abi::load_relaxed(rec.value));
-        (void)part_.report(j, JobEvent::completed, now());
+        (void)part_.report(j, JobEvent::completed, t);
+        hw_done_s_ = t;
       } else if (s == Status::cancelled && is_cancel_target) {
-        (void)part_.report(j, JobEvent::cancelled, now());
+        (void)part_.report(j, JobEvent::cancelled, t);
       } else {
-        (void)part_.report(j, JobEvent::failed, now());  // its range goes back to the software side
+        (void)part_.report(j, JobEvent::failed, t);  // its range goes back to the software side
       }
       if (is_cancel_target) cancel_job_ = -1;
     }
@@ -175,7 +185,7 @@ class Driver {
 
   bool any_event() const {
     if (cancel_outstanding_ && status_acquire(records_[kCancelRecord]) != TANDEM_PENDING) return true;
-    for (uint32_t j = 0; j < kMaxCallJobs; ++j) {
+    for (uint32_t j = 0; j < jobs_limit_; ++j) {
       if (outstanding_[j] && status_acquire(records_[j]) != TANDEM_PENDING) return true;
     }
     return false;
@@ -184,9 +194,7 @@ class Driver {
   // Until a record changes or `wake_at` (s since the call began; +inf: events only) passes: spin for
   // the wait policy's budget, then sleep on every outstanding record at once.
   void wait_for_event(double wake_at) {
-    if (!cancel_outstanding_ && std::find(outstanding_.begin(), outstanding_.end(), true) == outstanding_.end()) {
-      return;  // nothing can arrive: the partitioner decides again
-    }
+    if (!cancel_outstanding_ && outstanding_count_ == 0) return;  // nothing can arrive: decide again
     const int64_t wake_ns = std::isfinite(wake_at) ? origin_ + static_cast<int64_t>(std::ceil(wake_at * 1e9))
                                                    : std::numeric_limits<int64_t>::max();
     const int64_t start = rt::now_ns();
@@ -209,7 +217,7 @@ class Driver {
         targets[n++] = {&rec.status, static_cast<uint32_t>(TANDEM_PENDING)};
       };
       if (cancel_outstanding_) add(records_[kCancelRecord]);
-      for (uint32_t j = 0; j < kMaxCallJobs; ++j) {
+      for (uint32_t j = 0; j < jobs_limit_; ++j) {
         if (outstanding_[j]) add(records_[j]);
       }
       abi::fence_seq_cst();  // waiters stores before re-reading the status words (Dekker with complete_record)
@@ -231,11 +239,12 @@ class Driver {
   // The engine is gone: nobody will complete our records. Their work goes back to the software side.
   void fail_outstanding(Status why) {
     failure_ = why;
-    for (uint32_t j = 0; j < kMaxCallJobs; ++j) {
+    for (uint32_t j = 0; j < jobs_limit_; ++j) {
       if (!outstanding_[j]) continue;
       outstanding_[j] = false;
       (void)part_.report(j, JobEvent::failed, now());
     }
+    outstanding_count_ = 0;
     cancel_outstanding_ = false;
     cancel_job_ = -1;
   }
@@ -251,11 +260,15 @@ class Driver {
   int64_t value_ = 0;
   bool have_value_ = false;
   std::array<bool, kMaxCallJobs> outstanding_{};
+  uint32_t outstanding_count_ = 0;
+  uint32_t jobs_limit_ = kMaxCallJobs;  // job ids are below the partitioner's table size
   int cancel_job_ = -1;          // the job our last cancel packet named, until it is settled
   bool cancel_outstanding_ = false;
   bool cancel_answered_ = false;
   bool cancel_withdrawn_ = false;
   Status failure_ = Status::ok;
+  double hw_done_s_ = 0;  // when the last completed job was seen
+  double done_s_ = 0;
 };
 
 void count(Runtime& rt, const engine::PartitionerCounters& c) {
@@ -339,6 +352,8 @@ Status run_partitioned(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::
     report->alpha = part.initial_alpha();
     report->break_even_units = part.break_even_units();
     report->counters = part.counters();
+    report->hw_done_s = driver.hw_done_s();
+    report->driver_s = driver.done_s();
   }
   return s;
 }

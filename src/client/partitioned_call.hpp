@@ -14,6 +14,9 @@ namespace tandem::client {
 
 // Jobs one call may have outstanding: thread records [0, kMaxCallJobs) are the jobs', by job id.
 inline constexpr uint32_t kMaxCallJobs = 48;
+// The runtime's partitioners use fewer: n_j jobs a round plus top-ups; a smaller table is cheaper to
+// reset and scan on every call.
+inline constexpr uint32_t kDefaultCallJobs = 16;
 // The thread record that answers this thread's cancel packets.
 inline constexpr uint32_t kCancelRecord = Runtime::kThreadRecords - 1;
 static_assert(kMaxCallJobs < kCancelRecord, "job records and the cancel record must not overlap");

@@ -3,6 +3,7 @@
 #include <sched.h>
 #include <time.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdio>
@@ -238,7 +239,7 @@ Runtime::CallPolicy Runtime::call_policy(uint16_t function, uint64_t& version) c
   c.jobs_per_round = tuning_.jobs_per_round;
   c.cowork_max_seconds = tuning_.cowork_max_seconds;
   c.rebalance = tuning_.rebalance;
-  c.max_outstanding_jobs = kMaxCallJobs;
+  c.max_outstanding_jobs = std::max(kDefaultCallJobs, std::min(kMaxCallJobs, 2 * std::max(tuning_.jobs_per_round, 1u)));
   return p;
 }
 

@@ -79,6 +79,11 @@ struct CallReport {
   double alpha = 0;             // the hardware share of the initial plan
   uint64_t break_even_units = 0;  // N_L (Eq 5.4) with the live figures
   engine::PartitionerCounters counters;
+  // Partitioned calls, in seconds from the start of the partitioner's work: when the last job's
+  // completion was seen, and when the call was done (calibration separates D_a from the CPU's
+  // collecting with these).
+  double hw_done_s = 0;
+  double driver_s = 0;
 };
 
 class Runtime;

@@ -216,7 +216,10 @@ void Dispatcher::loop() {
     if (now - last_activity < options_.idle_spin_ns || next - now < 50'000) {
       // Watch only the rings for a few rounds before the next round of housekeeping: a packet is
       // noticed within a few ns instead of a whole loop iteration (clock, timers, monitor).
-      for (int i = 0; i < 32 && !any_ring_ready(); ++i) abi::cpu_relax();
+      // Within 2 us of a deadline look at the clock after every other pause (a pause costs about
+      // 10-40 ns), so that a job completes close to its modelled time instead of up to 32 pauses late.
+      const int pauses = next - now < 2'000 ? 2 : 32;
+      for (int i = 0; i < pauses && !any_ring_ready(); ++i) abi::cpu_relax();
       continue;
     }
     sleep_until(std::min(next, next_tick_));
@@ -354,7 +357,17 @@ void Dispatcher::refresh_drained() {
   for (uint32_t i = 0; i < drained_count_; ++i) {
     const engine::FunctionId f = drained_[i];
     const engine::QueueId q = engine_.route(f);
-    if (engine_.running_jobs(f) == 0 && (q == engine::kNone || engine_.queue(q).jobs == 0)) refresh_metrics(f);
+    if (engine_.running_jobs(f) != 0 || (q != engine::kNone && engine_.queue(q).jobs != 0)) continue;
+    const abi::FunctionMetrics before = monitor_.metrics(f);
+    monitor_.refresh(engine_, f);
+    const abi::FunctionMetrics& after = monitor_.metrics(f);
+    // Rewrite the entry only if a figure changed: every write costs each reader a cache miss.
+    if (after.queue_wait_s != before.queue_wait_s || after.outstanding_work != before.outstanding_work ||
+        after.running_jobs != before.running_jobs || after.queued_jobs != before.queued_jobs ||
+        after.queued_work != before.queued_work || after.accelerators != before.accelerators ||
+        after.configuring != before.configuring || after.requests != before.requests) {
+      publish(f);
+    }
   }
   drained_count_ = 0;
 }
