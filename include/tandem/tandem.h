@@ -71,6 +71,11 @@ const char* tandem_last_error(void);
 /* ---- memory the accelerators may access (zero-copy session memory under a daemon) ---- */
 void* tandem_alloc(tandem_runtime_t* runtime, size_t bytes);
 void tandem_free(tandem_runtime_t* runtime, void* memory);
+/* Makes an existing memfd-backed mapping usable by the accelerators without copies: [address,
+ * address + bytes) is mapped from `memfd` at `offset` (all page aligned). tandemd seals the memfd against
+ * shrinking. Embedded runtimes reach all memory and accept any region. */
+tandem_status_t tandem_register(tandem_runtime_t* runtime, void* address, size_t bytes, int memfd, uint64_t offset);
+tandem_status_t tandem_unregister(tandem_runtime_t* runtime, void* address);
 
 /* ---- high-level calls ---- */
 tandem_status_t tandem_accumulate(tandem_runtime_t* runtime, const int32_t* data, size_t count, int64_t* sum);

@@ -140,6 +140,22 @@ void tandem_free(tandem_runtime_t* r, void* memory) {
   if (auto* rt = runtime_of(r); rt != nullptr && memory != nullptr) rt->free(memory);
 }
 
+tandem_status_t tandem_register(tandem_runtime_t* r, void* address, size_t bytes, int memfd, uint64_t offset) {
+  auto* rt = runtime_of(r);
+  if (rt == nullptr || address == nullptr || bytes == 0) {
+    return fail(tandem::Status::invalid_argument, "tandem_register: null runtime or empty region");
+  }
+  tandem::Status s = rt->register_memory(address, bytes, memfd, offset);
+  return s == tandem::Status::ok ? ok() : fail(s, "tandem_register failed");
+}
+
+tandem_status_t tandem_unregister(tandem_runtime_t* r, void* address) {
+  auto* rt = runtime_of(r);
+  if (rt == nullptr) return fail(tandem::Status::invalid_argument, "tandem_unregister: null runtime");
+  tandem::Status s = rt->unregister_memory(address);
+  return s == tandem::Status::ok ? ok() : fail(s, "tandem_unregister failed");
+}
+
 tandem_status_t tandem_accumulate(tandem_runtime_t* r, const int32_t* data, size_t count, int64_t* sum) {
   auto* rt = runtime_of(r);
   if (rt == nullptr || sum == nullptr || (data == nullptr && count > 0)) {

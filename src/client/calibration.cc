@@ -233,6 +233,11 @@ model::CostParams default_cost_params(const funcs::FunctionInfo& fn, const model
   p.o0 = kDefaultCallOverheadS;
   p.oc = kDefaultJobOverheadS;
   p.da = device_model.latency_s + kDefaultRoundTripS;
+  if (!(device_model.throughput > 0) && device_model.latency_s == 0) {
+    // No model of the device at hand (a daemon's): the catalog's default speedup and latency.
+    p.xa = fn.default_speedup * software_throughput;
+    p.da = fn.default_latency_s + kDefaultRoundTripS;
+  }
   p.granularity = fn.granularity;
   return p;
 }

@@ -49,7 +49,8 @@ std::string find_calibration_file(const std::string& config_file);
 // What a runtime uses for a function without calibration: X_c measured in this process, X_a and BW_a
 // from the device's timing model, D_a = the model's latency plus a typical submit-to-completion round
 // trip, and typical call overheads (docs/model.md lists them). Conservative: they overstate the costs
-// a little, so an uncalibrated runtime accelerates slightly fewer small calls, never more.
+// a little, so an uncalibrated runtime accelerates slightly fewer small calls, never more. Without a
+// device model (all zero) X_a and D_a come from the catalog's default speedup and latency.
 model::CostParams default_cost_params(const funcs::FunctionInfo& fn, const model::AccelModel& device_model,
                                       double software_throughput);
 

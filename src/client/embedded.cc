@@ -2,11 +2,12 @@
 
 #include <sys/mman.h>
 
+#include <array>
 #include <cstdlib>
 #include <optional>
 
-#include "devices/emu/fabric.hpp"
 #include "devices/emu/fabric_config.hpp"
+#include "rt/runtime_setup.hpp"
 
 namespace tandem::client {
 
@@ -48,26 +49,16 @@ Result<std::unique_ptr<Runtime>> EmbeddedRuntime::create(const RuntimeOptions& o
     }
   }
   const bool calibrated = calibration && calibration->device == "emu";
-  const auto models = devices::resolve_models(config.fabric, [&](uint16_t f) {
+  rt::SetupOptions setup;
+  setup.cpu_rate = [&](uint16_t f) {
     return calibrated && calibration->functions[f] ? calibration->functions[f]->xc : 0.0;
-  });
-  engine::EngineConfig ec = devices::engine_config(config.fabric, models);
-  auto device = std::make_unique<devices::EmulatedFabric>(ec.slots, models);
-  rt::DispatcherOptions dopts;
-  dopts.idle_spin_ns = static_cast<int64_t>(config.dispatcher.idle_spin_s * 1e9);
-  dopts.batch = config.dispatcher.batch;
-  dopts.cpu = config.dispatcher.cpu;
-  dopts.monitor.period_ns = static_cast<engine::Time>(config.monitor.period_s * 1e9);
-  dopts.monitor.available_bandwidth = config.monitor.available_bandwidth;
-
+  };
   std::unique_ptr<EmbeddedRuntime> runtime(new EmbeddedRuntime(options));
+  runtime->dispatcher_ = rt::build_dispatcher(config, setup);
+  std::array<model::AccelModel, TANDEM_FN_MAX> models{};
+  for (const funcs::FunctionInfo* fn : funcs::all_functions()) models[fn->id] = runtime->dispatcher_->device().model(fn->id);
   runtime->init_cost_params(calibration ? &*calibration : nullptr, "emu", models);
-  runtime->dispatcher_ = std::make_unique<rt::Dispatcher>(ec, std::move(device), dopts);
   rt::Dispatcher& d = *runtime->dispatcher_;
-  // Resident functions are in place from the start: no reconfiguration wait.
-  for (uint32_t s = 0; s < config.fabric.resident.size(); ++s) {
-    d.preload(s, funcs::find_function(config.fabric.resident[s])->id);
-  }
   d.start();
   runtime->session_ = d.open_session(std::make_shared<rt::IdentityAddressSpace>());
   Status s = runtime->init_default_queue();

@@ -11,6 +11,9 @@
 #include <cstring>
 #include <string_view>
 
+#include <unistd.h>
+
+#include "daemon_runtime.hpp"
 #include "embedded.hpp"
 #include "funcs/throughput.hpp"
 #include "partitioned_call.hpp"
@@ -265,7 +268,19 @@ Status Runtime::init_default_queue() {
 }
 
 Result<std::unique_ptr<Runtime>> Runtime::open(const RuntimeOptions& options) {
-  // The daemon comes with the tandemd issue; until then every runtime is embedded.
+  if (!options.embedded) {
+    // An explicit socket must work; the default one is used only if a daemon is there.
+    std::string path = options.socket_path;
+    if (path.empty()) {
+      if (const char* env = std::getenv("TANDEM_SOCKET"); env != nullptr && *env != '\0') path = env;
+    }
+    if (!path.empty()) return DaemonRuntime::connect(options, path);
+    const std::string fallback = rt::default_socket_path();
+    if (access(fallback.c_str(), F_OK) == 0) {
+      auto daemon = DaemonRuntime::connect(options, fallback);
+      if (daemon.ok() || daemon.status() != Status::disconnected) return daemon;  // stale socket: embedded
+    }
+  }
   return EmbeddedRuntime::create(options);
 }
 

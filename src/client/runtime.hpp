@@ -146,6 +146,16 @@ class Runtime {
   // Memory the engine can reach (and that can hold completion records).
   virtual void* alloc(size_t bytes) = 0;
   virtual void free(void* memory) = 0;
+  // Makes [address, address + bytes), mapped from `memfd` at `offset`, usable by the engine (zero
+  // copy). The embedded runtime reaches all of the process's memory and needs nothing.
+  virtual Status register_memory(void* address, size_t bytes, int memfd, uint64_t offset) {
+    (void)address, (void)bytes, (void)memfd, (void)offset;
+    return Status::ok;
+  }
+  virtual Status unregister_memory(void* address) {
+    (void)address;
+    return Status::ok;
+  }
   // Null in embedded mode; the daemon session's liveness otherwise.
   virtual rt::Liveness* liveness() { return nullptr; }
   // The monitor's figures per function (thesis 5.4.6), refreshed every monitoring period; read them

@@ -61,8 +61,11 @@ double effective_accel_throughput(const CostParams& p, const LiveMetrics& m) {
 }
 
 double queue_wait(double da, uint64_t queued_jobs, double outstanding_work, uint32_t n_a, double xa_eff) {
-  if (n_a == 0 || !(xa_eff > 0)) return kInf;
-  return da * static_cast<double>(queued_jobs) + outstanding_work / (static_cast<double>(n_a) * xa_eff);
+  if (n_a == 0) return kInf;
+  const double initiation = da * static_cast<double>(queued_jobs);
+  if (!(outstanding_work > 0)) return initiation;  // nothing to process: only the initiation delays
+  if (!(xa_eff > 0)) return kInf;
+  return initiation + outstanding_work / (static_cast<double>(n_a) * xa_eff);
 }
 
 double alpha_multi(const CostParams& p, double xa_eff, uint32_t n_a, uint32_t n_j, double d_q, double n) {

@@ -13,6 +13,9 @@ class AddressSpace {
   // Pointer for [address, address + bytes) in this process, or nullptr if any byte lies outside the
   // session's memory (or is not writable when `write`).
   virtual void* translate(uint64_t address, uint64_t bytes, bool write) = 0;
+  // Called on the dispatcher thread, about once per monitoring period, while the session has no job
+  // in flight: memory retired since may be released now.
+  virtual void quiescent() {}
 };
 
 // Embedded mode: the engine lives in the client's own process, so addresses are already ours.

@@ -402,6 +402,9 @@ void Dispatcher::monitor_tick(int64_t now) {
     policy_->on_period(engine_, monitor_, now, actions_);
     apply(now);
   }
+  for (engine::SessionId s = 0; s < sessions_.size(); ++s) {
+    if (sessions_[s].open && sessions_[s].memory && engine_.session_jobs(s) == 0) sessions_[s].memory->quiescent();
+  }
   abi::write_page_header(*metrics_page_, static_cast<uint64_t>(now), monitor_.config().available_bandwidth);
   next_tick_ = now + monitor_.config().period_ns;
 }

@@ -162,6 +162,40 @@ bool apply_config(Config& c, std::string_view text, std::string_view source) {
         number(r["monitor"]["available_bandwidth_mbps"], c.monitor.available_bandwidth / 1e6,
                "monitor.available_bandwidth_mbps", source) * 1e6;
   }
+  if (auto* d = root["daemon"].as_table()) {
+    check_keys(*d, "daemon", {"socket", "allowed_uids"}, source);
+    if (d->contains("socket")) {
+      auto path = r["daemon"]["socket"].value<std::string>();
+      if (!path) fail(source, "daemon.socket must be a path");
+      c.daemon.socket = *path;
+    }
+    if (auto* uids = d->get_as<toml::array>("allowed_uids")) {
+      c.daemon.allowed_uids.clear();
+      for (const auto& item : *uids) {
+        auto uid = item.value<int64_t>();
+        if (!uid || *uid < 0 || *uid > UINT32_MAX) fail(source, "daemon.allowed_uids must list user ids");
+        c.daemon.allowed_uids.push_back(static_cast<uint32_t>(*uid));
+      }
+    } else if (d->contains("allowed_uids")) {
+      fail(source, "daemon.allowed_uids must be an array of user ids");
+    }
+  }
+  if (auto* l = root["limits"].as_table()) {
+    check_keys(*l, "limits", {"sessions", "queues_per_session", "registered_mib_per_session",
+                              "jobs_in_flight_per_session", "max_queue_capacity"}, source);
+    DaemonSettings& d = c.daemon;
+    d.max_sessions = count(r["limits"]["sessions"], d.max_sessions, "limits.sessions", source, 1, 65536);
+    d.queues_per_session = count(r["limits"]["queues_per_session"], d.queues_per_session, "limits.queues_per_session",
+                                 source, 1, 4096);
+    d.registered_bytes_per_session =
+        static_cast<uint64_t>(number(r["limits"]["registered_mib_per_session"],
+                                     static_cast<double>(d.registered_bytes_per_session >> 20),
+                                     "limits.registered_mib_per_session", source, 1, 1 << 22)) << 20;
+    d.jobs_in_flight_per_session = count(r["limits"]["jobs_in_flight_per_session"], d.jobs_in_flight_per_session,
+                                         "limits.jobs_in_flight_per_session", source, 1, 1u << 20);
+    d.max_queue_capacity = count(r["limits"]["max_queue_capacity"], d.max_queue_capacity, "limits.max_queue_capacity",
+                                 source, TANDEM_RING_MIN_CAPACITY, TANDEM_RING_MAX_CAPACITY);
+  }
   return named_resident;
 }
 

@@ -44,8 +44,19 @@ struct MonitorSettings {
   double available_bandwidth = 0;   // BW for Eq 5.1, bytes/s; 0 = unknown
 };
 
+struct DaemonSettings {
+  std::string socket;                 // "" = the default socket path
+  std::vector<uint32_t> allowed_uids; // besides the daemon's own uid and root
+  uint32_t max_sessions = 256;
+  uint32_t queues_per_session = 16;
+  uint64_t registered_bytes_per_session = uint64_t{1} << 30;
+  uint32_t jobs_in_flight_per_session = 4096;
+  uint32_t max_queue_capacity = 1u << 16;
+};
+
 struct Config {
   FabricConfig fabric;
+  DaemonSettings daemon;
   DispatcherConfig dispatcher;
   MonitorSettings monitor;
   std::string calibration_file;  // [calibration] file: the partitioner's calibration ("" = look elsewhere)

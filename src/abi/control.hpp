@@ -1,0 +1,143 @@
+// The control protocol between libtandem and tandemd, over a Unix stream socket: versioned,
+// length-framed, bounded. Every message is a 16-byte frame header followed by `length` payload bytes;
+// the payload of each request type has one exact size (checked), except the two variable-size replies.
+// Memory travels as file descriptors (memfd) with SCM_RIGHTS, never as addresses the daemon would
+// trust: the daemon maps what it is given and records the client's own address only for translation.
+//
+//   client                                   daemon
+//   hello {abi, pid}                   ->    hello_ok {asid, limits} + metrics page fd (read-only)
+//   create_queue {capacity}            ->    queue_ok {queue, bytes} + ring memfd (the daemon formats it)
+//   destroy_queue {queue}              ->    ok
+//   register_memory {base, bytes, off} + memfd  ->  region_ok {region}
+//   unregister_memory {region}         ->    ok
+//   status                             ->    status_reply {JSON text}
+//   bye                                ->    (connection closed)
+//   any malformed request              ->    error {status, message}; framing errors also close
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace tandem::abi::control {
+
+inline constexpr uint32_t kMagic = 0x4c525443;  // "CTRL"
+inline constexpr uint16_t kVersion = 1;
+inline constexpr uint32_t kMaxPayload = 64 * 1024;  // no frame may announce more
+
+enum class MessageType : uint16_t {
+  hello = 1,
+  hello_ok = 2,
+  create_queue = 3,
+  queue_ok = 4,
+  destroy_queue = 5,
+  register_memory = 6,
+  region_ok = 7,
+  unregister_memory = 8,
+  status = 9,
+  status_reply = 10,
+  bye = 11,
+  ok = 12,
+  error = 13,
+};
+
+struct FrameHeader {
+  uint32_t magic = kMagic;
+  uint16_t version = kVersion;
+  uint16_t type = 0;
+  uint32_t length = 0;      // payload bytes after this header
+  uint32_t request_id = 0;  // echoed in the reply
+};
+static_assert(sizeof(FrameHeader) == 16);
+
+struct Hello {
+  uint32_t abi_version = 0;  // TANDEM_ABI_VERSION of the client
+  uint32_t pid = 0;          // informational; the daemon trusts SO_PEERCRED instead
+};
+static_assert(sizeof(Hello) == 8);
+
+struct HelloOk {
+  uint32_t asid = 0;             // the session's address-space id, assigned by the daemon
+  uint32_t slot_count = 0;
+  uint64_t metrics_bytes = 0;    // size of the metrics page mapping (fd attached)
+  uint32_t max_queues = 0;       // per-session limits
+  uint32_t max_jobs_in_flight = 0;
+  uint64_t max_registered_bytes = 0;
+};
+static_assert(sizeof(HelloOk) == 32);
+
+struct CreateQueue {
+  uint32_t capacity = 0;  // power of two
+  uint32_t reserved = 0;
+};
+static_assert(sizeof(CreateQueue) == 8);
+
+struct QueueOk {
+  uint32_t queue_id = 0;
+  uint32_t capacity = 0;
+  uint64_t ring_bytes = 0;  // size of the ring mapping (fd attached)
+};
+static_assert(sizeof(QueueOk) == 16);
+
+struct DestroyQueue {
+  uint32_t queue_id = 0;
+  uint32_t reserved = 0;
+};
+static_assert(sizeof(DestroyQueue) == 8);
+
+inline constexpr uint32_t kRegionWritable = 1u << 0;
+
+struct RegisterMemory {
+  uint64_t client_base = 0;  // where the client mapped the region (page aligned)
+  uint64_t bytes = 0;        // page multiple
+  uint64_t fd_offset = 0;    // offset of client_base within the memfd (page aligned)
+  uint32_t flags = 0;        // kRegionWritable
+  uint32_t reserved = 0;
+};
+static_assert(sizeof(RegisterMemory) == 32);
+
+struct RegionOk {
+  uint32_t region_id = 0;
+  uint32_t reserved = 0;
+};
+static_assert(sizeof(RegionOk) == 8);
+
+struct UnregisterMemory {
+  uint32_t region_id = 0;
+  uint32_t reserved = 0;
+};
+static_assert(sizeof(UnregisterMemory) == 8);
+
+struct ErrorReply {  // followed by up to kMaxPayload - 8 bytes of message text
+  uint32_t status = 0;  // tandem_status_t
+  uint32_t reserved = 0;
+};
+static_assert(sizeof(ErrorReply) == 8);
+
+// The exact payload size of a request or fixed reply; 0 for none; SIZE_MAX for variable (bounded).
+constexpr size_t payload_size(MessageType t) {
+  switch (t) {
+    case MessageType::hello: return sizeof(Hello);
+    case MessageType::hello_ok: return sizeof(HelloOk);
+    case MessageType::create_queue: return sizeof(CreateQueue);
+    case MessageType::queue_ok: return sizeof(QueueOk);
+    case MessageType::destroy_queue: return sizeof(DestroyQueue);
+    case MessageType::register_memory: return sizeof(RegisterMemory);
+    case MessageType::region_ok: return sizeof(RegionOk);
+    case MessageType::unregister_memory: return sizeof(UnregisterMemory);
+    case MessageType::status: return 0;
+    case MessageType::bye: return 0;
+    case MessageType::ok: return 0;
+    case MessageType::status_reply: return SIZE_MAX;
+    case MessageType::error: return SIZE_MAX;
+  }
+  return SIZE_MAX;
+}
+
+constexpr bool known_type(uint16_t t) { return t >= 1 && t <= static_cast<uint16_t>(MessageType::error); }
+
+// Whether a request of this type carries exactly one file descriptor.
+constexpr bool carries_fd(MessageType t) {
+  return t == MessageType::register_memory || t == MessageType::hello_ok || t == MessageType::queue_ok;
+}
+
+}  // namespace tandem::abi::control

@@ -1,0 +1,263 @@
+#include "daemon_runtime.hpp"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <optional>
+
+#include "abi/ring.hpp"
+
+namespace tandem::client {
+
+using abi::control::MessageType;
+
+namespace {
+
+constexpr int64_t kRequestTimeoutNs = 10'000'000'000;  // a daemon that does not answer in 10 s is gone
+constexpr size_t kChunkBytes = 4u << 20;                  // session memory grows 4 MiB at a time
+constexpr size_t kAlign = 64;
+
+Status status_of_error(const rt::Frame& f, std::string& message) {
+  abi::control::ErrorReply e{};
+  if (f.payload.size() >= sizeof e) std::memcpy(&e, f.payload.data(), sizeof e);
+  message.assign(reinterpret_cast<const char*>(f.payload.data()) + std::min(f.payload.size(), sizeof e),
+                 f.payload.size() - std::min(f.payload.size(), sizeof e));
+  const Status s = from_wire(e.status);
+  return s == Status::ok ? Status::protocol_error : s;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Runtime>> DaemonRuntime::connect(const RuntimeOptions& options, const std::string& socket_path) {
+  using R = Result<std::unique_ptr<Runtime>>;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (socket_path.size() >= sizeof addr.sun_path) return R(Status::invalid_argument, "socket path too long");
+  std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.size() + 1);
+  std::unique_ptr<DaemonRuntime> rt(new DaemonRuntime(options));
+  rt->sock_.reset(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!rt->sock_.valid()) return R(Status::io_error, "socket: " + std::string(std::strerror(errno)));
+  if (::connect(rt->sock_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    return R(Status::disconnected, "cannot connect to tandemd at " + socket_path + ": " + std::strerror(errno));
+  }
+  abi::control::Hello hello;
+  hello.abi_version = TANDEM_ABI_VERSION;
+  hello.pid = static_cast<uint32_t>(getpid());
+  auto reply = rt->request(MessageType::hello, &hello, sizeof hello);
+  if (!reply) return R(reply.status(), "tandemd refused the session: " + reply.message());
+  if (reply.value().type() != MessageType::hello_ok || !reply.value().fd.valid()) {
+    return R(Status::protocol_error, "unexpected reply to hello");
+  }
+  const auto ok = reply.value().as<abi::control::HelloOk>();
+  if (ok.metrics_bytes < sizeof(tandem_metrics_page_t)) return R(Status::protocol_error, "metrics page too small");
+  auto metrics = rt::map_fd(reply.value().fd.get(), ok.metrics_bytes, 0, false);  // read-only for clients
+  if (!metrics) return R(metrics.status(), metrics.message());
+  rt->metrics_ = metrics.value();
+  rt->asid_ = ok.asid;
+  // The partitioner's parameters: a calibration if there is one, else defaults from the catalog's
+  // speedups (the daemon's device models are not visible from here).
+  std::optional<Calibration> calibration = options.calibration;
+  const std::string cal_file = options.calibration_path.empty() ? find_calibration_file("") : options.calibration_path;
+  if (!calibration && !cal_file.empty()) {
+    try {
+      calibration = load_calibration(cal_file);
+    } catch (const Error& e) {
+      return R(e.status(), e.what());
+    }
+  }
+  rt->init_cost_params(calibration ? &*calibration : nullptr, "emu", {});
+  if (Status s = rt->init_default_queue(); s != Status::ok) return R(s, "cannot create the default queue");
+  return std::unique_ptr<Runtime>(std::move(rt));
+}
+
+DaemonRuntime::~DaemonRuntime() {
+  close_default_queue();
+  release_thread_records();
+  if (!disconnected_) {
+    std::lock_guard lock(control_mutex_);
+    rt::send_frame(sock_.get(), MessageType::bye, next_request_++, nullptr, 0);
+  }
+}
+
+Result<rt::Frame> DaemonRuntime::request(MessageType type, const void* payload, size_t bytes, int fd) {
+  if (disconnected_) return Result<rt::Frame>(Status::disconnected, "the daemon went away");
+  std::lock_guard lock(control_mutex_);
+  const uint32_t id = next_request_++;
+  Status s = rt::send_frame(sock_.get(), type, id, payload, bytes, fd);
+  if (s != Status::ok) {
+    if (s == Status::disconnected || s == Status::io_error) disconnected_ = true;
+    return Result<rt::Frame>(s, "cannot send to the daemon");
+  }
+  auto reply = rt::recv_frame(sock_.get(), kRequestTimeoutNs);
+  if (!reply) {
+    if (reply.status() == Status::disconnected || reply.status() == Status::io_error) disconnected_ = true;
+    return reply;
+  }
+  if (reply.value().header.request_id != id) return Result<rt::Frame>(Status::protocol_error, "reply out of order");
+  if (reply.value().type() == MessageType::error) {
+    std::string message;
+    const Status err = status_of_error(reply.value(), message);
+    return Result<rt::Frame>(err, message);
+  }
+  return reply;
+}
+
+Status DaemonRuntime::check() {
+  if (disconnected_) return Status::disconnected;
+  pollfd p{sock_.get(), POLLIN | POLLRDHUP, 0};
+  if (poll(&p, 1, 0) <= 0) return Status::ok;
+  if (p.revents & (POLLHUP | POLLERR | POLLRDHUP)) {
+    disconnected_ = true;
+    return Status::disconnected;
+  }
+  if ((p.revents & POLLIN) && control_mutex_.try_lock()) {  // the daemon sends nothing unasked: EOF?
+    char c;
+    const ssize_t n = recv(sock_.get(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    control_mutex_.unlock();
+    if (n == 0) {
+      disconnected_ = true;
+      return Status::disconnected;
+    }
+  }
+  return Status::ok;
+}
+
+Result<std::unique_ptr<Queue>> DaemonRuntime::create_queue(uint32_t capacity) {
+  using R = Result<std::unique_ptr<Queue>>;
+  if (capacity == 0) capacity = 1024;
+  abi::control::CreateQueue req;
+  req.capacity = capacity;
+  auto reply = request(MessageType::create_queue, &req, sizeof req);
+  if (!reply) return R(reply.status(), reply.message());
+  const auto ok = reply.value().as<abi::control::QueueOk>();
+  if (reply.value().type() != MessageType::queue_ok || !reply.value().fd.valid() || ok.capacity != capacity ||
+      ok.ring_bytes < TANDEM_RING_BYTES(capacity)) {
+    return R(Status::protocol_error, "unexpected reply to create_queue");
+  }
+  auto mapping = rt::map_fd(reply.value().fd.get(), ok.ring_bytes, 0, true);
+  if (!mapping) return R(mapping.status(), mapping.message());
+  if (abi::validate_ring(mapping.value()->address, ok.ring_bytes) != Status::ok) {
+    return R(Status::protocol_error, "the daemon's ring is not valid");
+  }
+  return std::make_unique<Queue>(*this, abi::RingProducer(mapping.value()->address), mapping.value(), ok.queue_id);
+}
+
+void DaemonRuntime::release_ring(uint32_t queue_id) {
+  abi::control::DestroyQueue req;
+  req.queue_id = queue_id;
+  request(MessageType::destroy_queue, &req, sizeof req);  // nothing to do if it fails: the daemon is gone
+}
+
+Result<uint32_t> DaemonRuntime::register_region(uint64_t base, uint64_t bytes, int fd, uint64_t offset) {
+  abi::control::RegisterMemory req;
+  req.client_base = base;
+  req.bytes = bytes;
+  req.fd_offset = offset;
+  req.flags = abi::control::kRegionWritable;
+  auto reply = request(MessageType::register_memory, &req, sizeof req, fd);
+  if (!reply) return Result<uint32_t>(reply.status(), reply.message());
+  if (reply.value().type() != MessageType::region_ok) return Result<uint32_t>(Status::protocol_error, "bad reply");
+  return reply.value().as<abi::control::RegionOk>().region_id;
+}
+
+void* DaemonRuntime::carve(Chunk& c, size_t bytes) {
+  for (auto it = c.free_blocks.begin(); it != c.free_blocks.end(); ++it) {
+    if (it->second < bytes) continue;
+    const size_t offset = it->first, left = it->second - bytes;
+    c.free_blocks.erase(it);
+    if (left > 0) c.free_blocks[offset + bytes] = left;
+    c.used += bytes;
+    return c.mapping->begin() + offset;
+  }
+  return nullptr;
+}
+
+void* DaemonRuntime::alloc(size_t bytes) {
+  if (bytes == 0) bytes = 1;
+  bytes = (bytes + kAlign - 1) / kAlign * kAlign;
+  std::lock_guard lock(memory_mutex_);
+  for (auto& c : chunks_) {
+    if (void* p = carve(*c, bytes)) {
+      allocations_[reinterpret_cast<uintptr_t>(p)] = {c.get(), bytes};
+      return p;
+    }
+  }
+  // A new chunk: a memfd the daemon maps too.
+  const size_t chunk_bytes = std::max(kChunkBytes, rt::round_to_pages(bytes));
+  auto fd = rt::create_memfd("tandem-session", chunk_bytes, false);
+  if (!fd) return nullptr;
+  auto mapping = rt::map_fd(fd.value().get(), chunk_bytes, 0, true);
+  if (!mapping) return nullptr;
+  auto region = register_region(reinterpret_cast<uintptr_t>(mapping.value()->address), chunk_bytes, fd.value().get(), 0);
+  if (!region) return nullptr;
+  auto chunk = std::make_unique<Chunk>();
+  chunk->mapping = mapping.value();
+  chunk->region = region.value();
+  chunk->free_blocks[0] = chunk_bytes;
+  void* p = carve(*chunk, bytes);
+  allocations_[reinterpret_cast<uintptr_t>(p)] = {chunk.get(), bytes};
+  chunks_.push_back(std::move(chunk));
+  return p;
+}
+
+void DaemonRuntime::free(void* memory) {
+  if (memory == nullptr) return;
+  std::lock_guard lock(memory_mutex_);
+  auto it = allocations_.find(reinterpret_cast<uintptr_t>(memory));
+  if (it == allocations_.end()) return;  // not ours: ignore rather than corrupt the arena
+  auto [chunk, bytes] = it->second;
+  allocations_.erase(it);
+  size_t offset = static_cast<size_t>(static_cast<char*>(memory) - chunk->mapping->begin());
+  size_t size = bytes;
+  auto next = chunk->free_blocks.lower_bound(offset);
+  if (next != chunk->free_blocks.end() && next->first == offset + size) {  // coalesce with the next block
+    size += next->second;
+    next = chunk->free_blocks.erase(next);
+  }
+  if (next != chunk->free_blocks.begin()) {  // and with the previous one
+    auto prev = std::prev(next);
+    if (prev->first + prev->second == offset) {
+      offset = prev->first;
+      size += prev->second;
+      chunk->free_blocks.erase(prev);
+    }
+  }
+  chunk->free_blocks[offset] = size;
+  chunk->used -= bytes;
+  // An empty chunk other than the first goes back to the system (and out of the daemon's tables).
+  if (chunk->used == 0 && chunks_.size() > 1 && chunk != chunks_.front().get()) {
+    abi::control::UnregisterMemory req;
+    req.region_id = chunk->region;
+    request(MessageType::unregister_memory, &req, sizeof req);
+    std::erase_if(chunks_, [chunk](const std::unique_ptr<Chunk>& c) { return c.get() == chunk; });
+  }
+}
+
+Status DaemonRuntime::register_memory(void* address, size_t bytes, int memfd, uint64_t offset) {
+  auto region = register_region(reinterpret_cast<uintptr_t>(address), bytes, memfd, offset);
+  if (!region) return region.status();
+  std::lock_guard lock(memory_mutex_);
+  registered_[reinterpret_cast<uintptr_t>(address)] = Registered{nullptr, region.value()};
+  return Status::ok;
+}
+
+Status DaemonRuntime::unregister_memory(void* address) {
+  uint32_t region;
+  {
+    std::lock_guard lock(memory_mutex_);
+    auto it = registered_.find(reinterpret_cast<uintptr_t>(address));
+    if (it == registered_.end()) return Status::invalid_argument;
+    region = it->second.region;
+    registered_.erase(it);
+  }
+  abi::control::UnregisterMemory req;
+  req.region_id = region;
+  auto reply = request(MessageType::unregister_memory, &req, sizeof req);
+  return reply ? Status::ok : reply.status();
+}
+
+}  // namespace tandem::client

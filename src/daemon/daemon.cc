@@ -1,0 +1,591 @@
+#include "daemon.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/file.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "abi/metrics.hpp"
+#include "abi/ring.hpp"
+#include "funcs/function.hpp"
+#include "rt/clock.hpp"
+#include "rt/runtime_setup.hpp"
+
+namespace tandem::daemon {
+
+using abi::control::MessageType;
+
+// A session's memory as the dispatcher sees it: translation through the session's regions, and the
+// mappings retired while jobs may still use them (released once the session is quiescent or drained).
+class SessionMemory final : public rt::AddressSpace {
+ public:
+  explicit SessionMemory(engine::Translator& translator) : translator_(translator) {}
+  void bind(engine::Asid asid) { asid_ = asid; }
+  engine::Asid asid() const { return asid_; }
+
+  void* translate(uint64_t address, uint64_t bytes, bool write) override {
+    return reinterpret_cast<void*>(translator_.translate(asid_, address, bytes, write));
+  }
+  void quiescent() override { retired_.clear(); }
+  // Dispatcher thread only.
+  void retire(std::shared_ptr<rt::Mapping> mapping) { retired_.push_back(std::move(mapping)); }
+
+ private:
+  engine::Translator& translator_;
+  engine::Asid asid_ = UINT32_MAX;
+  std::vector<std::shared_ptr<rt::Mapping>> retired_;
+};
+
+namespace {
+
+const char* slot_state_name(engine::SlotState s) {
+  switch (s) {
+    case engine::SlotState::empty: return "empty";
+    case engine::SlotState::configuring: return "configuring";
+    case engine::SlotState::idle: return "idle";
+    case engine::SlotState::busy: return "busy";
+  }
+  return "?";
+}
+
+std::string function_name(uint16_t f) {
+  const funcs::FunctionInfo* fn = funcs::find_function(f);
+  return fn != nullptr ? std::string(fn->name) : "fn" + std::to_string(f);
+}
+
+bool page_aligned(uint64_t v) { return v % rt::page_size() == 0; }
+
+}  // namespace
+
+Daemon::Daemon(const DaemonOptions& options) : options_(options) {}
+
+Daemon::~Daemon() { shutdown(); }
+
+void Daemon::log(const char* fmt, ...) {
+  if (!options_.log) return;
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  tm t;
+  localtime_r(&ts.tv_sec, &t);
+  char stamp[32];
+  strftime(stamp, sizeof stamp, "%H:%M:%S", &t);
+  std::fprintf(stderr, "tandemd %s.%03ld ", stamp, ts.tv_nsec / 1'000'000);
+  va_list ap;
+  va_start(ap, fmt);
+  std::vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  std::fputc('\n', stderr);
+}
+
+Result<std::unique_ptr<Daemon>> Daemon::start(const DaemonOptions& options) {
+  std::unique_ptr<Daemon> d(new Daemon(options));
+  d->socket_path_ = !options.socket_path.empty()   ? options.socket_path
+                    : !options.config.daemon.socket.empty() ? options.config.daemon.socket
+                                                            : rt::default_socket_path();
+  d->started_ns_ = rt::now_ns();
+  if (Status s = d->open_socket(); s != Status::ok) {
+    return Result<std::unique_ptr<Daemon>>(s, "cannot listen on " + d->socket_path_ + ": " +
+                                                  (s == Status::permission_denied ? "another tandemd owns it"
+                                                                                  : std::string(std::strerror(errno))));
+  }
+  // The metrics page lives in a memfd: the daemon writes it, clients map a read-only descriptor of it.
+  const size_t metrics_bytes = rt::round_to_pages(sizeof(tandem_metrics_page_t));
+  auto memfd = rt::create_memfd("tandem-metrics", metrics_bytes, true);
+  if (!memfd) return Result<std::unique_ptr<Daemon>>(memfd.status(), memfd.message());
+  auto mapping = rt::map_fd(memfd.value().get(), metrics_bytes, 0, true);
+  if (!mapping) return Result<std::unique_ptr<Daemon>>(mapping.status(), mapping.message());
+  auto ro = rt::reopen_read_only(memfd.value().get());
+  if (!ro) return Result<std::unique_ptr<Daemon>>(ro.status(), ro.message());
+  d->metrics_memory_ = mapping.value();
+  d->metrics_fd_ = std::move(ro).value();
+  std::shared_ptr<tandem_metrics_page_t> page(d->metrics_memory_,
+                                              static_cast<tandem_metrics_page_t*>(d->metrics_memory_->address));
+  rt::SetupOptions setup;
+  setup.max_jobs_per_session = options.config.daemon.jobs_in_flight_per_session;
+  setup.metrics_page = page;
+  d->translator_ = std::make_unique<engine::Translator>();
+  d->dispatcher_ = rt::build_dispatcher(options.config, setup);
+  d->dispatcher_->start();
+  d->log("listening on %s (%u slots, device %s, config %s)", d->socket_path_.c_str(),
+         d->dispatcher_->engine_config().slots, std::string(d->dispatcher_->device().kind()).c_str(),
+         options.config.source.c_str());
+  return d;
+}
+
+Status Daemon::open_socket() {
+  // One daemon per socket: an exclusive lock on a file beside it decides, so a stale socket (a daemon
+  // that was killed) is replaced while a live one is never stolen.
+  lock_path_ = socket_path_ + ".lock";
+  lock_fd_.reset(open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  if (!lock_fd_.valid()) return Status::io_error;
+  if (flock(lock_fd_.get(), LOCK_EX | LOCK_NB) != 0) {
+    lock_fd_.reset();
+    lock_path_.clear();  // not ours to remove
+    return Status::permission_denied;
+  }
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (socket_path_.size() >= sizeof addr.sun_path) {
+    errno = ENAMETOOLONG;
+    return Status::invalid_argument;
+  }
+  std::memcpy(addr.sun_path, socket_path_.c_str(), socket_path_.size() + 1);
+  listen_fd_.reset(socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!listen_fd_.valid()) return Status::io_error;
+  unlink(socket_path_.c_str());  // stale: we hold the lock
+  const mode_t old_mask = umask(0177);  // the socket is created 0600
+  const int rc = bind(listen_fd_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  umask(old_mask);
+  if (rc != 0 || chmod(socket_path_.c_str(), 0600) != 0 || listen(listen_fd_.get(), 128) != 0) return Status::io_error;
+  epoll_fd_.reset(epoll_create1(EPOLL_CLOEXEC));
+  stop_fd_.reset(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  if (!epoll_fd_.valid() || !stop_fd_.valid()) return Status::io_error;
+  for (int fd : {listen_fd_.get(), stop_fd_.get()}) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = fd;
+    epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, fd, &ev);
+  }
+  return Status::ok;
+}
+
+sigset_t Daemon::block_stop_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);  // threads started later inherit the mask
+  signal(SIGPIPE, SIG_IGN);
+  return set;
+}
+
+void Daemon::request_stop() {
+  const uint64_t one = 1;
+  if (write(stop_fd_.get(), &one, sizeof one) < 0) {
+    // The eventfd cannot overflow in practice; nothing better to do from a signal-safe path.
+  }
+}
+
+int Daemon::run(bool handle_signals) {
+  if (handle_signals) {
+    sigset_t set = block_stop_signals();
+    signal_fd_.reset(signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC));
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = signal_fd_.get();
+    epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, signal_fd_.get(), &ev);
+  }
+  bool running = true;
+  while (running) {
+    epoll_event events[64];
+    const int n = epoll_wait(epoll_fd_.get(), events, 64, -1);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      log("epoll_wait failed: %s", std::strerror(errno));
+      break;
+    }
+    for (int i = 0; i < n; ++i) {
+      const int fd = events[i].data.fd;
+      if (fd == listen_fd_.get()) {
+        accept_clients();
+      } else if (fd == stop_fd_.get() || (signal_fd_.valid() && fd == signal_fd_.get())) {
+        if (fd == signal_fd_.get()) {
+          signalfd_siginfo si;
+          if (read(signal_fd_.get(), &si, sizeof si) == sizeof si) log("signal %u: stopping", si.ssi_signo);
+        }
+        running = false;
+      } else if (auto it = connections_.find(fd); it != connections_.end()) {
+        if (events[i].events & EPOLLIN) on_readable(*it->second);
+        // The read above may have closed the connection already.
+        if (connections_.count(fd) && (events[i].events & (EPOLLHUP | EPOLLERR | EPOLLRDHUP))) close_connection(fd);
+      }
+    }
+  }
+  shutdown();
+  return 0;
+}
+
+void Daemon::accept_clients() {
+  for (;;) {
+    rt::UniqueFd fd(accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+    if (!fd.valid()) {
+      if (errno != EAGAIN && errno != EINTR) log("accept failed: %s", std::strerror(errno));
+      return;
+    }
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    if (getsockopt(fd.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) continue;
+    const auto& allowed = options_.config.daemon.allowed_uids;
+    const bool uid_ok = cred.uid == 0 || cred.uid == getuid() ||
+                        std::find(allowed.begin(), allowed.end(), cred.uid) != allowed.end();
+    auto c = std::make_unique<Connection>();
+    c->uid = cred.uid;
+    c->pid = cred.pid;
+    c->id = next_connection_++;
+    c->connected_ns = rt::now_ns();
+    const int raw = fd.get();
+    c->fd = std::move(fd);
+    if (!uid_ok || connections_.size() >= options_.config.daemon.max_sessions) {
+      reply_error(*c, 0, uid_ok ? Status::limit_exceeded : Status::permission_denied,
+                  uid_ok ? "too many sessions" : "uid " + std::to_string(cred.uid) + " is not allowed");
+      log("refused pid %d uid %u: %s", cred.pid, cred.uid, uid_ok ? "too many sessions" : "uid not allowed");
+      continue;  // c (and its fd) go away here
+    }
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLRDHUP;
+    ev.data.fd = raw;
+    epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, raw, &ev);
+    connections_[raw] = std::move(c);
+  }
+}
+
+void Daemon::reply_error(Connection& c, uint32_t request_id, Status s, const std::string& message) {
+  std::vector<std::byte> payload(sizeof(abi::control::ErrorReply) + std::min<size_t>(message.size(), 1024));
+  abi::control::ErrorReply e;
+  e.status = to_wire(s);
+  std::memcpy(payload.data(), &e, sizeof e);
+  std::memcpy(payload.data() + sizeof e, message.data(), payload.size() - sizeof e);
+  rt::send_frame(c.fd.get(), MessageType::error, request_id, payload.data(), payload.size());
+}
+
+void Daemon::on_readable(Connection& c) {
+  const int fd = c.fd.get();
+  Status s = c.reader.read_some(fd);
+  if (s == Status::protocol_error) {
+    ++protocol_errors_;
+    reply_error(c, 0, s, "malformed stream (too many descriptors)");
+  }
+  bool keep = s == Status::ok;
+  while (keep) {
+    rt::Frame f;
+    auto got = c.reader.next(f);
+    if (!got) {  // framing errors cannot be recovered from: say why, then hang up
+      ++protocol_errors_;
+      reply_error(c, 0, got.status(), got.message());
+      log("session %u (pid %d): %s; closing", c.session, c.pid, got.message().c_str());
+      keep = false;
+      break;
+    }
+    if (!got.value()) break;
+    keep = handle(c, f);
+  }
+  if (!keep) close_connection(fd);
+}
+
+bool Daemon::handle(Connection& c, rt::Frame& f) {
+  const uint32_t id = f.header.request_id;
+  if (!c.hello && f.type() != MessageType::hello && f.type() != MessageType::status && f.type() != MessageType::bye) {
+    ++protocol_errors_;
+    reply_error(c, id, Status::protocol_error, "the first message must be hello");
+    return true;
+  }
+  switch (f.type()) {
+    case MessageType::hello: return on_hello(c, f);
+    case MessageType::create_queue: return on_create_queue(c, f);
+    case MessageType::destroy_queue: return on_destroy_queue(c, f);
+    case MessageType::register_memory: return on_register(c, f);
+    case MessageType::unregister_memory: return on_unregister(c, f);
+    case MessageType::status: {
+      const std::string text = status_json();
+      rt::send_frame(c.fd.get(), MessageType::status_reply, id, text.data(),
+                     std::min<size_t>(text.size(), abi::control::kMaxPayload));
+      return true;
+    }
+    case MessageType::bye: return false;
+    default:
+      ++protocol_errors_;
+      reply_error(c, id, Status::protocol_error, "not a request");
+      return true;
+  }
+}
+
+bool Daemon::on_hello(Connection& c, const rt::Frame& f) {
+  const auto hello = f.as<abi::control::Hello>();
+  if (c.hello) {
+    reply_error(c, f.header.request_id, Status::protocol_error, "hello sent twice");
+    return true;
+  }
+  if (hello.abi_version != TANDEM_ABI_VERSION) {
+    ++protocol_errors_;
+    reply_error(c, f.header.request_id, Status::protocol_error,
+                "ABI version " + std::to_string(hello.abi_version) + " is not " + std::to_string(TANDEM_ABI_VERSION));
+    return false;
+  }
+  c.memory = std::make_shared<SessionMemory>(*translator_);
+  engine::Translator* translator = translator_.get();
+  auto memory = c.memory;
+  c.session = dispatcher_->open_session(c.memory, [translator, memory] { translator->drop(memory->asid()); });
+  c.memory->bind(c.session);  // no ring is attached yet: nothing translates before this
+  c.hello = true;
+  ++sessions_served_;
+  abi::control::HelloOk ok;
+  ok.asid = c.session;
+  ok.slot_count = dispatcher_->engine_config().slots;
+  ok.metrics_bytes = metrics_memory_->bytes;
+  ok.max_queues = options_.config.daemon.queues_per_session;
+  ok.max_jobs_in_flight = options_.config.daemon.jobs_in_flight_per_session;
+  ok.max_registered_bytes = options_.config.daemon.registered_bytes_per_session;
+  rt::send_struct(c.fd.get(), MessageType::hello_ok, f.header.request_id, ok, metrics_fd_.get());
+  log("session %u: pid %d uid %u connected", c.session, c.pid, c.uid);
+  return true;
+}
+
+bool Daemon::on_create_queue(Connection& c, const rt::Frame& f) {
+  const auto req = f.as<abi::control::CreateQueue>();
+  const uint32_t id = f.header.request_id;
+  if (!abi::is_power_of_two(req.capacity) || req.capacity < TANDEM_RING_MIN_CAPACITY ||
+      req.capacity > options_.config.daemon.max_queue_capacity) {
+    reply_error(c, id, Status::invalid_argument,
+                "queue capacity must be a power of two in [2, " +
+                    std::to_string(options_.config.daemon.max_queue_capacity) + "]");
+    return true;
+  }
+  if (c.queues.size() >= options_.config.daemon.queues_per_session) {
+    reply_error(c, id, Status::limit_exceeded,
+                "session limit: " + std::to_string(options_.config.daemon.queues_per_session) + " queues");
+    return true;
+  }
+  const size_t bytes = rt::round_to_pages(TANDEM_RING_BYTES(req.capacity));
+  auto memfd = rt::create_memfd("tandem-ring", bytes, true);
+  if (!memfd) {
+    reply_error(c, id, memfd.status(), memfd.message());
+    return true;
+  }
+  auto mapping = rt::map_fd(memfd.value().get(), bytes, 0, true);
+  if (!mapping) {
+    reply_error(c, id, mapping.status(), mapping.message());
+    return true;
+  }
+  const uint32_t queue_id = c.next_queue++;
+  abi::format_ring(mapping.value()->address, bytes, req.capacity, queue_id);
+  auto ring = dispatcher_->attach_ring(c.session, mapping.value()->address, req.capacity, mapping.value());
+  if (!ring) {
+    reply_error(c, id, ring.status(), ring.message());
+    return true;
+  }
+  c.queues[queue_id] = Queue{ring.value(), mapping.value(), req.capacity};
+  abi::control::QueueOk ok;
+  ok.queue_id = queue_id;
+  ok.capacity = req.capacity;
+  ok.ring_bytes = bytes;
+  rt::send_struct(c.fd.get(), MessageType::queue_ok, id, ok, memfd.value().get());
+  return true;
+}
+
+bool Daemon::on_destroy_queue(Connection& c, const rt::Frame& f) {
+  const auto req = f.as<abi::control::DestroyQueue>();
+  auto it = c.queues.find(req.queue_id);
+  if (it == c.queues.end()) {
+    reply_error(c, f.header.request_id, Status::invalid_argument, "no such queue");
+    return true;
+  }
+  dispatcher_->detach_ring(it->second.engine_ring);  // returns once the dispatcher let go of it
+  c.queues.erase(it);
+  rt::send_frame(c.fd.get(), MessageType::ok, f.header.request_id, nullptr, 0);
+  return true;
+}
+
+bool Daemon::on_register(Connection& c, rt::Frame& f) {
+  const auto req = f.as<abi::control::RegisterMemory>();
+  const uint32_t id = f.header.request_id;
+  if (req.bytes == 0 || req.client_base == 0 || !page_aligned(req.client_base) || !page_aligned(req.bytes) ||
+      !page_aligned(req.fd_offset) || req.client_base + req.bytes < req.client_base ||
+      req.fd_offset + req.bytes < req.fd_offset || (req.flags & ~abi::control::kRegionWritable) != 0) {
+    reply_error(c, id, Status::invalid_argument, "region must be non-empty, page aligned and not wrap");
+    return true;
+  }
+  if (c.registered_bytes + req.bytes > options_.config.daemon.registered_bytes_per_session ||
+      c.registered_bytes + req.bytes < c.registered_bytes) {
+    reply_error(c, id, Status::limit_exceeded,
+                "session limit: " + std::to_string(options_.config.daemon.registered_bytes_per_session >> 20) +
+                    " MiB of registered memory");
+    return true;
+  }
+  // Sealed against shrinking first: otherwise the client could truncate the file under our mapping.
+  if (Status s = rt::seal_against_shrinking(f.fd.get(), req.fd_offset + req.bytes); s != Status::ok) {
+    reply_error(c, id, s, s == Status::permission_denied ? "memory must be a sealable memfd"
+                                                         : "memfd is smaller than the region");
+    return true;
+  }
+  const bool writable = (req.flags & abi::control::kRegionWritable) != 0;
+  auto mapping = rt::map_fd(f.fd.get(), req.bytes, req.fd_offset, writable);
+  if (!mapping) {
+    reply_error(c, id, mapping.status(), mapping.message());
+    return true;
+  }
+  const uintptr_t local = reinterpret_cast<uintptr_t>(mapping.value()->address);
+  engine::Translator* translator = translator_.get();
+  const engine::Asid asid = c.session;
+  auto region = dispatcher_->with_engine([&](engine::Engine&) {
+    return translator->add_region(asid, req.client_base, req.bytes, local, writable);
+  });
+  if (!region) {
+    reply_error(c, id, region.status(), region.message());
+    return true;
+  }
+  c.regions[region.value()] = RegionEntry{mapping.value(), req.bytes};
+  c.registered_bytes += req.bytes;
+  abi::control::RegionOk ok;
+  ok.region_id = region.value();
+  rt::send_struct(c.fd.get(), MessageType::region_ok, id, ok);
+  return true;
+}
+
+bool Daemon::on_unregister(Connection& c, const rt::Frame& f) {
+  const auto req = f.as<abi::control::UnregisterMemory>();
+  auto it = c.regions.find(req.region_id);
+  if (it == c.regions.end()) {
+    reply_error(c, f.header.request_id, Status::invalid_argument, "no such region");
+    return true;
+  }
+  engine::Translator* translator = translator_.get();
+  auto memory = c.memory;
+  auto mapping = it->second.memory;
+  const engine::Asid asid = c.session;
+  // The translation goes at once; the mapping only once no job of the session can still use it.
+  dispatcher_->with_engine([&](engine::Engine&) {
+    translator->remove_region(asid, req.region_id);
+    memory->retire(std::move(mapping));
+    return 0;
+  });
+  c.registered_bytes -= it->second.bytes;
+  c.regions.erase(it);
+  rt::send_frame(c.fd.get(), MessageType::ok, f.header.request_id, nullptr, 0);
+  return true;
+}
+
+void Daemon::close_connection(int fd) {
+  auto it = connections_.find(fd);
+  if (it == connections_.end()) return;
+  Connection& c = *it->second;
+  epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, fd, nullptr);
+  if (c.hello && dispatcher_) {
+    // Running jobs may still write into the session's memory: hand every mapping to the dispatcher's
+    // copy of the session, which lives until the session has drained.
+    auto memory = c.memory;
+    std::vector<std::shared_ptr<rt::Mapping>> mappings;
+    for (auto& [rid, r] : c.regions) mappings.push_back(r.memory);
+    dispatcher_->with_engine([&](engine::Engine&) {
+      for (auto& m : mappings) memory->retire(std::move(m));
+      return 0;
+    });
+    dispatcher_->close_session(c.session);
+    log("session %u: pid %d disconnected", c.session, c.pid);
+  }
+  connections_.erase(it);
+}
+
+void Daemon::shutdown() {
+  if (stopped_) return;
+  stopped_ = true;
+  if (listen_fd_.valid()) {
+    listen_fd_.reset();
+    unlink(socket_path_.c_str());  // new clients see no daemon from here on
+  }
+  if (dispatcher_) {
+    dispatcher_->stop();  // stops taking packets, drains accepted jobs, closes sessions
+    log("drained; %lu sessions served", static_cast<unsigned long>(sessions_served_));
+  }
+  connections_.clear();
+  dispatcher_.reset();
+  if (!lock_path_.empty()) {
+    unlink(lock_path_.c_str());
+    lock_fd_.reset();
+  }
+}
+
+std::string Daemon::status_json() {
+  using nlohmann::json;
+  json j;
+  const rt::Snapshot snap = dispatcher_->snapshot();
+  const engine::TlbStats tlb = dispatcher_->with_engine([&](engine::Engine&) { return translator_->stats(); });
+  const double uptime = static_cast<double>(rt::now_ns() - started_ns_) / 1e9;
+  j["daemon"] = {{"pid", getpid()},
+                 {"socket", socket_path_},
+                 {"uptime_s", uptime},
+                 {"config", options_.config.source},
+                 {"sessions_served", sessions_served_},
+                 {"protocol_errors", protocol_errors_}};
+  j["device"] = {{"kind", snap.device_kind}, {"slots", snap.slots.size()}};
+  json slots = json::array();
+  for (size_t s = 0; s < snap.slots.size(); ++s) {
+    const auto& v = snap.slots[s];
+    const double busy = static_cast<double>(v.busy_total + (v.state == engine::SlotState::busy ? snap.now_ns - v.busy_since : 0));
+    slots.push_back({{"slot", s},
+                     {"state", slot_state_name(v.state)},
+                     {"function", v.state == engine::SlotState::empty ? "" : function_name(v.function)},
+                     {"jobs_done", v.jobs_done},
+                     {"utilization", uptime > 0 ? busy / 1e9 / uptime : 0.0}});
+  }
+  j["slots"] = slots;
+  json sessions = json::array();
+  for (const auto& [fd, c] : connections_) {
+    if (!c->hello) continue;
+    sessions.push_back({{"asid", c->session},
+                        {"pid", c->pid},
+                        {"uid", c->uid},
+                        {"queues", c->queues.size()},
+                        {"regions", c->regions.size()},
+                        {"registered_bytes", c->registered_bytes},
+                        {"connected_s", static_cast<double>(rt::now_ns() - c->connected_ns) / 1e9}});
+  }
+  j["sessions"] = sessions;
+  json queues = json::array();
+  for (size_t q = 0; q < snap.queues.size(); ++q) {
+    const auto& v = snap.queues[q];
+    if (!v.routed) continue;
+    queues.push_back({{"queue", q}, {"function", function_name(v.function)}, {"jobs", v.jobs}, {"work", v.work}});
+  }
+  j["queues"] = queues;
+  json functions = json::array();
+  const tandem_metrics_page_t& page = dispatcher_->metrics_page();
+  for (const auto& [f, counters] : snap.functions) {
+    abi::FunctionMetrics m;
+    abi::read_metrics(page, f, m);
+    functions.push_back({{"function", function_name(f)},
+                         {"accelerators", m.accelerators},
+                         {"submitted_jobs", counters.submitted_jobs},
+                         {"completed_jobs", counters.completed_jobs},
+                         {"demand_requests", counters.demand_requests},
+                         {"queued_jobs", m.queued_jobs},
+                         {"queue_wait_us", std::isfinite(m.queue_wait_s) ? m.queue_wait_s * 1e6 : -1.0},
+                         {"utilization", m.utilization},
+                         {"demand", m.demand}});
+  }
+  j["functions"] = functions;
+  const uint64_t lookups = tlb.hits + tlb.misses;
+  j["tlb"] = {{"hits", tlb.hits},
+              {"misses", tlb.misses},
+              {"faults", tlb.faults},
+              {"flushes", tlb.flushes},
+              {"hit_rate", lookups > 0 ? static_cast<double>(tlb.hits) / static_cast<double>(lookups) : 0.0}};
+  j["dispatcher"] = {{"packets", snap.stats.packets},
+                     {"jobs_started", snap.stats.jobs_started},
+                     {"completions", snap.stats.completions},
+                     {"rejected", snap.stats.rejected},
+                     {"dropped", snap.stats.dropped},
+                     {"translation_faults", snap.stats.translation_faults},
+                     {"sleeps", snap.stats.sleeps},
+                     {"jobs_in_flight", snap.jobs_in_flight},
+                     {"max_lateness_ns", snap.stats.max_lateness_ns}};
+  return j.dump();
+}
+
+}  // namespace tandem::daemon

@@ -1,0 +1,121 @@
+// tandemd: many processes, one fabric. The daemon is another driver around the same engine,
+// dispatcher and devices as the embedded runtime: a control thread accepts clients on a Unix socket and
+// speaks the control protocol (src/abi/control.hpp); the dispatcher thread serves every session's rings.
+//
+// Each connection is a session with a daemon-assigned address-space id (ASID). Its rings and the
+// memory it registers are memfds the daemon maps; every address a packet carries is translated through
+// the session's regions (engine::Translator) before any access. A session can never name another
+// session's memory: the ASID comes from the connection, never from anything the client writes.
+#pragma once
+
+#include <signal.h>
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "devices/emu/fabric_config.hpp"
+#include "engine/translation.hpp"
+#include "rt/control_channel.hpp"
+#include "rt/dispatcher.hpp"
+#include "rt/shm.hpp"
+
+namespace tandem::daemon {
+
+struct DaemonOptions {
+  std::string socket_path;  // "" = config's daemon.socket, else rt::default_socket_path()
+  devices::Config config;
+  bool log = true;          // log to stderr
+};
+
+class SessionMemory;
+
+class Daemon {
+ public:
+  // Binds the socket (refusing if another daemon owns it), starts the dispatcher.
+  static Result<std::unique_ptr<Daemon>> start(const DaemonOptions& options);
+  ~Daemon();
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
+
+  // Serves clients until SIGTERM/SIGINT (when `handle_signals`) or request_stop(); then stops accepting,
+  // drains in-flight jobs, closes every session and removes the socket. Returns the exit code.
+  int run(bool handle_signals);
+  // Thread-safe.
+  void request_stop();
+  // Blocks SIGTERM and SIGINT (delivered through a signalfd by run()) and ignores SIGPIPE. Call before
+  // start(), so that no thread of the process takes the default action.
+  static sigset_t block_stop_signals();
+
+  const std::string& socket_path() const { return socket_path_; }
+  // The status report (`tandem status`), as JSON text.
+  std::string status_json();
+
+ private:
+  struct Queue {
+    uint32_t engine_ring = 0;
+    std::shared_ptr<rt::Mapping> memory;
+    uint32_t capacity = 0;
+  };
+  struct RegionEntry {
+    std::shared_ptr<rt::Mapping> memory;
+    uint64_t bytes = 0;
+  };
+  struct Connection {
+    rt::UniqueFd fd;
+    rt::FrameReader reader;
+    uid_t uid = 0;
+    pid_t pid = 0;
+    uint64_t id = 0;
+    bool hello = false;
+    engine::SessionId session = engine::kNone;  // == the ASID
+    std::shared_ptr<SessionMemory> memory;
+    std::map<uint32_t, Queue> queues;
+    std::map<uint32_t, RegionEntry> regions;
+    uint32_t next_queue = 1;
+    uint64_t registered_bytes = 0;
+    int64_t connected_ns = 0;
+  };
+
+  explicit Daemon(const DaemonOptions& options);
+  Status open_socket();
+  void accept_clients();
+  void on_readable(Connection& c);
+  // Handles one request; false when the connection must be closed.
+  bool handle(Connection& c, rt::Frame& f);
+  void reply_error(Connection& c, uint32_t request_id, Status s, const std::string& message);
+  void close_connection(int fd);
+  void shutdown();
+  void log(const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+
+  bool on_hello(Connection& c, const rt::Frame& f);
+  bool on_create_queue(Connection& c, const rt::Frame& f);
+  bool on_destroy_queue(Connection& c, const rt::Frame& f);
+  bool on_register(Connection& c, rt::Frame& f);
+  bool on_unregister(Connection& c, const rt::Frame& f);
+
+  DaemonOptions options_;
+  std::string socket_path_;
+  std::string lock_path_;
+  rt::UniqueFd lock_fd_;
+  rt::UniqueFd listen_fd_;
+  rt::UniqueFd epoll_fd_;
+  rt::UniqueFd stop_fd_;     // eventfd: request_stop()
+  rt::UniqueFd signal_fd_;
+  std::unique_ptr<rt::Dispatcher> dispatcher_;
+  std::unique_ptr<engine::Translator> translator_;  // used on the dispatcher thread only
+  std::shared_ptr<rt::Mapping> metrics_memory_;
+  rt::UniqueFd metrics_fd_;  // read-only descriptor handed to clients
+  std::map<int, std::unique_ptr<Connection>> connections_;
+  uint64_t next_connection_ = 1;
+  uint64_t sessions_served_ = 0;
+  uint64_t protocol_errors_ = 0;
+  int64_t started_ns_ = 0;
+  bool stopped_ = false;
+};
+
+}  // namespace tandem::daemon

@@ -1,0 +1,248 @@
+// The control protocol against malformed input: every bad message gets an error (or the connection is
+// closed for a broken stream), and the daemon carries on serving everyone else.
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include "mp_util.hpp"
+#include "rt/shm.hpp"
+
+namespace tandem {
+namespace {
+
+using abi::control::FrameHeader;
+using abi::control::MessageType;
+using testing::DaemonProcess;
+
+class Protocol : public ::testing::Test {
+ protected:
+  rt::UniqueFd connect() { return rt::UniqueFd(daemon.connect_raw()); }
+  // Sends raw bytes; returns the reply frame (or the failure: DISCONNECTED when the daemon hung up).
+  Result<rt::Frame> exchange(int fd, const void* bytes, size_t n) {
+    if (send(fd, bytes, n, MSG_NOSIGNAL) != static_cast<ssize_t>(n)) return Result<rt::Frame>(Status::io_error);
+    return rt::recv_frame(fd, 3'000'000'000);
+  }
+  Result<rt::Frame> exchange(int fd, MessageType type, const void* payload, size_t bytes, int pass_fd = -1) {
+    if (rt::send_frame(fd, type, 5, payload, bytes, pass_fd) != Status::ok) return Result<rt::Frame>(Status::io_error);
+    return rt::recv_frame(fd, 3'000'000'000);
+  }
+  static Status error_of(const Result<rt::Frame>& r) {
+    if (!r.ok()) return r.status();
+    if (r.value().type() != MessageType::error) return Status::ok;
+    return from_wire(r.value().prefix_as<abi::control::ErrorReply>().status);
+  }
+  // After every abuse: the daemon is alive and a well-behaved client works.
+  void expect_healthy() {
+    ASSERT_TRUE(daemon.alive());
+    auto rt = daemon.open();
+    ASSERT_TRUE(rt);
+    auto* rec = static_cast<tandem_completion_t*>(rt->alloc(sizeof(tandem_completion_t)));
+    rt::reset_record(rec);
+    ASSERT_EQ(rt->default_queue().dispatch(TANDEM_FN_NOP, nullptr, 0, 0, rec), Status::ok);
+    EXPECT_EQ(rt->wait(rec, {}), Status::ok);
+  }
+  void hello(int fd) {
+    abi::control::Hello h;
+    h.abi_version = TANDEM_ABI_VERSION;
+    auto r = exchange(fd, MessageType::hello, &h, sizeof h);
+    ASSERT_TRUE(r.ok());
+    ASSERT_EQ(r.value().type(), MessageType::hello_ok);
+  }
+  // True if the daemon closes the connection (within 3 s), whatever it said before.
+  static bool hung_up(int fd) {
+    const int64_t until = rt::now_ns() + 3'000'000'000;
+    while (rt::now_ns() < until) {
+      pollfd p{fd, POLLIN, 0};
+      if (poll(&p, 1, 100) <= 0) continue;
+      char buf[4096];
+      const ssize_t n = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+      if (n == 0) return true;
+      if (n < 0 && errno != EAGAIN) return errno == ECONNRESET;
+    }
+    return false;
+  }
+
+  DaemonProcess daemon;
+};
+
+TEST_F(Protocol, BadMagicVersionTypeAndLengthCloseTheConnection) {
+  const FrameHeader good{};
+  auto expect_rejected = [&](FrameHeader h) {
+    auto fd = connect();
+    auto r = exchange(fd.get(), &h, sizeof h);
+    EXPECT_EQ(error_of(r), Status::protocol_error);
+    EXPECT_TRUE(hung_up(fd.get()));
+  };
+  FrameHeader h = good;
+  h.magic = 0xdeadbeef;
+  h.type = static_cast<uint16_t>(MessageType::status);
+  expect_rejected(h);
+  h = good;
+  h.version = 99;
+  h.type = static_cast<uint16_t>(MessageType::status);
+  expect_rejected(h);
+  h = good;
+  h.type = 999;
+  expect_rejected(h);
+  h = good;
+  h.type = static_cast<uint16_t>(MessageType::status_reply);
+  h.length = abi::control::kMaxPayload + 1;  // announces more than any frame may carry
+  expect_rejected(h);
+  h = good;
+  h.type = static_cast<uint16_t>(MessageType::create_queue);
+  h.length = 3;  // not the size of a create_queue request
+  expect_rejected(h);
+  expect_healthy();
+}
+
+TEST_F(Protocol, TruncatedFramesAndGarbageDoNotHurtTheDaemon) {
+  {
+    auto fd = connect();
+    FrameHeader h;
+    h.type = static_cast<uint16_t>(MessageType::hello);
+    h.length = sizeof(abi::control::Hello);
+    ASSERT_EQ(send(fd.get(), &h, sizeof h, MSG_NOSIGNAL), static_cast<ssize_t>(sizeof h));
+    ASSERT_EQ(send(fd.get(), "ab", 2, MSG_NOSIGNAL), 2);  // half a payload, then gone
+  }
+  {
+    auto fd = connect();
+    ASSERT_EQ(send(fd.get(), "xy", 2, MSG_NOSIGNAL), 2);  // half a header
+  }
+  {
+    auto fd = connect();
+    std::vector<uint8_t> junk(100'000);
+    for (size_t i = 0; i < junk.size(); ++i) junk[i] = static_cast<uint8_t>(i * 131 + 7);
+    send(fd.get(), junk.data(), junk.size(), MSG_NOSIGNAL);
+    EXPECT_TRUE(hung_up(fd.get()));
+  }
+  expect_healthy();
+}
+
+TEST_F(Protocol, RequestsBeforeHelloAndWrongAbiVersion) {
+  auto fd = connect();
+  abi::control::CreateQueue cq;
+  cq.capacity = 8;
+  EXPECT_EQ(error_of(exchange(fd.get(), MessageType::create_queue, &cq, sizeof cq)), Status::protocol_error);
+  abi::control::Hello h;
+  h.abi_version = TANDEM_ABI_VERSION + 1;
+  EXPECT_EQ(error_of(exchange(fd.get(), MessageType::hello, &h, sizeof h)), Status::protocol_error);
+  EXPECT_TRUE(hung_up(fd.get()));
+  auto fd2 = connect();
+  hello(fd2.get());
+  h.abi_version = TANDEM_ABI_VERSION;
+  EXPECT_EQ(error_of(exchange(fd2.get(), MessageType::hello, &h, sizeof h)), Status::protocol_error) << "twice";
+  EXPECT_EQ(error_of(exchange(fd2.get(), MessageType::ok, nullptr, 0)), Status::protocol_error) << "not a request";
+  expect_healthy();
+}
+
+TEST_F(Protocol, BadQueueAndMemoryRequests) {
+  auto fd = connect();
+  hello(fd.get());
+  abi::control::CreateQueue cq;
+  for (uint32_t bad : {0u, 1u, 6u, 1u << 30}) {
+    cq.capacity = bad;
+    EXPECT_EQ(error_of(exchange(fd.get(), MessageType::create_queue, &cq, sizeof cq)), Status::invalid_argument) << bad;
+  }
+  abi::control::DestroyQueue dq;
+  dq.queue_id = 42;
+  EXPECT_EQ(error_of(exchange(fd.get(), MessageType::destroy_queue, &dq, sizeof dq)), Status::invalid_argument);
+  abi::control::UnregisterMemory um;
+  um.region_id = 9;
+  EXPECT_EQ(error_of(exchange(fd.get(), MessageType::unregister_memory, &um, sizeof um)), Status::invalid_argument);
+  auto memfd = rt::create_memfd("protocol", 1 << 16, false);
+  ASSERT_TRUE(memfd.ok());
+  abi::control::RegisterMemory rm;
+  rm.client_base = 0x7000'0000'0000;
+  rm.bytes = 1 << 16;
+  rm.flags = abi::control::kRegionWritable;
+  EXPECT_EQ(exchange(fd.get(), MessageType::register_memory, &rm, sizeof rm, memfd.value().get()).value().type(),
+            MessageType::region_ok);
+  rm.client_base += 4096;  // overlaps the region just registered
+  EXPECT_EQ(error_of(exchange(fd.get(), MessageType::register_memory, &rm, sizeof rm, memfd.value().get())),
+            Status::invalid_argument);
+  rm.client_base = 0x6000'0000'0000 + 12;  // unaligned
+  EXPECT_EQ(error_of(exchange(fd.get(), MessageType::register_memory, &rm, sizeof rm, memfd.value().get())),
+            Status::invalid_argument);
+  rm.client_base = 0x6000'0000'0000;
+  rm.bytes = 1 << 20;  // longer than the memfd
+  EXPECT_EQ(error_of(exchange(fd.get(), MessageType::register_memory, &rm, sizeof rm, memfd.value().get())),
+            Status::invalid_argument);
+  rm.bytes = 4096;
+  rm.flags = 0xff;  // unknown flag
+  EXPECT_EQ(error_of(exchange(fd.get(), MessageType::register_memory, &rm, sizeof rm, memfd.value().get())),
+            Status::invalid_argument);
+  rm.flags = 0;
+  rm.client_base = ~uint64_t{0} - 4095;  // wraps
+  EXPECT_EQ(error_of(exchange(fd.get(), MessageType::register_memory, &rm, sizeof rm, memfd.value().get())),
+            Status::invalid_argument);
+  expect_healthy();
+}
+
+TEST_F(Protocol, DescriptorsWhereNoneBelongOrMissing) {
+  auto fd = connect();
+  hello(fd.get());
+  abi::control::RegisterMemory rm;
+  rm.client_base = 0x7000'0000'0000;
+  rm.bytes = 4096;
+  EXPECT_EQ(error_of(exchange(fd.get(), MessageType::register_memory, &rm, sizeof rm)), Status::protocol_error)
+      << "no memfd";
+  EXPECT_TRUE(hung_up(fd.get()));
+  // A flood of descriptors: they are closed, not leaked, and the stream is refused.
+  auto fd2 = connect();
+  hello(fd2.get());
+  for (int i = 0; i < 8; ++i) {
+    int p[2];
+    ASSERT_EQ(pipe(p), 0);
+    rt::send_frame(fd2.get(), MessageType::status, 1, nullptr, 0, p[0]);
+    close(p[0]);
+    close(p[1]);
+  }
+  EXPECT_TRUE(hung_up(fd2.get()));
+  expect_healthy();
+  // The daemon leaked none of them: its open descriptors stay few.
+  const std::string fds = "/proc/" + std::to_string(daemon.pid()) + "/fd";
+  int count = 0;
+  for (DIR* d = opendir(fds.c_str()); d != nullptr;) {
+    dirent* e = readdir(d);
+    if (e == nullptr) {
+      closedir(d);
+      break;
+    }
+    ++count;
+  }
+  EXPECT_LT(count, 24);
+}
+
+TEST_F(Protocol, SocketIsPrivateAndForeignUsersAreRefused) {
+  struct stat st;
+  ASSERT_EQ(stat(daemon.socket().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  if (getuid() != 0) GTEST_SKIP() << "needs root to act as another user";
+  auto as_nobody = [&]() -> int {
+    if (setgid(65534) != 0 || setuid(65534) != 0) return 2;
+    rt::UniqueFd fd(daemon.connect_raw());
+    return fd.valid() ? 1 : 0;  // mode 0600: connect() itself is denied
+  };
+  EXPECT_EQ(testing::join(testing::spawn(as_nobody)), 0);
+  // Even when the socket is opened up, the daemon checks SO_PEERCRED against its allow list.
+  ASSERT_EQ(chmod(daemon.directory().c_str(), 0711), 0);
+  ASSERT_EQ(chmod(daemon.socket().c_str(), 0666), 0);
+  auto refused = [&]() -> int {
+    if (setgid(65534) != 0 || setuid(65534) != 0) return 2;
+    rt::UniqueFd fd(daemon.connect_raw());
+    if (!fd.valid()) return 3;
+    auto r = rt::recv_frame(fd.get(), 3'000'000'000);
+    return r.ok() && r.value().type() == MessageType::error &&
+                   from_wire(r.value().prefix_as<abi::control::ErrorReply>().status) == Status::permission_denied
+               ? 0
+               : 4;
+  };
+  EXPECT_EQ(testing::join(testing::spawn(refused)), 0);
+  chmod(daemon.socket().c_str(), 0600);
+  expect_healthy();
+}
+
+}  // namespace
+}  // namespace tandem

@@ -1,0 +1,116 @@
+// `tandem status [--json]`: what tandemd is doing — device, slots, sessions, queues, per-function demand
+// and queue figures, the TLB — in the manner of `nvidia-smi` or `xrt-smi examine`.
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "commands.hpp"
+#include "rt/control_channel.hpp"
+#include "support/measure.hpp"
+
+namespace tandem::tools {
+
+namespace {
+
+std::string socket_from(const std::string& option) {
+  if (!option.empty()) return option;
+  if (const char* env = std::getenv("TANDEM_SOCKET"); env != nullptr && *env != '\0') return env;
+  return rt::default_socket_path();
+}
+
+nlohmann::json fetch_status(const std::string& path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof addr.sun_path) throw Error(Status::invalid_argument, "socket path too long");
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  rt::UniqueFd sock(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (::connect(sock.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    throw Error(Status::disconnected, "no tandemd at " + path + " (" + std::strerror(errno) + ")");
+  }
+  if (rt::send_frame(sock.get(), abi::control::MessageType::status, 1, nullptr, 0) != Status::ok) {
+    throw Error(Status::io_error, "cannot ask tandemd for its status");
+  }
+  auto reply = rt::recv_frame(sock.get(), 5'000'000'000);
+  if (!reply || reply.value().type() != abi::control::MessageType::status_reply) {
+    throw Error(Status::protocol_error, "tandemd sent no status: " + reply.message());
+  }
+  rt::send_frame(sock.get(), abi::control::MessageType::bye, 2, nullptr, 0);
+  const auto& p = reply.value().payload;
+  return nlohmann::json::parse(std::string(reinterpret_cast<const char*>(p.data()), p.size()));
+}
+
+std::string percent(double v) { return bench::fixed(100.0 * v, 1) + "%"; }
+
+void print_status(const nlohmann::json& j) {
+  const auto& d = j["daemon"];
+  fmt::print("tandemd pid {}  socket {}  up {:.1f} s  config {}\n", d["pid"].get<int>(), d["socket"].get<std::string>(),
+             d["uptime_s"].get<double>(), d["config"].get<std::string>());
+  fmt::print("device {}  slots {}  sessions now {} (served {})  protocol errors {}\n\n",
+             j["device"]["kind"].get<std::string>(), j["device"]["slots"].get<int>(), j["sessions"].size(),
+             d["sessions_served"].get<uint64_t>(), d["protocol_errors"].get<uint64_t>());
+  bench::TextTable slots({"slot", "state", "function", "jobs done", "utilization"});
+  for (const auto& s : j["slots"]) {
+    slots.add_row({std::to_string(s["slot"].get<int>()), s["state"].get<std::string>(), s["function"].get<std::string>(),
+                   std::to_string(s["jobs_done"].get<uint64_t>()), percent(s["utilization"].get<double>())});
+  }
+  fmt::print("{}\n", slots.render());
+  if (!j["sessions"].empty()) {
+    bench::TextTable sessions({"asid", "pid", "uid", "queues", "regions", "registered", "connected"});
+    for (const auto& s : j["sessions"]) {
+      sessions.add_row({std::to_string(s["asid"].get<uint32_t>()), std::to_string(s["pid"].get<int>()),
+                        std::to_string(s["uid"].get<uint32_t>()), std::to_string(s["queues"].get<int>()),
+                        std::to_string(s["regions"].get<int>()),
+                        bench::fixed(s["registered_bytes"].get<double>() / (1 << 20), 1) + " MiB",
+                        bench::fixed(s["connected_s"].get<double>(), 1) + " s"});
+    }
+    fmt::print("{}\n", sessions.render());
+  }
+  if (!j["functions"].empty()) {
+    bench::TextTable fns({"function", "accel", "submitted", "completed", "queued", "D_q (us)", "utilization",
+                          "demand", "requests"});
+    for (const auto& f : j["functions"]) {
+      const double dq = f["queue_wait_us"].get<double>();
+      fns.add_row({f["function"].get<std::string>(), std::to_string(f["accelerators"].get<int>()),
+                   std::to_string(f["submitted_jobs"].get<uint64_t>()), std::to_string(f["completed_jobs"].get<uint64_t>()),
+                   std::to_string(f["queued_jobs"].get<uint32_t>()), dq < 0 ? "inf" : bench::fixed(dq, 2),
+                   percent(f["utilization"].get<double>()), bench::fixed(f["demand"].get<double>(), 0),
+                   std::to_string(f["demand_requests"].get<uint64_t>())});
+    }
+    fmt::print("{}\n", fns.render());
+  }
+  const auto& t = j["tlb"];
+  const auto& x = j["dispatcher"];
+  fmt::print("TLB: {} hits, {} misses (hit rate {}), {} faults, {} flushes\n", t["hits"].get<uint64_t>(),
+             t["misses"].get<uint64_t>(), percent(t["hit_rate"].get<double>()), t["faults"].get<uint64_t>(),
+             t["flushes"].get<uint64_t>());
+  fmt::print("dispatcher: {} packets, {} jobs, {} completions, {} rejected, {} dropped, {} in flight, "
+             "max lateness {:.1f} us\n",
+             x["packets"].get<uint64_t>(), x["jobs_started"].get<uint64_t>(), x["completions"].get<uint64_t>(),
+             x["rejected"].get<uint64_t>(), x["dropped"].get<uint64_t>(), x["jobs_in_flight"].get<uint32_t>(),
+             x["max_lateness_ns"].get<double>() / 1e3);
+}
+
+}  // namespace
+
+void add_status_commands(CLI::App& app) {
+  auto socket = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
+  CLI::App* cmd = app.add_subcommand("status", "Show what tandemd is doing: slots, sessions, queues, demand, TLB");
+  cmd->add_option("--socket", *socket, "tandemd's socket (default: $TANDEM_SOCKET, else the default socket)");
+  cmd->add_flag("--json", *json, "Print the daemon's JSON report");
+  cmd->callback([socket, json] {
+    const nlohmann::json j = fetch_status(socket_from(*socket));
+    if (*json) {
+      fmt::print("{}\n", j.dump(2));
+    } else {
+      print_status(j);
+    }
+  });
+}
+
+}  // namespace tandem::tools
