@@ -11,6 +11,10 @@
 #include "client/partitioned_call.hpp"
 #include "support/measure.hpp"
 
+#if defined(TANDEM_HAVE_RTL_DEVICE)
+#include "devices/rtl/calibrate.hpp"
+#endif
+
 namespace tandem::tools {
 
 namespace {
@@ -18,7 +22,10 @@ namespace {
 struct Plan {
   std::vector<uint64_t> software_sizes;  // bytes or cycles, besides 0
   std::vector<uint64_t> hardware_sizes;  // besides the granularity
-  size_t rounds = 0;
+  size_t rounds = 0;        // at least this many rounds of each group
+  size_t max_rounds = 0;    // at most this many (bounds the memory for samples)
+  double budget_s = 0;      // and rounds until this much time has passed: a burst of load from other
+                            // tenants then spoils a small share of the samples, not all of them
   size_t warmup = 0;
 };
 
@@ -30,6 +37,7 @@ Plan plan_for(const funcs::FunctionInfo& fn, bool quick) {
     p.software_sizes = bytes ? std::vector<uint64_t>{4096, 65536} : std::vector<uint64_t>{4096, 65536};
     p.hardware_sizes = p.software_sizes;
     p.rounds = 40;
+    p.max_rounds = 40;
     p.warmup = 5;
   } else {
     // Log-spaced like the sizes the model predicts (the case study's 8 B..1 MiB).
@@ -37,7 +45,9 @@ Plan plan_for(const funcs::FunctionInfo& fn, bool quick) {
                              : std::vector<uint64_t>{1024, 4096, 16384, 65536, 262144, 1048576};
     p.hardware_sizes = bytes ? std::vector<uint64_t>{1024, 4096, 16384, 65536, 262144, 1048576}
                              : std::vector<uint64_t>{4096, 16384, 65536, 262144, 1048576};
-    p.rounds = 1500;
+    p.rounds = 1000;
+    p.max_rounds = 60000;
+    p.budget_s = 3.0;
     p.warmup = 50;
   }
   return p;
@@ -78,12 +88,17 @@ struct Subject {
   std::vector<double> visible;                 // call time less the CPU's work after the last job was seen, s
 };
 
-// Rounds of every subject once each (A B C A B C ...), so that drift hits all of them alike.
+// Rounds of every subject once each (A B C A B C ...), so that drift hits all of them alike: the
+// plan's minimum of rounds, and more until its time budget has passed (up to its maximum).
 void measure_interleaved(client::Runtime& rt, const funcs::FunctionInfo& fn, std::vector<Subject>& subjects,
-                         size_t rounds, size_t warmup) {
+                         const Plan& plan) {
   const bench::TickClock& clock = bench::TickClock::get();
-  for (Subject& s : subjects) s.samples.reserve(rounds);
-  for (size_t r = 0; r < warmup + rounds; ++r) {
+  const size_t warmup = plan.warmup;
+  const uint64_t start = clock.now();
+  const uint64_t budget = clock.ticks_for_ns(plan.budget_s * 1e9);
+  for (Subject& s : subjects) s.samples.reserve(plan.rounds);
+  for (size_t r = 0; r < warmup + plan.max_rounds; ++r) {
+    if (r >= warmup + plan.rounds && clock.now() - start >= budget) break;
     for (Subject& s : subjects) {
       int64_t value = 0;
       client::CallReport report;
@@ -165,13 +180,35 @@ std::unique_ptr<client::Runtime> open_probe_runtime(const ProbeOptions& o, const
 
 std::vector<std::string> probe_devices() { return {"emu", "rtl"}; }
 
-FunctionProbe probe_function(const funcs::FunctionInfo& fn, const std::string& device, const ProbeOptions& o) {
-  if (device == "rtl") {
-    // The hook for the Verilator device: its cycle counts per job give X_a (cycles per unit at the
-    // clock rate) and D_a (fixed cycles per job plus the round trip measured here like for emu).
-    throw Error(Status::not_accelerated,
-                "--device rtl: the RTL device is not part of this build yet; calibrate --device emu");
+// --device rtl: the CPU side (X_c, O_0, O_c) and the round trip to the engine are measured as for emu;
+// the accelerator's own figures come from the Verilated accelerator's cycle counts at its fabric
+// clock (src/devices/rtl/calibrate.hpp): X_a = clock / cycles per unit, and D_a = its fixed cycles per
+// job / clock plus the round trip that emu's D_a holds beyond emu's modelled latency.
+static FunctionProbe probe_rtl(const funcs::FunctionInfo& fn, const ProbeOptions& o) {
+#if defined(TANDEM_HAVE_RTL_DEVICE)
+  if (fn.id != TANDEM_FN_ACCUMULATE) {
+    throw Error(Status::invalid_argument, "--device rtl: only accumulate has an RTL accelerator in the catalog");
   }
+  FunctionProbe out = probe_function(fn, "emu", o);
+  say(o, std::string(fn.name) + ": Verilated accelerator cycle counts (X_a, D_a)");
+  auto cal = devices::rtl::calibrate(devices::rtl::RtlFunction::accumulate);
+  if (!cal) throw Error(cal.status(), "RTL calibration failed: " + cal.message());
+  const double round_trip = std::max(0.0, out.params.da - out.device_model.latency_s);
+  out.params.xa = cal.value().throughput_units_per_s;
+  out.params.da = cal.value().latency_s + round_trip;
+  out.device_model.throughput = cal.value().throughput_units_per_s;
+  out.device_model.latency_s = cal.value().latency_s;
+  return out;
+#else
+  (void)fn;
+  (void)o;
+  throw Error(Status::not_accelerated,
+              "--device rtl: this tandem was built without the RTL device (Verilator); calibrate --device emu");
+#endif
+}
+
+FunctionProbe probe_function(const funcs::FunctionInfo& fn, const std::string& device, const ProbeOptions& o) {
+  if (device == "rtl") return probe_rtl(fn, o);
   if (device != "emu") throw Error(Status::invalid_argument, "unknown device '" + device + "' (emu or rtl)");
   if (fn.units != "bytes" && fn.units != "cycles") {
     throw Error(Status::invalid_argument, std::string(fn.name) + " has no work units to calibrate");
@@ -196,28 +233,28 @@ FunctionProbe probe_function(const funcs::FunctionInfo& fn, const std::string& d
     const bool hw = client::live_metrics(*rt, fn.id).n_a > 0;
     auto sw_part = make_partitioner(rt->cost_params(fn.id), engine::PartitionPolicy::sw_only);
     auto hw_part = make_partitioner(rt->cost_params(fn.id), engine::PartitionPolicy::hw_only);
-    // O_0: calls with no work among small ones, each followed by a hardware-only call as below (warm,
-    // like the small calls it predicts, with the dispatcher as awake as when calls are partitioned).
-    std::vector<Subject> small;
-    for (uint64_t n : {uint64_t{0}, 8 * g, 32 * g}) {
-      const funcs::Call call = make_call(fn, n, data.values.data());
-      small.emplace_back(call, data.reference(n), check, sw_part.get());
-      if (hw && n > 0) small.emplace_back(call, data.reference(n), check, hw_part.get(), false);
-    }
-    measure_interleaved(*rt, fn, small, plan.rounds, plan.warmup);
-    p.o0 = median(small.front().samples);
-    out.software.push_back(SizePoint{0, p.o0, small.front().samples.size()});
-    // X_c: each software call followed by a hardware-only call of the same size, so that the
-    // dispatcher is as busy and the caches as warm as during partitioned calls.
+    // One group, measured together so that every figure sees the same conditions: calls with no work
+    // and small ones for O_0, and calls of 256 B..1 MiB for X_c, each followed by a hardware-only call
+    // of the same size, so that the dispatcher is as busy and the caches as warm as when calls are
+    // partitioned.
     std::vector<Subject> subjects;
-    for (uint64_t n : plan.software_sizes) {
+    std::vector<uint64_t> sizes{0};
+    for (uint64_t n : {8 * g, 32 * g}) {
+      if (n < plan.software_sizes.front()) sizes.push_back(n);
+    }
+    sizes.insert(sizes.end(), plan.software_sizes.begin(), plan.software_sizes.end());
+    for (uint64_t n : sizes) {
       const funcs::Call call = make_call(fn, n, data.values.data());
       subjects.emplace_back(call, data.reference(n), check, sw_part.get());
-      if (hw) subjects.emplace_back(call, data.reference(n), check, hw_part.get(), false);
+      if (hw && n > 0) subjects.emplace_back(call, data.reference(n), check, hw_part.get(), false);
     }
-    measure_interleaved(*rt, fn, subjects, plan.rounds, plan.warmup);
+    measure_interleaved(*rt, fn, subjects, plan);
+    p.o0 = median(subjects.front().samples);
+    out.software.push_back(SizePoint{0, p.o0, subjects.front().samples.size()});
     for (const Subject& sub : subjects) {
-      if (sub.recorded) out.software.push_back(SizePoint{sub.call.workload, median(sub.samples), sub.samples.size()});
+      if (sub.recorded && sub.call.workload >= plan.software_sizes.front()) {
+        out.software.push_back(SizePoint{sub.call.workload, median(sub.samples), sub.samples.size()});
+      }
     }
     const double b = fit_slope(out.software, p.o0);
     if (!(b > 0)) throw Error(Status::device_error, "software times do not grow with the work: measure again");
@@ -239,17 +276,30 @@ FunctionProbe probe_function(const funcs::FunctionInfo& fn, const std::string& d
     throw Error(Status::not_accelerated, std::string(fn.name) + " is not resident in the configuration measured");
   }
   {
-    // D_a is the latency until the result is visible to the caller, the thesis's sense: the CPU's
-    // work after it saw the completion (collect, combine, return) belongs to O_c, so it is taken out
-    // of each sample (CallReport::driver_s - hw_done_s).
+    // One group again. D_a is the latency until the result is visible to the caller, the thesis's
+    // sense: the CPU's work after it saw the completion (collect, combine, return) belongs to O_c, so it
+    // is taken out of each sample (CallReport::driver_s - hw_done_s). O_c: a call whose SW part takes
+    // about three job latencies, plus one job of one granule at the end that is done long before the
+    // SW part, against the SW-only call of the same SW part; the difference is what the job cost the
+    // CPU: submit, collect, combine and the partitioner.
     auto hw_part = make_partitioner(p, engine::PartitionPolicy::hw_only);
+    const double expected_da = out.device_model.latency_s + 1.5e-6;
+    const double sw_units = std::max(3.0 * expected_da * p.xc, 64.0 * static_cast<double>(g));
+    uint64_t n_sw = model::round_up(static_cast<uint64_t>(sw_units), g);
+    if (fn.units == "bytes") n_sw = std::min(n_sw, model::round_up(largest, g) - g);
+    out.overhead_units = n_sw;
+    auto with_job = make_partitioner(p, engine::PartitionPolicy::fixed_alpha,
+                                     static_cast<double>(g) / static_cast<double>(n_sw + g));
+    auto software = make_partitioner(p, engine::PartitionPolicy::sw_only);
     std::vector<uint64_t> sizes{g};
     sizes.insert(sizes.end(), plan.hardware_sizes.begin(), plan.hardware_sizes.end());
     std::vector<Subject> subjects;
     for (uint64_t n : sizes) {
       subjects.emplace_back(make_call(fn, n, data.values.data()), data.reference(n), check, hw_part.get());
     }
-    measure_interleaved(*rt, fn, subjects, plan.rounds, plan.warmup);
+    subjects.emplace_back(make_call(fn, n_sw + g, data.values.data()), data.reference(n_sw + g), check, with_job.get());
+    subjects.emplace_back(make_call(fn, n_sw, data.values.data()), data.reference(n_sw), check, software.get());
+    measure_interleaved(*rt, fn, subjects, plan);
     std::vector<SizePoint> visible;
     for (size_t i = 0; i < sizes.size(); ++i) {
       out.hardware.push_back(SizePoint{sizes[i], median(subjects[i].samples), subjects[i].samples.size()});
@@ -262,24 +312,8 @@ FunctionProbe probe_function(const funcs::FunctionInfo& fn, const std::string& d
     if (!(b > 0)) throw Error(Status::device_error, "accelerator times do not grow with the work: measure again");
     p.xa = 1.0 / b;
     out.hardware_visible = std::move(visible);
-  }
-  {
-    // O_c: a call whose SW part takes about three job latencies, plus one job of one granule at the
-    // end that is done long before the SW part, against the SW-only call of the same SW part. The
-    // difference is what the job cost the CPU: submit, collect, combine and the partitioner.
-    const double sw_units = std::max(3.0 * p.da * p.xc, 64.0 * static_cast<double>(g));
-    uint64_t n_sw = model::round_up(static_cast<uint64_t>(sw_units), g);
-    if (fn.units == "bytes") n_sw = std::min(n_sw, model::round_up(largest, g) - g);
-    out.overhead_units = n_sw;
-    auto with_job = make_partitioner(p, engine::PartitionPolicy::fixed_alpha,
-                                     static_cast<double>(g) / static_cast<double>(n_sw + g));
-    auto software = make_partitioner(p, engine::PartitionPolicy::sw_only);
-    std::vector<Subject> subjects;
-    subjects.emplace_back(make_call(fn, n_sw + g, data.values.data()), data.reference(n_sw + g), check, with_job.get());
-    subjects.emplace_back(make_call(fn, n_sw, data.values.data()), data.reference(n_sw), check, software.get());
-    measure_interleaved(*rt, fn, subjects, plan.rounds, plan.warmup);
-    out.overhead_call_s = median(subjects[0].samples);
-    out.overhead_sw_s = median(subjects[1].samples);
+    out.overhead_call_s = median(subjects[sizes.size()].samples);
+    out.overhead_sw_s = median(subjects[sizes.size() + 1].samples);
     p.oc = std::max(p.o0, out.overhead_call_s - out.overhead_sw_s + p.o0);
   }
   return out;

@@ -55,9 +55,9 @@ struct ProbeData {
 std::unique_ptr<client::Runtime> open_probe_runtime(const ProbeOptions& options, const client::Calibration* calibration,
                                                     client::Mode mode, const client::PartitionTuning& tuning);
 
-// Devices that can be calibrated. "emu": the embedded emulated fabric. "rtl" is reserved for the
-// Verilator device (its cycle counts give X_a and D_a); until that device is built in, asking for it
-// fails with a message saying so.
+// Devices that can be calibrated. "emu": the embedded emulated fabric. "rtl": the Verilated
+// accelerators' cycle counts give X_a and D_a (the CPU side and the round trip as for emu); needs a
+// build with the RTL device (TANDEM_HAVE_RTL_DEVICE, see tools/CMakeLists.txt), else it fails saying so.
 std::vector<std::string> probe_devices();
 
 // Measures `fn` on the CPU and on `device`. Throws tandem::Error on failure (set-up code).

@@ -139,7 +139,8 @@ void add_calibrate_commands(CLI::App& app) {
       "calibrate", "Measure X_c, O_0 (CPU) and X_a, D_a, O_c (device) per function; write the calibration file");
   cmd->add_option("--function", o->functions, "Function to calibrate (repeatable; default: accumulate and work)");
   cmd->add_option("--out", o->out, "Calibration file (default: $XDG_CONFIG_HOME/tandem/calibration.toml)");
-  cmd->add_option("--device", o->device, "Device to calibrate: emu (the embedded emulated fabric); rtl later")
+  cmd->add_option("--device", o->device,
+                  "Device to calibrate: emu (the embedded emulated fabric) or rtl (Verilated accelerators' cycles)")
       ->capture_default_str();
   cmd->add_option("--config", o->config, "Configuration file of the runtime measured (default: built-in)");
   cmd->add_flag("--quick", o->quick, "Few sizes and samples (seconds; for tests, not for use)");
