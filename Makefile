@@ -4,17 +4,19 @@
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 20
 JOBS       ?= $(shell nproc)
 CMAKE_GEN  := -G Ninja
-CTEST      := ctest --output-on-failure --timeout 900
+CTEST      := ctest --output-on-failure --timeout 900 --no-tests=error
 
-.PHONY: all deps build run test test-release test-asan test-tsan rtl-area clean help
+.PHONY: all deps build run test test-release test-asan test-tsan test-fuzz rtl-area clean help
 
 all: build
 
 help:
 	@echo "make run       build and run the demo on the embedded default fabric (the main job)"
-	@echo "make test      build and run every test: release, ASan+UBSan, TSan (concurrency tests)"
+	@echo "make test      build and run every test: release, ASan+UBSan, TSan (stress tier), libFuzzer (briefly)"
 	@echo "make build     build everything into $(BUILD)/ without running anything"
 	@echo "make rtl-area  synthesize the RTL accelerators with Yosys and write docs/results/rtl_area.md"
 	@echo "make clean     remove the build folders"
@@ -29,7 +31,7 @@ build: deps
 run: build
 	@./$(BUILD)/tandem demo
 
-test: test-release test-asan test-tsan
+test: test-release test-asan test-tsan test-fuzz
 	@echo "make test: all test builds passed"
 
 test-release: build
@@ -43,15 +45,24 @@ test-asan: deps
 	@cmake --build $(ASAN_BUILD) -j$(JOBS)
 	@cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 $(CTEST)
 
-# TSan over the concurrency tests (label `concurrency`).
+# TSan over the concurrency tests (the `stress` tier).
 test-tsan: deps
 	@echo "== TSan build: concurrency tests"
 	@cmake -S . -B $(TSAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTANDEM_SANITIZE=thread >/dev/null
 	@cmake --build $(TSAN_BUILD) -j$(JOBS) --target tandem_concurrency_tests
-	@cd $(TSAN_BUILD) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 $(CTEST) -L concurrency
+	@cd $(TSAN_BUILD) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 $(CTEST) -L stress
+
+# libFuzzer (clang) on packet validation and the control protocol, FUZZ_SECONDS each.
+test-fuzz: deps
+	@echo "== libFuzzer build: packet and control-message fuzzers, $(FUZZ_SECONDS) s each"
+	@CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTANDEM_FUZZ=ON \
+	  -DTANDEM_FUZZ_SECONDS=$(FUZZ_SECONDS) -DTANDEM_SANITIZE=address -DTANDEM_BUILD_RTL=OFF \
+	  -DTANDEM_BUILD_BENCH_PEERS=OFF >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j$(JOBS) --target tandem_fuzz_packet tandem_fuzz_control
+	@cd $(FUZZ_BUILD) && $(CTEST) -L fuzz
 
 rtl-area: deps
 	@./scripts/rtl_area.sh
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)

@@ -14,8 +14,13 @@
 #include <thread>
 #include <vector>
 
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "client/runtime.hpp"
 #include "commands.hpp"
+#include "daemon_launcher.hpp"
 #include "rt/clock.hpp"
 #include "support/measure.hpp"
 #include "support/measure_json.hpp"
@@ -35,6 +40,8 @@ struct DispatchOptions {
   bool json_output = false;
   std::string out;
   bool skip_starpu = false;
+  bool daemon = false;
+  unsigned daemon_processes = 4;
 };
 
 struct Row {
@@ -101,56 +108,114 @@ Result<std::vector<double>> submit_costs(client::Runtime& rt, client::Queue& q, 
   return out;
 }
 
-// Async no-op throughput: each producer reserves batches of 64, publishes them with one doorbell
-// check, and keeps up to 8 batches in flight (the last packet of a batch carries a record).
+// Async no-op throughput of one producer thread: batches of 64 reserved at once, published with one
+// doorbell check, up to 8 batches in flight (the last packet of a batch carries a record).
+Status produce(client::Runtime& rt, client::Queue& q, uint64_t jobs) {
+  constexpr uint32_t kBatch = 64, kInFlight = 8;
+  tandem_completion_t* recs = rt.thread_records();
+  if (recs == nullptr) return Status::no_memory;
+  for (uint32_t i = 0; i < kInFlight; ++i) {
+    rt::reset_record(&recs[i]);
+    abi::store_relaxed(recs[i].status, uint32_t{TANDEM_OK});
+  }
+  for (uint64_t b = 0; b < jobs / kBatch; ++b) {
+    tandem_completion_t* rec = &recs[b % kInFlight];
+    if (Status s = rt.wait(rec, {}); s != Status::ok) return s;  // the batch that used it is done
+    rt::reset_record(rec);
+    uint64_t first;
+    if (Status s = q.reserve(first, kBatch); s != Status::ok) return s;
+    for (uint32_t i = 0; i < kBatch; ++i) {
+      tandem_packet_t& pk = q.packet(first + i);
+      pk.flags = 0;
+      pk.body.dispatch.workload = 0;
+      pk.user_data = 0;
+      pk.completion = i + 1 == kBatch ? reinterpret_cast<uintptr_t>(rec) : 0;
+      q.publish(first + i, abi::make_header(TANDEM_PACKET_DISPATCH, TANDEM_FN_NOP));
+    }
+    q.notify();
+  }
+  for (uint32_t i = 0; i < kInFlight; ++i) {
+    if (Status s = rt.wait(&recs[i], {}); s != Status::ok) return s;
+  }
+  return Status::ok;
+}
+
+// Jobs per second of one producer thread per queue, all started together.
 double throughput(client::Runtime& rt, std::vector<std::unique_ptr<client::Queue>>& queues, uint64_t jobs,
                   const std::vector<int>& cpus) {
-  constexpr uint32_t kBatch = 64, kInFlight = 8;
-  const uint64_t per_producer = jobs / queues.size() / kBatch * kBatch;
-  std::atomic<int> failures{0};
-  std::atomic<int> ready{0};
+  const uint64_t per_producer = jobs / queues.size() / 64 * 64;
+  std::atomic<int> failures{0}, ready{0};
   std::atomic<bool> go{false};
   std::vector<std::thread> threads;
-  int64_t t0 = 0;
   for (size_t p = 0; p < queues.size(); ++p) {
     threads.emplace_back([&, p] {
       bench::ScopedPin pin(cpus[p % cpus.size()]);
-      client::Queue& q = *queues[p];
-      tandem_completion_t* recs = rt.thread_records();
-      for (uint32_t i = 0; i < kInFlight; ++i) rt::reset_record(&recs[i]), abi::store_relaxed(recs[i].status, uint32_t{TANDEM_OK});
+      rt.thread_records();  // allocate before the clock starts
       ready.fetch_add(1);
       while (!go.load(std::memory_order_acquire)) abi::cpu_relax();
-      for (uint64_t b = 0; b < per_producer / kBatch; ++b) {
-        tandem_completion_t* rec = &recs[b % kInFlight];
-        if (rt.wait(rec, {}) != Status::ok) failures.fetch_add(1);  // the batch that used it is done
-        rt::reset_record(rec);
-        uint64_t first;
-        if (q.reserve(first, kBatch) != Status::ok) {
-          failures.fetch_add(1);
-          return;
-        }
-        for (uint32_t i = 0; i < kBatch; ++i) {
-          tandem_packet_t& pk = q.packet(first + i);
-          pk.flags = 0;
-          pk.body.dispatch.workload = 0;
-          pk.user_data = 0;
-          pk.completion = i + 1 == kBatch ? reinterpret_cast<uintptr_t>(rec) : 0;
-          q.publish(first + i, abi::make_header(TANDEM_PACKET_DISPATCH, TANDEM_FN_NOP));
-        }
-        q.notify();
-      }
-      for (uint32_t i = 0; i < kInFlight; ++i) {
-        if (rt.wait(&recs[i], {}) != Status::ok) failures.fetch_add(1);
-      }
+      if (produce(rt, *queues[p], per_producer) != Status::ok) failures.fetch_add(1);
     });
   }
   while (ready.load() < static_cast<int>(queues.size())) std::this_thread::yield();
-  t0 = rt::now_ns();
+  const int64_t t0 = rt::now_ns();
   go.store(true, std::memory_order_release);
   for (auto& t : threads) t.join();
   const double seconds = static_cast<double>(rt::now_ns() - t0) / 1e9;
   if (failures.load() != 0) throw Error(Status::device_error, "throughput run: some batches failed");
   return static_cast<double>(per_producer * queues.size()) / seconds;
+}
+
+// Aggregate jobs per second of `processes` client processes of one daemon, each one producer.
+double daemon_throughput(const std::string& socket, unsigned processes, uint64_t jobs) {
+  struct Shared {
+    std::atomic<int> ready;
+    std::atomic<int> go;
+    std::atomic<int> failures;
+    std::atomic<int64_t> end_ns;
+  };
+  void* page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (page == MAP_FAILED) throw Error(Status::no_memory, "mmap");
+  auto* shared = new (page) Shared{};
+  const uint64_t per_process = jobs / processes / 64 * 64;
+  std::vector<pid_t> children;
+  for (unsigned p = 0; p < processes; ++p) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      int rc = 0;
+      {
+        client::RuntimeOptions o;
+        o.socket_path = socket;
+        auto rt = client::Runtime::open(o);
+        auto q = rt ? rt.value()->create_queue(4096) : Result<std::unique_ptr<client::Queue>>(Status::disconnected);
+        if (!rt || !q) {
+          shared->failures.fetch_add(1);
+          shared->ready.fetch_add(1);
+          _exit(1);
+        }
+        rt.value()->thread_records();
+        shared->ready.fetch_add(1);
+        while (shared->go.load(std::memory_order_acquire) == 0) abi::cpu_relax();
+        if (produce(*rt.value(), *q.value(), per_process) != Status::ok) {
+          shared->failures.fetch_add(1);
+          rc = 1;
+        }
+        int64_t end = rt::now_ns(), seen = shared->end_ns.load();
+        while (end > seen && !shared->end_ns.compare_exchange_weak(seen, end)) {
+        }
+      }
+      _exit(rc);
+    }
+    children.push_back(pid);
+  }
+  while (shared->ready.load() < static_cast<int>(processes)) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const int64_t t0 = rt::now_ns();
+  shared->go.store(1, std::memory_order_release);
+  for (pid_t c : children) waitpid(c, nullptr, 0);
+  const int failures = shared->failures.load();
+  const double seconds = static_cast<double>(shared->end_ns.load() - t0) / 1e9;
+  munmap(page, 4096);
+  if (failures != 0) throw Error(Status::device_error, "daemon throughput: a client process failed");
+  return static_cast<double>(per_process * processes) / seconds;
 }
 
 Summary summary_of(const std::vector<double>& v) { return bench::summarize(v); }
@@ -198,6 +263,35 @@ void run_dispatch(const DispatchOptions& o) {
     starpu = bench::starpu_task_costs(sp);
   }
 
+  // Cross-process: the same measurements through tandemd, against a ping-pong between two processes.
+  nlohmann::json daemon_json;
+  std::vector<std::pair<std::string, Summary>> daemon_rows;
+  double daemon_tput = 0;
+  if (o.daemon) {
+    if (!o.json_output) fmt::print("measuring through tandemd ({} client processes for throughput)...\n", o.daemon_processes);
+    DaemonLauncher daemon("[dispatcher]\ncpu = " + std::to_string(cpus.b) + "\nidle_spin_us = 200\n");
+    client::RuntimeOptions ro;
+    ro.socket_path = daemon.socket();
+    auto drt = client::Runtime::open(ro);
+    if (!drt) throw Error(drt.status(), "cannot open a daemon session: " + drt.message());
+    auto dq = drt.value()->create_queue(4096);
+    if (!dq) throw Error(dq.status(), dq.message());
+    auto cross = bench::interleave(o.rounds, {
+        [&] { quiesce(); return bench::process_pingpong_rtt(peer); },
+        [&] { return noop_round_trips(*drt.value(), *dq.value(), rt::WaitMode::spin, o.samples, cpus.a); },
+        [&] { return noop_round_trips(*drt.value(), *dq.value(), rt::WaitMode::block, o.samples / 4, cpus.a); },
+    });
+    for (auto& m : cross) {
+      if (!m) throw Error(m.status(), "a daemon measurement failed: " + m.message());
+    }
+    dq.value().reset();
+    drt.value().reset();
+    daemon_tput = daemon_throughput(daemon.socket(), o.daemon_processes, o.throughput_jobs);
+    const Summary dp = summary_of(cross[0].value()), ds = summary_of(cross[1].value()), db = summary_of(cross[2].value());
+    daemon_rows = {{"daemon_pingpong_rtt_ns", dp}, {"daemon_noop_rtt_spin_ns", ds}, {"daemon_noop_rtt_block_ns", db}};
+    daemon_json["ratio"] = ds.median / dp.median;
+  }
+
   const Summary pingpong = summary_of(measured[0].value());
   const Summary spin = summary_of(measured[1].value());
   const Summary block = summary_of(measured[2].value());
@@ -232,6 +326,12 @@ void run_dispatch(const DispatchOptions& o) {
     ratios["starpu_sync_over_noop_spin"] = starpu_sync / spin.median;
     targets["noop_20x_faster_than_starpu_sync"] = starpu_sync >= 20 * spin.median;
   }
+  if (o.daemon) {
+    for (const auto& [key, sum] : daemon_rows) put(key, sum);
+    j["daemon_throughput_jobs_per_s_" + std::to_string(o.daemon_processes) + "proc"] = daemon_tput;
+    ratios["daemon_noop_spin_over_daemon_pingpong"] = daemon_json["ratio"];
+    targets["daemon_noop_rtt_spin_le_2_5x_daemon_pingpong"] = daemon_json["ratio"].get<double>() <= 2.5;
+  }
   j["ratios"] = ratios;
   j["targets"] = targets;
   j["cpus"] = {cpus.a, cpus.b};
@@ -264,9 +364,18 @@ void run_dispatch(const DispatchOptions& o) {
   } else {
     fmt::print("StarPU: {}\n", starpu.message());
   }
+  if (o.daemon) {
+    row("raw cross-process ping-pong (reference)", daemon_rows[0].second, "two processes, one shared page");
+    row("no-op job through tandemd, spin wait", daemon_rows[1].second,
+        fmt::format("{:.2f}x cross-process ping-pong (target <= 2.5)", daemon_json["ratio"].get<double>()));
+    row("no-op job through tandemd, blocking wait", daemon_rows[2].second, "");
+  }
   fmt::print("{}\n", t.render());
   fmt::print("async no-op throughput: {:.2f} M jobs/s from 1 producer (target >= 5), {:.2f} M jobs/s from 2\n",
              tput1 / 1e6, tput2 / 1e6);
+  if (o.daemon) {
+    fmt::print("through tandemd: {:.2f} M jobs/s from {} client processes\n", daemon_tput / 1e6, o.daemon_processes);
+  }
 }
 
 }  // namespace
@@ -281,6 +390,10 @@ void add_dispatch_bench(CLI::App& bench) {
   cmd->add_flag("--json", o->json_output, "Print JSON instead of a table");
   cmd->add_option("--out", o->out, "Also write the JSON to this file");
   cmd->add_flag("--skip-starpu", o->skip_starpu, "Leave out the StarPU peer");
+  cmd->add_flag("--daemon", o->daemon, "Also measure through a private tandemd: cross-process figures");
+  cmd->add_option("--daemon-processes", o->daemon_processes, "Client processes of the daemon throughput run")
+      ->check(CLI::Range(1u, 64u))
+      ->capture_default_str();
   cmd->callback([o] { run_dispatch(*o); });
 }
 

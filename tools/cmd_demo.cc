@@ -5,6 +5,8 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <atomic>
 #include <numeric>
 #include <random>
@@ -12,8 +14,14 @@
 #include <thread>
 #include <vector>
 
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "commands.hpp"
+#include "daemon_launcher.hpp"
 #include "rt/clock.hpp"
+#include "status_report.hpp"
 #include "tandem/tandem.h"
 
 namespace tandem::tools {
@@ -26,6 +34,8 @@ struct DemoOptions {
   unsigned elements = 64 * 1024;   // int32 per accumulate call
   uint64_t work_units = 200'000;   // cycles per work call
   std::string config;
+  bool daemon = true;              // also run client processes through a private tandemd
+  unsigned processes = 3;          // client processes of the daemon phase
 };
 
 struct PhaseResult {
@@ -92,6 +102,79 @@ std::pair<double, double> dispatch_latency(const DemoOptions& o) {
   return {samples[samples.size() / 2], samples[samples.size() * 99 / 100]};
 }
 
+// One client process of the daemon phase: threads of high-level calls on inputs in session memory
+// (tandem_alloc: zero-copy for the daemon). Returns 0 if every result was right.
+int daemon_client(const DemoOptions& o, const std::string& socket, unsigned process, double* makespan_ms) {
+  tandem_options_t opts;
+  tandem_options_init(&opts);
+  opts.socket_path = socket.c_str();
+  opts.mode = TANDEM_MODE_HW;
+  tandem_runtime_t* rt = nullptr;
+  if (tandem_open(&opts, &rt) != TANDEM_OK) return 2;
+  std::vector<int32_t*> inputs(o.threads);
+  std::vector<int64_t> expected(o.threads);
+  std::mt19937 rng(1000 + process);
+  for (unsigned t = 0; t < o.threads; ++t) {
+    inputs[t] = static_cast<int32_t*>(tandem_alloc(rt, o.elements * sizeof(int32_t)));
+    if (inputs[t] == nullptr) return 3;
+    int64_t sum = 0;
+    for (unsigned i = 0; i < o.elements; ++i) sum += inputs[t][i] = static_cast<int32_t>(rng());
+    expected[t] = sum;
+  }
+  std::atomic<uint64_t> wrong{0};
+  const int64_t t0 = rt::now_ns();
+  std::vector<std::thread> threads;
+  for (unsigned t = 0; t < o.threads; ++t) {
+    threads.emplace_back([&, t] {
+      for (unsigned c = 0; c < o.calls; ++c) {
+        int64_t sum = 0;
+        if (tandem_accumulate(rt, inputs[t], o.elements, &sum) != TANDEM_OK || sum != expected[t]) wrong++;
+        if (tandem_work(rt, o.work_units) != TANDEM_OK) wrong++;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  *makespan_ms = static_cast<double>(rt::now_ns() - t0) / 1e6;
+  for (int32_t* p : inputs) tandem_free(rt, p);
+  tandem_close(rt);
+  return wrong == 0 ? 0 : 1;
+}
+
+void run_daemon_phase(const DemoOptions& o) {
+  std::string config_text;
+  if (!o.config.empty()) {
+    std::ifstream in(o.config);
+    config_text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  DaemonLauncher daemon(config_text);
+  fmt::print("\n== many processes, one fabric: tandemd (pid {}, {}), {} client processes x {} threads\n\n",
+             daemon.pid(), daemon.socket(), o.processes, o.threads);
+  auto* times = static_cast<double*>(mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  std::vector<pid_t> children;
+  const int64_t t0 = rt::now_ns();
+  for (unsigned p = 0; p < o.processes; ++p) {
+    const pid_t pid = fork();
+    if (pid == 0) _exit(daemon_client(o, daemon.socket(), p, &times[p]));
+    children.push_back(pid);
+  }
+  bool all_ok = true;
+  fmt::print("{:<10} {:>10} {:>14} {:>10}\n", "process", "pid", "makespan (ms)", "results");
+  for (unsigned p = 0; p < o.processes; ++p) {
+    int status = 0;
+    waitpid(children[p], &status, 0);
+    const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    all_ok = all_ok && ok;
+    fmt::print("{:<10} {:>10} {:>14.1f} {:>10}\n", p, children[p], times[p], ok ? "all ok" : "WRONG");
+  }
+  fmt::print("all {} processes finished in {:.1f} ms\n\n", o.processes, static_cast<double>(rt::now_ns() - t0) / 1e6);
+  munmap(times, 4096);
+  fmt::print("$ tandem status\n");
+  print_status(fetch_status(daemon.socket()));
+  const int status = daemon.stop();
+  fmt::print("\ntandemd stopped ({})\n", WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "clean exit" : "abnormal exit");
+  if (!all_ok) throw std::runtime_error("some results through the daemon were wrong");
+}
+
 void run_demo(const DemoOptions& o) {
   fmt::print("tandem demo: {} threads x {} calls of tandem_accumulate ({} KiB) and tandem_work ({} cycles),\n"
              "embedded runtime, {} fabric\n\n",
@@ -122,6 +205,7 @@ void run_demo(const DemoOptions& o) {
   fmt::print("\ndispatch latency (no-op job round trip, spin wait): median {:.0f} ns, p99 {:.0f} ns\n", lat_median,
              lat_p99);
   if (!all_ok) throw std::runtime_error("some results were wrong");
+  if (o.daemon) run_daemon_phase(o);
 }
 
 }  // namespace
@@ -134,6 +218,8 @@ void add_demo_commands(CLI::App& app) {
   demo->add_option("--elements", o->elements, "int32 elements per accumulate call")->check(CLI::Range(1u, 1u << 26))->capture_default_str();
   demo->add_option("--work-units", o->work_units, "CPU cycles per work call")->capture_default_str();
   demo->add_option("--config", o->config, "Fabric configuration (TOML); default: built in")->check(CLI::ExistingFile);
+  demo->add_option("--processes", o->processes, "Client processes of the daemon phase")->check(CLI::Range(1u, 64u))->capture_default_str();
+  demo->add_flag("!--no-daemon", o->daemon, "Skip the phase with client processes of a private tandemd");
   demo->callback([o] { run_demo(*o); });
 }
 

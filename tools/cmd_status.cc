@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "commands.hpp"
+#include "status_report.hpp"
 #include "rt/control_channel.hpp"
 #include "support/measure.hpp"
 
@@ -22,6 +23,8 @@ std::string socket_from(const std::string& option) {
   if (const char* env = std::getenv("TANDEM_SOCKET"); env != nullptr && *env != '\0') return env;
   return rt::default_socket_path();
 }
+
+}  // namespace
 
 nlohmann::json fetch_status(const std::string& path) {
   sockaddr_un addr{};
@@ -44,7 +47,11 @@ nlohmann::json fetch_status(const std::string& path) {
   return nlohmann::json::parse(std::string(reinterpret_cast<const char*>(p.data()), p.size()));
 }
 
+namespace {
+
 std::string percent(double v) { return bench::fixed(100.0 * v, 1) + "%"; }
+
+}  // namespace
 
 void print_status(const nlohmann::json& j) {
   const auto& d = j["daemon"];
@@ -94,8 +101,6 @@ void print_status(const nlohmann::json& j) {
              x["rejected"].get<uint64_t>(), x["dropped"].get<uint64_t>(), x["jobs_in_flight"].get<uint32_t>(),
              x["max_lateness_ns"].get<double>() / 1e3);
 }
-
-}  // namespace
 
 void add_status_commands(CLI::App& app) {
   auto socket = std::make_shared<std::string>();

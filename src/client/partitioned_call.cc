@@ -56,7 +56,7 @@ CachedPartitioner& partitioner_for(const Runtime& rt, uint16_t function) {
 }
 
 uint32_t status_acquire(const tandem_completion_t& rec) {
-  return abi::load_acquire(rec.status);  // pairs with complete_record's release
+  return rt::record_status(&rec);  // acquire: pairs with complete_record's release
 }
 
 // Performs one call's steps. Times given to the partitioner are seconds since the call began.
@@ -211,17 +211,18 @@ class Driver {
     }
     std::array<abi::FutexWaitTarget, kMaxCallJobs + 1> targets{};
     for (;;) {
+      // Announce a sleeper on every outstanding record; one that is already final is the event.
       size_t n = 0;
+      bool event = false;
       const auto add = [&](tandem_completion_t& rec) {
-        abi::store_seq_cst(rec.waiters, 1u);
+        if (rt::announce_sleeper(&rec) != TANDEM_PENDING) event = true;
         targets[n++] = {&rec.status, static_cast<uint32_t>(TANDEM_PENDING)};
       };
       if (cancel_outstanding_) add(records_[kCancelRecord]);
       for (uint32_t j = 0; j < jobs_limit_; ++j) {
         if (outstanding_[j]) add(records_[j]);
       }
-      abi::fence_seq_cst();  // waiters stores before re-reading the status words (Dekker with complete_record)
-      if (n == 0 || any_event()) return;
+      if (n == 0 || event) return;
       // Bounded slices so that a dead daemon is noticed (rt::Liveness).
       const int64_t slice_end = std::min(wake_ns, rt::now_ns() + 100'000'000);
       const int rc = abi::futex_waitv({targets.data(), n}, slice_end);

@@ -192,34 +192,38 @@ int Daemon::run(bool handle_signals) {
     ev.data.fd = signal_fd_.get();
     epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, signal_fd_.get(), &ev);
   }
-  bool running = true;
-  while (running) {
-    epoll_event events[64];
-    const int n = epoll_wait(epoll_fd_.get(), events, 64, -1);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      log("epoll_wait failed: %s", std::strerror(errno));
-      break;
-    }
-    for (int i = 0; i < n; ++i) {
-      const int fd = events[i].data.fd;
-      if (fd == listen_fd_.get()) {
-        accept_clients();
-      } else if (fd == stop_fd_.get() || (signal_fd_.valid() && fd == signal_fd_.get())) {
-        if (fd == signal_fd_.get()) {
-          signalfd_siginfo si;
-          if (read(signal_fd_.get(), &si, sizeof si) == sizeof si) log("signal %u: stopping", si.ssi_signo);
-        }
-        running = false;
-      } else if (auto it = connections_.find(fd); it != connections_.end()) {
-        if (events[i].events & EPOLLIN) on_readable(*it->second);
-        // The read above may have closed the connection already.
-        if (connections_.count(fd) && (events[i].events & (EPOLLHUP | EPOLLERR | EPOLLRDHUP))) close_connection(fd);
-      }
-    }
+  while (serve(-1)) {
   }
   shutdown();
   return 0;
+}
+
+bool Daemon::serve(int timeout_ms) {
+  epoll_event events[64];
+  const int n = epoll_wait(epoll_fd_.get(), events, 64, timeout_ms);
+  if (n < 0) {
+    if (errno == EINTR) return true;
+    log("epoll_wait failed: %s", std::strerror(errno));
+    return false;
+  }
+  bool running = true;
+  for (int i = 0; i < n; ++i) {
+    const int fd = events[i].data.fd;
+    if (fd == listen_fd_.get()) {
+      accept_clients();
+    } else if (fd == stop_fd_.get() || (signal_fd_.valid() && fd == signal_fd_.get())) {
+      if (fd == signal_fd_.get()) {
+        signalfd_siginfo si;
+        if (read(signal_fd_.get(), &si, sizeof si) == sizeof si) log("signal %u: stopping", si.ssi_signo);
+      }
+      running = false;
+    } else if (auto it = connections_.find(fd); it != connections_.end()) {
+      if (events[i].events & EPOLLIN) on_readable(*it->second);
+      // The read above may have closed the connection already.
+      if (connections_.count(fd) && (events[i].events & (EPOLLHUP | EPOLLERR | EPOLLRDHUP))) close_connection(fd);
+    }
+  }
+  return running;
 }
 
 void Daemon::accept_clients() {

@@ -45,6 +45,10 @@ class Daemon {
   // Serves clients until SIGTERM/SIGINT (when `handle_signals`) or request_stop(); then stops accepting,
   // drains in-flight jobs, closes every session and removes the socket. Returns the exit code.
   int run(bool handle_signals);
+  // Handles whatever is ready within `timeout_ms` (-1: wait): one step of run(), for tests and fuzzers.
+  // False once a stop was requested.
+  bool serve(int timeout_ms);
+  size_t connection_count() const { return connections_.size(); }
   // Thread-safe.
   void request_stop();
   // Blocks SIGTERM and SIGINT (delivered through a signalfd by run()) and ignores SIGPIPE. Call before

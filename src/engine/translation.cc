@@ -5,7 +5,10 @@
 
 namespace tandem::engine {
 
-Translator::Translator(uint32_t tlb_entries) : tlb_(std::bit_ceil(std::max<uint32_t>(tlb_entries, 1))) {}
+Translator::Translator(uint32_t tlb_entries)
+    : tlb_(std::bit_ceil(std::max<uint32_t>(tlb_entries, kWays))),
+      victim_(tlb_.size() / kWays, 0),
+      set_bits_(static_cast<uint32_t>(std::countr_zero(tlb_.size() / kWays))) {}
 
 Translator::Table* Translator::table(Asid asid) {
   if (asid >= tables_.size()) tables_.resize(static_cast<size_t>(asid) + 1);
@@ -54,10 +57,16 @@ void Translator::drop(Asid asid) {
 
 const Region* Translator::lookup(Table& t, Asid asid, uint64_t address) {
   const uint64_t page = address >> kPageShift;
-  TlbEntry& e = tlb_[(page ^ (uint64_t{asid} * 0x9e3779b97f4a7c15ull)) & (tlb_.size() - 1)];
-  if (e.asid == asid && e.page == page && e.generation == t.generation) {
-    ++stats_.hits;
-    return &t.regions[e.region_index];
+  // Fibonacci hashing: buffers a power of two apart (common) still spread over the sets.
+  const uint64_t h = (page * 0x9e3779b97f4a7c15ull) ^ (uint64_t{asid} * 0xc2b2ae3d27d4eb4full);
+  const size_t set = set_bits_ == 0 ? 0 : static_cast<size_t>(h >> (64 - set_bits_));
+  TlbEntry* ways = &tlb_[set * kWays];
+  for (uint32_t w = 0; w < kWays; ++w) {
+    const TlbEntry& e = ways[w];
+    if (e.asid == asid && e.page == page && e.generation == t.generation) {
+      ++stats_.hits;
+      return &t.regions[e.region_index];
+    }
   }
   ++stats_.misses;
   auto it = std::upper_bound(t.regions.begin(), t.regions.end(), address,
@@ -65,7 +74,9 @@ const Region* Translator::lookup(Table& t, Asid asid, uint64_t address) {
   if (it == t.regions.begin()) return nullptr;
   --it;
   if (address - it->client_base >= it->bytes) return nullptr;
-  e = TlbEntry{asid, page, static_cast<uint32_t>(it - t.regions.begin()), t.generation};
+  uint8_t& victim = victim_[set];
+  ways[victim] = TlbEntry{asid, page, static_cast<uint32_t>(it - t.regions.begin()), t.generation};
+  victim = static_cast<uint8_t>((victim + 1) % kWays);
   return &*it;
 }
 

@@ -37,7 +37,9 @@ class Translator {
  public:
   static constexpr uint32_t kPageShift = 12;
 
+  // A TLB of `tlb_entries` entries (rounded to a power of two, at least kWays), kWays-way set associative.
   explicit Translator(uint32_t tlb_entries = 64);
+  static constexpr uint32_t kWays = 4;
 
   // Adds a region to `asid`'s table. Refuses (INVALID_ARGUMENT) an empty, wrapping or overlapping
   // range: every client byte maps to exactly one local byte.
@@ -73,7 +75,9 @@ class Translator {
   const Region* lookup(Table& t, Asid asid, uint64_t address);
 
   std::vector<Table> tables_;   // indexed by ASID
-  std::vector<TlbEntry> tlb_;   // direct-mapped by (asid, page) hash
+  std::vector<TlbEntry> tlb_;   // sets of kWays entries, chosen by a multiplicative hash of (asid, page)
+  std::vector<uint8_t> victim_; // per set: the way replaced next (round robin)
+  uint32_t set_bits_ = 0;
   TlbStats stats_;
 };
 

@@ -33,9 +33,23 @@ Status accumulate_describe(std::span<const uint64_t> args, uint64_t& workload, B
   return Status::ok;
 }
 
+// GCC spells "keep this loop scalar" and "one clone per vector width" as attributes; other compilers
+// (clang builds the fuzzers) get the plain loops. Sanitized builds get no clones: the clones' ifunc
+// resolver runs before the sanitizer's run-time is initialised (TSan crashes in it).
+#if defined(__GNUC__) && !defined(__clang__)
+#define TANDEM_SCALAR_LOOP __attribute__((optimize("no-tree-vectorize")))
+#else
+#define TANDEM_SCALAR_LOOP
+#endif
+#if defined(__GNUC__) && !defined(__clang__) && !defined(TANDEM_SANITIZED)
+#define TANDEM_WIDE_LOOP __attribute__((target_clones("avx512f", "avx2", "default"), optimize("O3")))
+#else
+#define TANDEM_WIDE_LOOP
+#endif
+
 // The software path: the portable loop, one element per iteration (like the thesis's CPU loop); kept
 // scalar on purpose so that X_c is the library's software throughput, not the vector unit's.
-__attribute__((optimize("no-tree-vectorize"))) int64_t accumulate_sw(const Call& call, uint64_t begin, uint64_t end) {
+TANDEM_SCALAR_LOOP int64_t accumulate_sw(const Call& call, uint64_t begin, uint64_t end) {
   const auto* data = static_cast<const int32_t*>(call.buffers[0]);
   int64_t sum = 0;
   for (uint64_t i = begin / sizeof(int32_t); i < end / sizeof(int32_t); ++i) sum += data[i];
@@ -44,8 +58,7 @@ __attribute__((optimize("no-tree-vectorize"))) int64_t accumulate_sw(const Call&
 
 // The emulated accelerator's datapath: as wide as this CPU allows, so that computing the real result
 // takes less than the modelled time at X_a = 2.6 x X_c (the dispatcher reports any lateness).
-__attribute__((target_clones("avx512f", "avx2", "default"), optimize("O3"))) int64_t sum_wide(const int32_t* data,
-                                                                                          uint64_t n) {
+TANDEM_WIDE_LOOP int64_t sum_wide(const int32_t* data, uint64_t n) {
   int64_t sum = 0;
   for (uint64_t i = 0; i < n; ++i) sum += data[i];
   return sum;

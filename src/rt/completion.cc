@@ -6,9 +6,7 @@ namespace tandem::rt {
 
 namespace {
 
-inline uint32_t status_acquire(const tandem_completion_t* rec) {
-  return abi::load_acquire(rec->status);  // pairs with complete_record's release
-}
+inline uint32_t status_acquire(const tandem_completion_t* rec) { return record_status(rec); }
 
 }  // namespace
 
@@ -39,12 +37,10 @@ Status wait_record(const tandem_completion_t* rec, const WaitPolicy& policy, Liv
     if (now >= spin_until) break;
   }
 
-  // Block phase: declare a sleeper, re-check, then futex-wait in slices so liveness is observed.
-  auto* mutable_rec = const_cast<tandem_completion_t*>(rec);
+  // Block phase: declare a sleeper (fails if the status is final meanwhile), then futex-wait in slices
+  // so that liveness is observed.
   for (;;) {
-    abi::store_seq_cst(mutable_rec->waiters, 1u);
-    abi::fence_seq_cst();  // waiters store before re-reading status (Dekker with complete_record)
-    s = status_acquire(rec);
+    s = announce_sleeper(rec);
     if (s != TANDEM_PENDING) return from_wire(s);
     const int64_t now = now_ns();
     if (now >= deadline) return Status::timeout;

@@ -1,6 +1,7 @@
 // Completion records: the engine side writes them, the client side waits on them.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "abi/atomics.hpp"
@@ -10,23 +11,57 @@
 
 namespace tandem::rt {
 
-// Engine side: value first, then the status word with release, then wake sleepers if any declared.
+// `status` and `waiters` are one 8-byte word, changed only by atomic read-modify-writes of the whole
+// word: the engine's completion is a single exchange (publish the status, learn whether anyone sleeps,
+// clear the flag), and a waiter sets its flag with a compare-and-swap that fails once the status is
+// final. The two RMWs are totally ordered, so no wake-up is lost, and — unlike a store followed by a
+// load of `waiters` — the engine never reads the record after publishing the status, when its owner
+// may already have freed or reused it.
+static_assert(offsetof(tandem_completion_t, status) == 0 && offsetof(tandem_completion_t, waiters) == 4 &&
+                  alignof(tandem_completion_t) >= 8,
+              "status and waiters form one aligned 8-byte word");
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the status is the low half of the word");
+
+using CompletionWord = uint64_t __attribute__((may_alias));
+inline CompletionWord* completion_word(const tandem_completion_t* rec) {
+  return reinterpret_cast<CompletionWord*>(const_cast<uint32_t*>(&rec->status));
+}
+inline constexpr uint64_t kWaiterFlag = uint64_t{1} << 32;
+
+// The record's status, acquire (pairs with complete_record's release).
+inline uint32_t record_status(const tandem_completion_t* rec) {
+  return static_cast<uint32_t>(__atomic_load_n(completion_word(rec), __ATOMIC_ACQUIRE));
+}
+
+// Engine side: the results first, then one exchange that publishes the status; wake sleepers if the
+// old word said there were any.
 inline void complete_record(tandem_completion_t* rec, Status status, int64_t value, int64_t device_ns, uint32_t slot) {
   abi::store_relaxed(rec->value, value);
   abi::store_relaxed(rec->device_ns, static_cast<uint64_t>(device_ns));
   abi::store_relaxed(rec->slot, slot);
-  abi::store_release(rec->status, to_wire(status));  // pairs with the waiter's acquire
-  abi::fence_seq_cst();  // status store before reading `waiters` (Dekker with wait_block)
-  if (abi::load_relaxed(rec->waiters) != 0) abi::futex_wake_all(&rec->status);
+  const uint64_t old = __atomic_exchange_n(completion_word(rec), uint64_t{to_wire(status)}, __ATOMIC_ACQ_REL);
+  if (old & kWaiterFlag) abi::futex_wake_all(&rec->status);  // the key only: no access to the record
+}
+
+// Client side, before sleeping on `status`: sets the waiter flag unless the record is already
+// complete; returns the status it saw (PENDING: the flag is set, the engine will wake us).
+inline uint32_t announce_sleeper(const tandem_completion_t* rec) {
+  CompletionWord* word = completion_word(rec);
+  uint64_t cur = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+  for (;;) {
+    if (static_cast<uint32_t>(cur) != TANDEM_PENDING || (cur & kWaiterFlag)) return static_cast<uint32_t>(cur);
+    if (__atomic_compare_exchange_n(word, &cur, cur | kWaiterFlag, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+      return TANDEM_PENDING;
+    }
+  }
 }
 
 // Client side: prepare a record before its packet is published.
 inline void reset_record(tandem_completion_t* rec) {
-  abi::store_relaxed(rec->waiters, 0u);
   abi::store_relaxed(rec->value, int64_t{0});
   abi::store_relaxed(rec->device_ns, uint64_t{0});
   abi::store_relaxed(rec->slot, UINT32_MAX);
-  abi::store_relaxed(rec->status, static_cast<uint32_t>(TANDEM_PENDING));
+  __atomic_store_n(completion_word(rec), uint64_t{TANDEM_PENDING}, __ATOMIC_RELAXED);
 }
 
 enum class WaitMode : uint8_t { spin, block, spin_then_block };

@@ -4,6 +4,7 @@
 
 #include "abi/atomics.hpp"
 #include "abi/ring.hpp"
+#include "completion.hpp"
 
 namespace tandem::rt {
 
@@ -82,7 +83,7 @@ void decode_barrier(const tandem_packet_t& p, AddressSpace& memory, Decoded& out
     if (dep == 0) continue;
     const tandem_completion_t* rec = translate_record(memory, dep, false);
     if (rec == nullptr) return reject(out, Status::translation_fault);
-    const uint32_t status = abi::load_acquire(rec->status);  // pairs with complete_record's release
+    const uint32_t status = record_status(rec);  // pairs with complete_record's release
     b.deps[i] = reinterpret_cast<uintptr_t>(rec);
     b.dep_state[i] = status == TANDEM_PENDING ? engine::DepState::pending
                      : status == TANDEM_OK   ? engine::DepState::done_ok

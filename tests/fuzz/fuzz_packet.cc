@@ -1,0 +1,88 @@
+// Fuzzes the trust boundary between a client's ring and the engine: packet validation (decode) and the
+// engine fed with whatever validation lets through. Input: a sequence of 64-byte packets; the bytes
+// after the packets are the session's memory (mapped at a fixed client address, so packets can name
+// it), holding argument blocks, buffers and completion records.
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "engine/engine.hpp"
+#include "funcs/function.hpp"
+#include "rt/decode.hpp"
+
+namespace {
+
+constexpr uint64_t kClientBase = 0x10000;
+
+class FuzzMemory final : public tandem::rt::AddressSpace {
+ public:
+  explicit FuzzMemory(std::vector<uint8_t>& bytes) : bytes_(bytes) {}
+  void* translate(uint64_t address, uint64_t n, bool) override {
+    if (address < kClientBase || n > bytes_.size() || address - kClientBase > bytes_.size() - n) return nullptr;
+    return bytes_.data() + (address - kClientBase);
+  }
+
+ private:
+  std::vector<uint8_t>& bytes_;
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace tandem;
+  const size_t packets = std::min<size_t>(size / TANDEM_PACKET_SIZE, 16);
+  std::vector<uint8_t> memory(data + packets * TANDEM_PACKET_SIZE, data + size);
+  memory.resize(memory.size() + 64, 0);  // room for a record even when the input is short
+  FuzzMemory space(memory);
+
+  engine::EngineConfig config;
+  config.slots = 2;
+  config.queue_capacity = 4;
+  config.max_jobs = 8;
+  config.max_job_ns = 1'000'000;
+  for (const funcs::FunctionInfo* fn : funcs::all_functions()) {
+    config.known.set(fn->id);
+    config.models[fn->id].throughput = 1e9;
+  }
+  engine::Engine eng(config);
+  const engine::SessionId session = eng.open_session();
+  const engine::RingId ring = eng.open_ring(session);
+  engine::Actions actions;
+  eng.load(0, TANDEM_FN_ACCUMULATE, 0, actions);
+  eng.load(1, TANDEM_FN_WORK, 0, actions);
+  eng.configure_done(0, 0, actions);
+  eng.configure_done(1, 0, actions);
+  actions.clear();
+
+  rt::Decoded d;
+  engine::Time now = 0;
+  for (size_t i = 0; i < packets; ++i) {
+    tandem_packet_t p;
+    std::memcpy(&p, data + i * TANDEM_PACKET_SIZE, sizeof p);
+    rt::decode_packet(p, space, session, ring, d);
+    switch (d.kind) {
+      case rt::Decoded::Kind::dispatch: eng.submit(d.job, ++now, actions); break;
+      case rt::Decoded::Kind::barrier: eng.submit_barrier(d.barrier, ++now, actions); break;
+      case rt::Decoded::Kind::reject: eng.reject(session, d.job.completion, 0, d.status, actions); break;
+      case rt::Decoded::Kind::cancel:
+        eng.cancel(session, d.cancel_target, reinterpret_cast<uintptr_t>(d.record), d.job.tag, actions);
+        break;
+      case rt::Decoded::Kind::drop: break;
+    }
+    // Every started job finishes at once; every buffer the engine was given must lie in the session.
+    for (size_t a = 0; a < actions.size(); ++a) {
+      if (actions[a].kind == engine::ActionKind::start_job) eng.job_finished(actions[a].slot, Status::ok, 0, ++now, actions);
+    }
+    if (d.kind == rt::Decoded::Kind::dispatch) {
+      for (void* b : d.call.buffers) {
+        if (b != nullptr && (static_cast<uint8_t*>(b) < memory.data() || static_cast<uint8_t*>(b) >= memory.data() + memory.size())) {
+          __builtin_trap();  // a translated buffer outside the session: the one thing that must never happen
+        }
+      }
+    }
+    actions.clear();
+  }
+  eng.close_session(session, ++now, actions);
+  return 0;
+}

@@ -1,0 +1,32 @@
+// Starts a private tandemd for a tool (benchmarks, the demo): a temporary socket and configuration, the
+// binary found beside the running `tandem`, and SIGTERM + wait when done.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+
+namespace tandem::tools {
+
+class DaemonLauncher {
+ public:
+  // Throws tandem::Error if tandemd cannot be found or does not start listening within 10 s.
+  explicit DaemonLauncher(const std::string& config_toml, bool quiet = true);
+  ~DaemonLauncher();
+  DaemonLauncher(const DaemonLauncher&) = delete;
+  DaemonLauncher& operator=(const DaemonLauncher&) = delete;
+
+  const std::string& socket() const { return socket_; }
+  pid_t pid() const { return pid_; }
+  // SIGTERM, then wait for it to drain and exit; returns its exit status.
+  int stop();
+
+  // tandemd beside this executable, else on PATH.
+  static std::string find_binary();
+
+ private:
+  std::string dir_, socket_, config_;
+  pid_t pid_ = -1;
+};
+
+}  // namespace tandem::tools
