@@ -36,6 +36,9 @@ struct CachedPartitioner {
 
 thread_local std::array<CachedPartitioner, 4> cached;
 thread_local uint32_t cached_victim = 0;
+// The live figures this thread read last, per function, and from which runtime.
+thread_local std::array<model::LiveMetrics, TANDEM_FN_MAX> last_metrics{};
+thread_local uint64_t last_metrics_runtime = 0;
 
 CachedPartitioner& partitioner_for(const Runtime& rt, uint16_t function) {
   const uint64_t version = rt.policy_version();
@@ -72,12 +75,14 @@ class Driver {
   double done_s() const { return done_s_; }
 
   Status run(const model::LiveMetrics& first, int64_t& value) {
+    metrics_ = first;
     origin_ = rt::now_ns();
     part_.start(call_.workload, 0.0, first);
     for (;;) {
       const double t = now();  // one clock reading per step: events are reported at the time they were seen
       collect(t);
-      const Step step = part_.next(t, live_metrics(rt_, fn_.id));
+      (void)read_live_metrics(rt_, fn_.id, metrics_);  // unreadable for a moment: the last figures stand
+      const Step step = part_.next(t, metrics_);
       switch (step.kind) {
         case StepKind::run_sw: combine(fn_.run_sw(call_, step.range.begin, step.range.end)); break;
         case StepKind::submit_job: submit(step, t); break;
@@ -258,6 +263,7 @@ class Driver {
   Queue& queue_;
   rt::WaitPolicy wait_;
   int64_t origin_ = 0;
+  model::LiveMetrics metrics_;
   int64_t value_ = 0;
   bool have_value_ = false;
   std::array<bool, kMaxCallJobs> outstanding_{};
@@ -289,17 +295,19 @@ void count(Runtime& rt, const engine::PartitionerCounters& c) {
 
 }  // namespace
 
-model::LiveMetrics live_metrics(const Runtime& runtime, uint16_t function) {
-  model::LiveMetrics m;
+bool read_live_metrics(const Runtime& runtime, uint16_t function, model::LiveMetrics& out) {
   const tandem_metrics_page_t& page = runtime.metrics_page();
   abi::FunctionMetrics fm;
-  if (!abi::read_metrics(page, function, fm)) {
-    m.n_a = 0;  // no consistent figures: behave as if nothing were resident (demand jobs, software)
-    return m;
-  }
-  m.n_a = fm.accelerators;
-  m.d_q = std::isfinite(fm.queue_wait_s) && fm.queue_wait_s > 0 ? fm.queue_wait_s : 0;
-  m.available_bw = abi::load_relaxed(page.k_available_bandwidth);
+  if (!abi::read_metrics(page, function, fm)) return false;
+  out.n_a = fm.accelerators;
+  out.d_q = std::isfinite(fm.queue_wait_s) && fm.queue_wait_s > 0 ? fm.queue_wait_s : 0;
+  out.available_bw = abi::load_relaxed(page.k_available_bandwidth);
+  return true;
+}
+
+model::LiveMetrics live_metrics(const Runtime& runtime, uint16_t function) {
+  model::LiveMetrics m;
+  if (!read_live_metrics(runtime, function, m)) m.n_a = 0;
   return m;
 }
 
@@ -314,7 +322,11 @@ Status run_partitioned(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::
   const model::CostParams& params = part.params();
   const engine::PartitionerConfig& config = part.config();
   const uint64_t units = call.workload;
-  const model::LiveMetrics m = live_metrics(rt, fn.id);
+  // Should the page be unreadable for a moment (a busy writer), the figures this thread saw last
+  // stand in; before any, n_a = 0 (demand jobs and software).
+  model::LiveMetrics& m = last_metrics[fn.id];
+  if (!read_live_metrics(rt, fn.id, m) && last_metrics_runtime != rt.serial()) m = model::LiveMetrics{0, 0, 0};
+  last_metrics_runtime = rt.serial();
 
   // The software decision of Partitioner::start (Algorithm 2 lines 1-4), taken here without the
   // partitioner's bookkeeping or a clock reading: small calls pay only the model's arithmetic.

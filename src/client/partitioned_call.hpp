@@ -32,7 +32,11 @@ Status run_partitioned(Runtime& runtime, const funcs::FunctionInfo& fn, const fu
 Status run_partitioned(Runtime& runtime, const funcs::FunctionInfo& fn, const funcs::Call& call,
                        engine::Partitioner& partitioner, int64_t& value, CallReport* report);
 
-// The monitor's live figures for `function` from the runtime's metrics page (thesis 5.4.6).
+// The monitor's live figures for `function` from the runtime's metrics page (thesis 5.4.6) into
+// `out`. False, leaving `out` as it was, if no consistent copy could be read (the seqlock kept
+// changing under the reader).
+bool read_live_metrics(const Runtime& runtime, uint16_t function, model::LiveMetrics& out);
+// The same as a value; n_a = 0 when no consistent copy could be read.
 model::LiveMetrics live_metrics(const Runtime& runtime, uint16_t function);
 
 }  // namespace tandem::client
