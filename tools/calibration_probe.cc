@@ -233,28 +233,30 @@ FunctionProbe probe_function(const funcs::FunctionInfo& fn, const std::string& d
     const bool hw = client::live_metrics(*rt, fn.id).n_a > 0;
     auto sw_part = make_partitioner(rt->cost_params(fn.id), engine::PartitionPolicy::sw_only);
     auto hw_part = make_partitioner(rt->cost_params(fn.id), engine::PartitionPolicy::hw_only);
-    // One group, measured together so that every figure sees the same conditions: calls with no work
-    // and small ones for O_0, and calls of 256 B..1 MiB for X_c, each followed by a hardware-only call
-    // of the same size, so that the dispatcher is as busy and the caches as warm as when calls are
-    // partitioned.
-    std::vector<Subject> subjects;
-    std::vector<uint64_t> sizes{0};
-    for (uint64_t n : {8 * g, 32 * g}) {
-      if (n < plan.software_sizes.front()) sizes.push_back(n);
+    // O_0: calls with no work among small ones (warm, like the small calls it predicts), each followed
+    // by a hardware-only call of the same size, so that the dispatcher is as awake as when calls are
+    // partitioned. Kept apart from the large calls, whose data would evict the call path's own state.
+    std::vector<Subject> small;
+    for (uint64_t n : {uint64_t{0}, 8 * g, 32 * g}) {
+      const funcs::Call call = make_call(fn, n, data.values.data());
+      small.emplace_back(call, data.reference(n), check, sw_part.get());
+      if (hw && n > 0) small.emplace_back(call, data.reference(n), check, hw_part.get(), false);
     }
-    sizes.insert(sizes.end(), plan.software_sizes.begin(), plan.software_sizes.end());
-    for (uint64_t n : sizes) {
+    Plan half = plan;
+    half.budget_s = plan.budget_s / 2;
+    measure_interleaved(*rt, fn, small, half);
+    p.o0 = median(small.front().samples);
+    out.software.push_back(SizePoint{0, p.o0, small.front().samples.size()});
+    // X_c: calls of 256 B..1 MiB, likewise each followed by a hardware-only call of the same size.
+    std::vector<Subject> subjects;
+    for (uint64_t n : plan.software_sizes) {
       const funcs::Call call = make_call(fn, n, data.values.data());
       subjects.emplace_back(call, data.reference(n), check, sw_part.get());
-      if (hw && n > 0) subjects.emplace_back(call, data.reference(n), check, hw_part.get(), false);
+      if (hw) subjects.emplace_back(call, data.reference(n), check, hw_part.get(), false);
     }
     measure_interleaved(*rt, fn, subjects, plan);
-    p.o0 = median(subjects.front().samples);
-    out.software.push_back(SizePoint{0, p.o0, subjects.front().samples.size()});
     for (const Subject& sub : subjects) {
-      if (sub.recorded && sub.call.workload >= plan.software_sizes.front()) {
-        out.software.push_back(SizePoint{sub.call.workload, median(sub.samples), sub.samples.size()});
-      }
+      if (sub.recorded) out.software.push_back(SizePoint{sub.call.workload, median(sub.samples), sub.samples.size()});
     }
     const double b = fit_slope(out.software, p.o0);
     if (!(b > 0)) throw Error(Status::device_error, "software times do not grow with the work: measure again");
@@ -276,7 +278,7 @@ FunctionProbe probe_function(const funcs::FunctionInfo& fn, const std::string& d
     throw Error(Status::not_accelerated, std::string(fn.name) + " is not resident in the configuration measured");
   }
   {
-    // One group again. D_a is the latency until the result is visible to the caller, the thesis's
+    // D_a is the latency until the result is visible to the caller, the thesis's
     // sense: the CPU's work after it saw the completion (collect, combine, return) belongs to O_c, so it
     // is taken out of each sample (CallReport::driver_s - hw_done_s). O_c: a call whose SW part takes
     // about three job latencies, plus one job of one granule at the end that is done long before the
@@ -297,9 +299,15 @@ FunctionProbe probe_function(const funcs::FunctionInfo& fn, const std::string& d
     for (uint64_t n : sizes) {
       subjects.emplace_back(make_call(fn, n, data.values.data()), data.reference(n), check, hw_part.get());
     }
-    subjects.emplace_back(make_call(fn, n_sw + g, data.values.data()), data.reference(n_sw + g), check, with_job.get());
-    subjects.emplace_back(make_call(fn, n_sw, data.values.data()), data.reference(n_sw), check, software.get());
     measure_interleaved(*rt, fn, subjects, plan);
+    // The pair for O_c on its own: the difference of two medians is only as good as their conditions
+    // are alike, and the large hardware calls above would come between them unevenly.
+    std::vector<Subject> pair;
+    pair.emplace_back(make_call(fn, n_sw + g, data.values.data()), data.reference(n_sw + g), check, with_job.get());
+    pair.emplace_back(make_call(fn, n_sw, data.values.data()), data.reference(n_sw), check, software.get());
+    Plan half = plan;
+    half.budget_s = plan.budget_s / 2;
+    measure_interleaved(*rt, fn, pair, half);
     std::vector<SizePoint> visible;
     for (size_t i = 0; i < sizes.size(); ++i) {
       out.hardware.push_back(SizePoint{sizes[i], median(subjects[i].samples), subjects[i].samples.size()});
@@ -312,8 +320,8 @@ FunctionProbe probe_function(const funcs::FunctionInfo& fn, const std::string& d
     if (!(b > 0)) throw Error(Status::device_error, "accelerator times do not grow with the work: measure again");
     p.xa = 1.0 / b;
     out.hardware_visible = std::move(visible);
-    out.overhead_call_s = median(subjects[sizes.size()].samples);
-    out.overhead_sw_s = median(subjects[sizes.size() + 1].samples);
+    out.overhead_call_s = median(pair[0].samples);
+    out.overhead_sw_s = median(pair[1].samples);
     p.oc = std::max(p.o0, out.overhead_call_s - out.overhead_sw_s + p.o0);
   }
   return out;

@@ -107,7 +107,9 @@ Result<std::vector<double>> measure_cell(client::Runtime& rt, client::Queue& q, 
   tandem_completion_t* recs = rt.thread_records();
   rt::WaitPolicy policy;
   policy.mode = caller_sleeps(cell.method) ? rt::WaitMode::block : rt::WaitMode::spin;
-  policy.timeout_ns = 2'000'000'000;
+  // Generous: this machine's threads are sometimes descheduled for a second or more (other tenants);
+  // such a round trip is one huge sample, not a failure.
+  policy.timeout_ns = 60'000'000'000;
   uint64_t args[TANDEM_MAX_ARG_WORDS];
   for (uint32_t i = 0; i < TANDEM_MAX_ARG_WORDS; ++i) args[i] = 0x1000 + i;
   const size_t warmup = std::min<size_t>(samples / 10 + 1, 200);
@@ -134,7 +136,7 @@ Result<std::vector<double>> measure_cell(client::Runtime& rt, client::Queue& q, 
     s = rt.wait(rec, policy);
     const uint64_t t2 = clock.now();
     const double cpu1 = thread_cpu_ns();
-    if (s != Status::ok) return {s, "round trip failed: " + std::string(to_string(s))};
+    if (s != Status::ok) return {s, cell.key() + ": round trip " + std::to_string(n) + " failed: " + std::string(to_string(s))};
     if (abi::load_relaxed(rec->value) != 0) return {Status::device_error, "the null accelerator returned a value"};
     if (n < warmup) continue;
     rtt.push_back(clock.to_ns(t2 - t0));
@@ -179,6 +181,7 @@ void run_comm(const CommOptions& o) {
   peer.warmup = std::min<size_t>(samples / 10 + 1, 200);
   peer.cpu_a = cpus.a;
   peer.cpu_b = cpus.b;
+  peer.timeout = std::chrono::milliseconds(60'000);
 
   auto awake = open_runtime(cpus.b, false);
   auto sleepy = open_runtime(cpus.b, true);

@@ -543,7 +543,8 @@ void run_experiment(const ExperimentOptions& o, const std::string& command_line)
   // re-measured with them), so a size where it picked the optimum counts 0; the auto policy's own
   // calls, timed alongside, are reported too.
   double gap_sum = 0, mre_sum = 0, gap_thesis = 0, mre_thesis = 0, gap_auto_sum = 0, mre_auto_sum = 0;
-  size_t n_thesis = 0;
+  double gap_part = 0, mre_part = 0;
+  size_t n_thesis = 0, n_part = 0;
   for (const SizeResult& r : results) {
     const double opt_s = r.splits[r.opt].confirm_median;
     const double gap = (r.model_s - opt_s) / opt_s;  // >= 0: the optimum is the best split measured
@@ -552,6 +553,11 @@ void run_experiment(const ExperimentOptions& o, const std::string& command_line)
     mre_auto_sum += std::abs(r.predicted_s - r.auto_s) / r.auto_s;
     gap_sum += gap;
     mre_sum += err;
+    if (r.model_hw_units > 0 || r.splits[r.opt].hw_units > 0) {  // a split was chosen or was best
+      gap_part += gap;
+      mre_part += err;
+      ++n_part;
+    }
     if (r.size <= 1024) {
       gap_thesis += gap;
       mre_thesis += err;
@@ -563,6 +569,12 @@ void run_experiment(const ExperimentOptions& o, const std::string& command_line)
   const double mre_auto = mre_auto_sum / static_cast<double>(results.size());
   const double mre = mre_sum / static_cast<double>(results.size());
   const double nl_error = nl_empirical > 0 ? std::abs(static_cast<double>(nl_predicted) - nl_empirical) / nl_empirical : 1;
+  // The machine may have changed under the experiment (other tenants): calibrate again and report the
+  // drift, so that a miss can be told apart from a wrong model.
+  fmt::print("calibrating again to measure the drift...\n");
+  std::fflush(stdout);
+  const model::CostParams after = probe_function(*fn, "emu", po).params;
+  const auto drift = [](double before, double now) { return before > 0 ? now / before - 1 : 0.0; };
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
   // ---- files ----
@@ -619,6 +631,10 @@ void run_experiment(const ExperimentOptions& o, const std::string& command_line)
   j["prediction_mre"] = mre;
   j["mean_gap_to_optimum_auto_calls"] = mean_gap_auto;
   j["prediction_mre_auto_calls"] = mre_auto;
+  if (n_part > 0) {
+    j["mean_gap_to_optimum_partitioned_sizes"] = gap_part / static_cast<double>(n_part);
+    j["prediction_mre_partitioned_sizes"] = mre_part / static_cast<double>(n_part);
+  }
   if (n_thesis > 0) {
     j["mean_gap_to_optimum_8B_1KiB"] = gap_thesis / static_cast<double>(n_thesis);
     j["prediction_mre_8B_1KiB"] = mre_thesis / static_cast<double>(n_thesis);
@@ -628,6 +644,10 @@ void run_experiment(const ExperimentOptions& o, const std::string& command_line)
                   {"prediction_mre_lt_12pct", mre < 0.12}};
   j["fits"] = {{"sw_intercept_ns", a1 * 1e9}, {"sw_slope_ns_per_unit", b1 * 1e9},
                {"partitioned_intercept_ns", a2 * 1e9}, {"partitioned_slope_ns_per_unit", b2 * 1e9}};
+  j["parameters_after"] = {{"xc", after.xc}, {"xa", after.xa}, {"o0_ns", after.o0 * 1e9}, {"oc_ns", after.oc * 1e9},
+                           {"da_ns", after.da * 1e9}};
+  j["calibration_drift"] = {{"xc", drift(p.xc, after.xc)}, {"xa", drift(p.xa, after.xa)}, {"o0", drift(p.o0, after.o0)},
+                            {"oc", drift(p.oc, after.oc)}, {"da", drift(p.da, after.da)}};
   j["parameters"] = {{"xc", p.xc}, {"xa", p.xa}, {"o0_ns", p.o0 * 1e9}, {"oc_ns", p.oc * 1e9},
                      {"da_ns", p.da * 1e9}, {"granularity", p.granularity}};
   j["settings"] = {{"alpha_step", st.alpha_step}, {"rounds", st.rounds}, {"confirm_rounds", st.confirm_rounds},
@@ -665,6 +685,13 @@ void run_experiment(const ExperimentOptions& o, const std::string& command_line)
   fmt::print("model's prediction of its completion time: MRE {:.2f}% (target < 12%)\n", mre * 100);
   fmt::print("the auto policy's own calls, timed alongside: gap {:.2f}%, prediction MRE {:.2f}%\n", mean_gap_auto * 100,
              mre_auto * 100);
+  fmt::print("calibration drift over the run: X_c {:+.1f}%, X_a {:+.1f}%, O_0 {:+.1f}%, O_c {:+.1f}%, D_a {:+.1f}%\n",
+             100 * drift(p.xc, after.xc), 100 * drift(p.xa, after.xa), 100 * drift(p.o0, after.o0),
+             100 * drift(p.oc, after.oc), 100 * drift(p.da, after.da));
+  if (n_part > 0) {
+    fmt::print("over the {} sizes where a split was chosen or was best: gap {:.2f}%, MRE {:.2f}%\n", n_part,
+               gap_part / static_cast<double>(n_part) * 100, mre_part / static_cast<double>(n_part) * 100);
+  }
   if (n_thesis > 0) {
     fmt::print("over 8 B..1 KiB (the thesis's range): gap {:.2f}%, MRE {:.2f}%\n",
                gap_thesis / static_cast<double>(n_thesis) * 100, mre_thesis / static_cast<double>(n_thesis) * 100);
