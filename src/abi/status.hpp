@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
-#include <variant>
+#include <optional>
 
 #include "tandem_abi.h"
 
@@ -59,21 +59,20 @@ class Error : public std::runtime_error {
 template <class T>
 class Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
-  Result(Status status, std::string message = {}) : v_(Failure{status, std::move(message)}) {}
-
-  bool ok() const { return std::holds_alternative<T>(v_); }
-  explicit operator bool() const { return ok(); }
-  Status status() const { return ok() ? Status::ok : std::get<Failure>(v_).status; }
-  const std::string& message() const {
-    static const std::string empty;
-    return ok() ? empty : std::get<Failure>(v_).message;
+  Result(T value) : value_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(Status status, std::string message = {}) : status_(status), message_(std::move(message)) {
+    if (status_ == Status::ok) status_ = Status::invalid_argument;  // a failure must say what failed
   }
-  T& value() & { return std::get<T>(v_); }
-  const T& value() const& { return std::get<T>(v_); }
-  T&& value() && { return std::get<T>(std::move(v_)); }
-  T* operator->() { return &value(); }
-  const T* operator->() const { return &value(); }
+
+  bool ok() const { return value_.has_value(); }
+  explicit operator bool() const { return ok(); }
+  Status status() const { return ok() ? Status::ok : status_; }
+  const std::string& message() const { return message_; }
+  T& value() & { return *value_; }
+  const T& value() const& { return *value_; }
+  T&& value() && { return std::move(*value_); }
+  T* operator->() { return &*value_; }
+  const T* operator->() const { return &*value_; }
   // Throws tandem::Error on failure; for set-up code only.
   T& expect() & {
     if (!ok()) throw Error(status(), message());
@@ -85,11 +84,9 @@ class Result {
   }
 
  private:
-  struct Failure {
-    Status status;
-    std::string message;
-  };
-  std::variant<T, Failure> v_;
+  std::optional<T> value_;
+  Status status_ = Status::ok;
+  std::string message_;
 };
 
 }  // namespace tandem

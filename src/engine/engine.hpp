@@ -110,6 +110,7 @@ class Engine {
   // Functions requested while not accelerated since the last clear (Algorithm 1's request bitmap).
   const std::bitset<kMaxFunctions>& requests() const { return requests_; }
   void clear_requests() { requests_.reset(); }
+  void clear_request(FunctionId f) { requests_.reset(f); }
   uint32_t jobs_in_flight() const { return jobs_in_flight_; }
   // Workload still to run for f: queued jobs plus the running jobs' full workloads (Eq 5.2's sum).
   uint64_t outstanding_work(FunctionId f) const;

@@ -20,6 +20,9 @@ std::unique_ptr<Dispatcher> build_dispatcher(const devices::Config& config, cons
   for (uint32_t s = 0; s < config.fabric.resident.size(); ++s) {
     if (const auto* fn = funcs::find_function(config.fabric.resident[s])) dispatcher->preload(s, fn->id);
   }
+  // The reconfiguration manager ([reconfig]; thesis 5.4.7), run every monitoring period. The policy
+  // name was validated with the configuration.
+  dispatcher->set_reconfig_policy(engine::make_reconfig_policy(config.reconfig.policy, devices::reconfig_params(config)));
   return dispatcher;
 }
 

@@ -18,7 +18,8 @@ struct SetupOptions {
   std::function<double(uint16_t)> cpu_rate;
 };
 
-// A dispatcher (not started) with the configured device, and the resident functions already loaded.
+// A dispatcher (not started) with the configured device, the resident functions already loaded and
+// the configured reconfiguration policy.
 std::unique_ptr<Dispatcher> build_dispatcher(const devices::Config& config, const SetupOptions& options = {});
 
 }  // namespace tandem::rt

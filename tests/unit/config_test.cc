@@ -53,6 +53,22 @@ latency_us = 2
   EXPECT_FALSE(ec.known.test(200));
 }
 
+TEST(Config, ReconfigurationManager) {
+  Config d = load_config("");
+  EXPECT_EQ(d.reconfig.policy, "none");
+  EXPECT_DOUBLE_EQ(d.reconfig.c_reconfig_s, 0.5e-3);
+  EXPECT_LT(d.reconfig.c_replicate_s, 0) << "P / 2 unless given";
+  Config c = parse_config("[monitor]\nperiod_ms = 100\n[reconfig]\npolicy = \"algorithm1\"\nc_replicate_ms = 20\n", "t.toml");
+  EXPECT_EQ(c.reconfig.policy, "algorithm1");
+  EXPECT_DOUBLE_EQ(c.reconfig.c_replicate_s, 20e-3);
+  const engine::ReconfigParams p = reconfig_params(c);
+  EXPECT_EQ(p.period_ns, 100'000'000);
+  EXPECT_GT(p.xc[TANDEM_FN_WORK_BASE], 0);
+  EXPECT_NE(engine::make_reconfig_policy(c.reconfig.policy, p), nullptr);
+  EXPECT_NE(error_of("[reconfig]\npolicy = \"magic\"\n").find("reconfig.policy"), std::string::npos);
+  EXPECT_NE(error_of("[reconfig]\nperiod = 3\n").find("unknown key 'period'"), std::string::npos);
+}
+
 TEST(Config, ErrorsNameTheProblem) {
   EXPECT_NE(error_of("[fabric]\nslotz = 3").find("unknown key 'slotz'"), std::string::npos);
   EXPECT_NE(error_of("[fabric]\nslots = 0").find("fabric.slots"), std::string::npos);

@@ -92,8 +92,8 @@ bool apply_config(Config& c, std::string_view text, std::string_view source) {
     os << e.description() << " (line " << e.source().begin.line << ")";
     fail(source, os.str());
   }
-  check_keys(root, "top level", {"fabric", "functions", "dispatcher", "daemon", "monitor", "limits", "calibration"},
-             source);
+  check_keys(root, "top level",
+             {"fabric", "functions", "dispatcher", "daemon", "monitor", "limits", "reconfig", "calibration"}, source);
   toml::node_view<const toml::node> r{root};
   bool named_resident = false;
 
@@ -161,6 +161,23 @@ bool apply_config(Config& c, std::string_view text, std::string_view source) {
     c.monitor.available_bandwidth =
         number(r["monitor"]["available_bandwidth_mbps"], c.monitor.available_bandwidth / 1e6,
                "monitor.available_bandwidth_mbps", source) * 1e6;
+  }
+  if (auto* rc = root["reconfig"].as_table()) {
+    check_keys(*rc, "reconfig", {"policy", "c_reconfig_ms", "c_replicate_ms", "history", "min_gain"}, source);
+    if (rc->contains("policy")) {
+      auto name = r["reconfig"]["policy"].value<std::string>();
+      if (!name || (*name != "none" && *name != "algorithm1" && *name != "sticky")) {
+        fail(source, "reconfig.policy must be \"none\", \"algorithm1\" or \"sticky\"");
+      }
+      c.reconfig.policy = *name;
+    }
+    c.reconfig.c_reconfig_s =
+        number(r["reconfig"]["c_reconfig_ms"], c.reconfig.c_reconfig_s * 1e3, "reconfig.c_reconfig_ms", source, 0, 1e6) * 1e-3;
+    if (rc->contains("c_replicate_ms")) {
+      c.reconfig.c_replicate_s = number(r["reconfig"]["c_replicate_ms"], 0, "reconfig.c_replicate_ms", source, 0, 1e6) * 1e-3;
+    }
+    c.reconfig.history = number(r["reconfig"]["history"], c.reconfig.history, "reconfig.history", source, 0, 1);
+    c.reconfig.min_gain = number(r["reconfig"]["min_gain"], c.reconfig.min_gain, "reconfig.min_gain", source, 0, 1e6);
   }
   if (auto* d = root["daemon"].as_table()) {
     check_keys(*d, "daemon", {"socket", "allowed_uids"}, source);
@@ -243,6 +260,17 @@ std::array<model::AccelModel, TANDEM_FN_MAX> resolve_models(const FabricConfig& 
     m.bandwidth_bps = t.bandwidth_bps;
   }
   return models;
+}
+
+engine::ReconfigParams reconfig_params(const Config& config) {
+  engine::ReconfigParams p;
+  p.period_ns = static_cast<engine::Time>(config.monitor.period_s * 1e9);
+  p.c_reconfig_s = config.reconfig.c_reconfig_s;
+  p.c_replicate_s = config.reconfig.c_replicate_s;
+  p.history = config.reconfig.history;
+  p.min_gain = config.reconfig.min_gain;
+  for (const funcs::FunctionInfo* fn : funcs::all_functions()) p.xc[fn->id] = funcs::software_throughput(fn->id);
+  return p;
 }
 
 engine::EngineConfig engine_config(const FabricConfig& fabric,

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/engine.hpp"
+#include "engine/reconfig.hpp"
 #include "model/accel_model.hpp"
 #include "tandem_abi.h"
 
@@ -44,6 +45,15 @@ struct MonitorSettings {
   double available_bandwidth = 0;   // BW for Eq 5.1, bytes/s; 0 = unknown
 };
 
+// The reconfiguration manager (thesis 5.4.7) run every monitoring period.
+struct ReconfigSettings {
+  std::string policy = "none";   // none | algorithm1 | sticky (engine/reconfig.hpp)
+  double c_reconfig_s = 0.5e-3;  // C_RECONFIG, seconds of SW work
+  double c_replicate_s = -1;     // C_REPLICATE, seconds of SW work; < 0 = P / 2
+  double history = 0.25;         // sticky: demand decay per period
+  double min_gain = 2.0;         // sticky: hysteresis
+};
+
 struct DaemonSettings {
   std::string socket;                 // "" = the default socket path
   std::vector<uint32_t> allowed_uids; // besides the daemon's own uid and root
@@ -60,6 +70,7 @@ struct Config {
   DispatcherConfig dispatcher;
   MonitorSettings monitor;
   std::string calibration_file;  // [calibration] file: the partitioner's calibration ("" = look elsewhere)
+  ReconfigSettings reconfig;
   std::string source;  // file name or "<built-in default>"
 };
 
@@ -76,6 +87,10 @@ Config load_config(const std::string& path);
 // calibrated X_c), else funcs::software_throughput (measured once per process).
 std::array<model::AccelModel, TANDEM_FN_MAX> resolve_models(const FabricConfig& fabric,
                                                             const std::function<double(uint16_t)>& cpu_rate = {});
+
+// The reconfiguration policy's parameters: thresholds from [reconfig], P from [monitor], and each
+// function's X_c (measured on this machine) to turn the thresholds' SW time into work units.
+engine::ReconfigParams reconfig_params(const Config& config);
 
 // Engine parameters implied by the fabric configuration.
 engine::EngineConfig engine_config(const FabricConfig& fabric,

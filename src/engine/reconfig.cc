@@ -1,0 +1,288 @@
+#include "reconfig.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "status.hpp"
+
+namespace tandem::engine {
+
+namespace {
+
+// Idle or empty: the slots Algorithm 1 may consider (configuring and busy slots are not idle).
+bool idle_or_empty(const SlotView& v) { return v.state == SlotState::idle || v.state == SlotState::empty; }
+
+}  // namespace
+
+// ---------------------------------------------------------------- Algorithm 1
+
+Algorithm1Policy::Algorithm1Policy(const ReconfigParams& params) : params_(params) {
+  c_reconfig_s_ = params_.c_reconfig_s;
+  c_replicate_s_ = params_.c_replicate_s >= 0 ? params_.c_replicate_s : 0.5 * static_cast<double>(params_.period_ns) * 1e-9;
+}
+
+double Algorithm1Policy::seconds(FunctionId f, double units) const {
+  const double xc = params_.xc[f] > 0 ? params_.xc[f] : params_.default_xc;
+  return units / xc;
+}
+
+void Algorithm1Policy::on_period(Engine& engine, const Monitor& monitor, Time now, Actions& out) {
+  const EngineConfig& config = engine.config();
+  // Line 4's s_h does not depend on s: the demands are the figures of the period just closed.
+  FunctionId hot = 0;
+  double hot_demand = -1;
+  for (SlotId s = 0; s < engine.slot_count(); ++s) {
+    const SlotView v = engine.slot(s);
+    if (v.state != SlotState::idle && v.state != SlotState::busy) continue;
+    const double d = seconds(v.function, monitor.metrics(v.function).demand_per_accelerator);
+    if (d > hot_demand) {
+      hot_demand = d;
+      hot = v.function;
+    }
+  }
+  const uint32_t n_functions = kMaxFunctions;
+  for (SlotId s = 0; s < engine.slot_count(); ++s) {
+    const SlotView v = engine.slot(s);
+    if (!idle_or_empty(v)) continue;
+    const double demand = v.state == SlotState::empty
+                              ? 0.0
+                              : seconds(v.function, monitor.metrics(v.function).demand_per_accelerator);
+    if (!(demand < c_reconfig_s_)) continue;  // line 2
+    if (hot_demand > c_replicate_s_) {        // lines 5-7: replicate the most demanded accelerator
+      if (v.state == SlotState::empty || v.function != hot) engine.load(s, hot, now, out);
+      continue;
+    }
+    // Lines 8-15: a new function, if one was requested and a queue is available (Engine::load finds
+    // the queue, which may be the one this slot alone served).
+    if (engine.requests().none()) continue;
+    for (uint32_t i = 0; i < n_functions; ++i) {
+      const FunctionId f = static_cast<FunctionId>((request_cursor_ + i) % n_functions);
+      if (!engine.requests()[f] || !config.known[f]) continue;
+      if (engine.route(f) != kNone) {  // routed meanwhile: the request is satisfied
+        continue;
+      }
+      if (engine.load(s, f, now, out)) {
+        request_cursor_ = (f + 1u) % n_functions;
+        engine.clear_request(f);
+      }
+      break;  // "f := next function request": one candidate per slot
+    }
+  }
+  engine.clear_requests();  // line 19
+}
+
+// ---------------------------------------------------------------- sticky (ours)
+
+StickyPolicy::StickyPolicy(const ReconfigParams& params) : params_(params) {}
+
+double StickyPolicy::seconds(FunctionId f, double units) const {
+  const double xc = params_.xc[f] > 0 ? params_.xc[f] : params_.default_xc;
+  return units / xc;
+}
+
+void StickyPolicy::on_period(Engine& engine, const Monitor& monitor, Time now, Actions& out) {
+  const EngineConfig& config = engine.config();
+  const uint32_t n_slots = engine.slot_count();
+  // 1. Demand of every function in seconds of SW work per period, decayed over periods. Routed
+  //    functions: Algorithm 1's max(remaining, submitted). Unrouted ones: one C_COWORK_MAX chunk of
+  //    SW work per demand packet since the last period.
+  std::array<uint32_t, kMaxFunctions> current{};  // slots holding f (idle, busy or configuring)
+  for (SlotId s = 0; s < n_slots; ++s) {
+    const SlotView v = engine.slot(s);
+    if (v.state != SlotState::empty) ++current[v.function];
+  }
+  const double period_s = static_cast<double>(params_.period_ns) * 1e-9;
+  std::vector<FunctionId> active;
+  active.reserve(64);
+  std::array<bool, kMaxFunctions> in_use{};
+  const bool in_use_first = params_.in_use_first > 0 ||
+                            (params_.in_use_first < 0 && params_.period_ns <= params_.in_use_period_ns);
+  for (uint32_t i = 0; i < kMaxFunctions; ++i) {
+    const auto f = static_cast<FunctionId>(i);
+    if (!config.known[f]) continue;
+    const uint64_t requests = engine.counters(f).demand_requests;
+    const double unrouted = static_cast<double>(requests - last_requests_[f]) * params_.request_weight_s;
+    last_requests_[f] = requests;
+    const double observed = seconds(f, monitor.metrics(f).demand) + unrouted;
+    demand_s_[f] = std::max(observed, params_.history * demand_s_[f]);
+    if (demand_s_[f] < 1e-9) demand_s_[f] = 0;
+    in_use[f] = in_use_first && observed > 0;
+    streak_[f] = observed > 0 ? streak_[f] + 1 : 0;
+    if (demand_s_[f] > 0) active.push_back(f);
+  }
+  // Chasing new demand (displacing a resident for a function just asked for) pays only if the new
+  // accelerator is used once it is ready; with a long reconfiguration delay the call that asked has
+  // often ended by then. So the policy measures it: each displacement's slot is watched for one
+  // window after it becomes ready, and the busy fraction feeds a running payoff. While the payoff is
+  // low, only demand that has already lasted min_streak periods may displace a resident.
+  const double reconfig_s = params_.reconfig_s >= 0 ? params_.reconfig_s : period_s;
+  learn_payoff(engine, now, reconfig_s);
+  const bool chase = payoff_ >= params_.min_payoff;
+  const uint32_t need_streak = chase ? 0 : static_cast<uint32_t>(params_.min_streak);
+  // Functions in use in this period come first: under independent calls, a function whose calls
+  // ended predicts nothing, so memory only breaks ties among the idle.
+  std::stable_sort(active.begin(), active.end(), [&](FunctionId a, FunctionId b) {
+    if (in_use[a] != in_use[b]) return in_use[a];
+    return demand_s_[a] > demand_s_[b];
+  });
+
+  // 2. Target: every function with demand gets one slot, in order of demand (diversity first); the
+  //    rest go one by one to the largest demand per replica (D'Hondt), but only to a function whose
+  //    demand per replica exceeds C_REPLICATE (an extra replica must have work to do).
+  std::array<uint32_t, kMaxFunctions> target{};
+  uint32_t left = n_slots;
+  for (FunctionId f : active) {
+    if (left == 0) break;
+    target[f] = 1;
+    --left;
+  }
+  const double c_replicate = params_.c_replicate_s >= 0 ? params_.c_replicate_s
+                                                        : 0.5 * static_cast<double>(params_.period_ns) * 1e-9;
+  while (left > 0) {
+    FunctionId best = 0;
+    double best_share = c_replicate;
+    bool found = false;
+    for (FunctionId f : active) {
+      if (target[f] == 0) continue;
+      const double share = demand_s_[f] / (target[f] + 1);
+      if (share > best_share) {
+        best_share = share;
+        best = f;
+        found = true;
+      }
+    }
+    if (!found) break;
+    ++target[best];
+    --left;
+  }
+
+  // 3. Move slots from functions above their target (empty slots and functions without demand
+  //    first) to functions below it (highest demand first). Hysteresis: a slot that serves demand
+  //    changes hands only if the taker's demand per replica beats the giver's by min_gain.
+  const auto per_replica = [&](FunctionId f, uint32_t n) { return demand_s_[f] / std::max<uint32_t>(n, 1); };
+  for (FunctionId f : active) {
+    while (current[f] < target[f]) {
+      SlotId pick = kNone;
+      double pick_value = 0;
+      for (SlotId s = 0; s < n_slots; ++s) {
+        const SlotView v = engine.slot(s);
+        double value = -1;  // empty
+        if (v.state == SlotState::idle) {
+          if (!(params_.evict > 0)) continue;  // ablation: only ever fill empty slots
+          // Only demand that has lasted earns a resident's slot: a call that has run for k periods
+          // is likely to run on past the reconfiguration delay; a new one often ends before.
+          if (streak_[f] < need_streak) continue;
+          if (v.function == f || current[v.function] <= target[v.function]) continue;
+          value = (!in_use_first || in_use[v.function]) ? per_replica(v.function, current[v.function]) : 0;
+          if (value > 0 && per_replica(f, current[f] + 1) < params_.min_gain * value) continue;
+        } else if (v.state != SlotState::empty) {
+          continue;
+        }
+        if (pick == kNone || value < pick_value) {
+          pick = s;
+          pick_value = value;
+        }
+      }
+      if (pick == kNone) break;
+      const SlotView v = engine.slot(pick);
+      if (!engine.load(pick, f, now, out)) break;
+      if (v.state != SlotState::empty) {
+        --current[v.function];
+        watch(pick, f, now + static_cast<Time>(reconfig_s * 1e9));
+      }
+      ++current[f];
+    }
+  }
+  // 4. Diversity is free: an empty slot gets a function that has none, most demanded first.
+  std::vector<FunctionId> spare;
+  for (uint32_t i = 0; i < kMaxFunctions; ++i) {
+    const auto f = static_cast<FunctionId>(i);
+    if (config.known[f] && current[f] == 0 && engine.route(f) == kNone) spare.push_back(f);
+  }
+  std::stable_sort(spare.begin(), spare.end(), [&](FunctionId a, FunctionId b) { return demand_s_[a] > demand_s_[b]; });
+  size_t next_spare = 0;
+  for (SlotId s = 0; s < n_slots && next_spare < spare.size(); ++s) {
+    if (engine.slot(s).state != SlotState::empty) continue;
+    if (engine.load(s, spare[next_spare], now, out)) ++current[spare[next_spare]];
+    ++next_spare;
+  }
+  engine.clear_requests();
+}
+
+namespace {
+Time busy_now(const SlotView& v, Time now) { return v.busy_total + (v.state == SlotState::busy ? now - v.busy_since : 0); }
+}  // namespace
+
+void StickyPolicy::watch(SlotId slot, FunctionId f, Time ready_at) {
+  if (watches_.size() <= slot) watches_.resize(slot + 1);
+  watches_[slot] = Watch{true, false, f, ready_at, 0, 0};
+}
+
+void StickyPolicy::learn_payoff(const Engine& engine, Time now, double reconfig_s) {
+  const Time window = std::max<Time>(params_.period_ns, static_cast<Time>(reconfig_s * 1e9));
+  for (SlotId s = 0; s < watches_.size() && s < engine.slot_count(); ++s) {
+    Watch& w = watches_[s];
+    if (!w.active) continue;
+    const SlotView v = engine.slot(s);
+    if (v.state == SlotState::empty || v.function != w.function) {  // replaced meanwhile: no verdict
+      w.active = false;
+      continue;
+    }
+    if (!w.measuring) {
+      if (now < w.ready_at || v.state == SlotState::configuring) continue;
+      w.measuring = true;
+      w.since = now;
+      w.busy_at_start = busy_now(v, now);
+      continue;
+    }
+    if (now - w.since < window) continue;
+    const double used = static_cast<double>(busy_now(v, now) - w.busy_at_start) / static_cast<double>(now - w.since);
+    payoff_ = (1 - params_.payoff_weight) * payoff_ + params_.payoff_weight * used;
+    w.active = false;
+  }
+}
+
+// ---------------------------------------------------------------- factory
+
+std::vector<std::string> reconfig_policy_names() { return {"none", "algorithm1", "sticky"}; }
+
+std::unique_ptr<ReconfigPolicy> make_reconfig_policy(std::string_view spec, const ReconfigParams& base) {
+  // "name" or "name:key=value:key=value" (experiments override parameters without a config file).
+  const size_t colon = spec.find(':');
+  const std::string_view name = spec.substr(0, colon);
+  ReconfigParams params = base;
+  std::string_view rest = colon == std::string_view::npos ? std::string_view{} : spec.substr(colon + 1);
+  while (!rest.empty()) {
+    const size_t end = rest.find(':');
+    const std::string_view item = rest.substr(0, end);
+    rest = end == std::string_view::npos ? std::string_view{} : rest.substr(end + 1);
+    const size_t eq = item.find('=');
+    const std::string key(item.substr(0, eq));
+    double value = 0;
+    try {
+      if (eq == std::string_view::npos) throw std::invalid_argument("no value");
+      value = std::stod(std::string(item.substr(eq + 1)));
+    } catch (const std::exception&) {
+      throw Error(Status::invalid_argument, "reconfiguration policy parameter '" + std::string(item) + "' is not key=number");
+    }
+    if (key == "history") params.history = value;
+    else if (key == "min_gain") params.min_gain = value;
+    else if (key == "in_use_first") params.in_use_first = value;
+    else if (key == "evict") params.evict = value;
+    else if (key == "min_streak") params.min_streak = value;
+    else if (key == "min_payoff") params.min_payoff = value;
+    else if (key == "payoff_weight") params.payoff_weight = value;
+    else if (key == "request_weight_us") params.request_weight_s = value * 1e-6;
+    else if (key == "c_reconfig_ms") params.c_reconfig_s = value * 1e-3;
+    else if (key == "c_replicate_ms") params.c_replicate_s = value * 1e-3;
+    else throw Error(Status::invalid_argument, "unknown reconfiguration policy parameter '" + key + "'");
+  }
+  if (name == "none") return nullptr;
+  if (name == "algorithm1") return std::make_unique<Algorithm1Policy>(params);
+  if (name == "sticky") return std::make_unique<StickyPolicy>(params);
+  throw Error(Status::invalid_argument, "unknown reconfiguration policy '" + std::string(name) +
+                                            "' (none, algorithm1, sticky)");
+}
+
+}  // namespace tandem::engine

@@ -1,0 +1,529 @@
+#include "simulator.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <optional>
+
+#include "model/cost_model.hpp"
+
+namespace tandem::sim {
+
+namespace {
+
+constexpr uint32_t kNone = engine::kNone;
+
+enum class EventKind : uint8_t {
+  cpu,          // the running app's operation or the CPU's time slice ended
+  dispatch,     // an idle CPU looks at the run queue (a woken app)
+  job_done,     // a slot finished its job
+  config_done,  // a slot finished loading
+  tick,         // monitoring period boundary: monitor sample + reconfiguration policy
+  wake,         // a blocked app's wait timed out
+};
+
+struct Event {
+  Time t = 0;
+  uint64_t seq = 0;
+  EventKind kind = EventKind::cpu;
+  uint32_t id = 0;
+  uint32_t gen = 0;
+};
+
+// Min-heap on (t, seq): std::push_heap builds a max-heap, so the comparison is reversed.
+struct Later {
+  bool operator()(const Event& a, const Event& b) const { return a.t != b.t ? a.t > b.t : a.seq > b.seq; }
+};
+
+}  // namespace
+
+engine::PartitionerConfig SimConfig::default_partitioner() {
+  engine::PartitionerConfig p;
+  p.jobs_per_round = 6;            // thesis n_j = 6
+  p.cowork_max_seconds = 100e-6;   // C_COWORK_MAX (docs/sim.md: why 100 us)
+  p.max_outstanding_jobs = 16;
+  return p;
+}
+
+struct Simulator::Impl {
+  enum class AppState : uint8_t { ready, running, blocked, done };
+  struct App {
+    AppState state = AppState::ready;
+    uint32_t call = 0;
+    bool in_call = false;
+    Time op_left = 0;             // CPU time still needed by the current operation
+    Time call_start = 0;
+    engine::SessionId session = 0;
+    uint32_t wake_gen = 0;
+    std::optional<engine::Partitioner> part;
+    std::vector<std::pair<engine::JobId, engine::JobEvent>> pending;  // observed, not yet reported
+    std::vector<uint64_t> job_units;                                   // per partitioner job id
+  };
+  struct Cpu {
+    uint32_t app = kNone;
+    Time seg_start = 0;
+    Time slice_end = 0;
+    uint32_t gen = 0;
+    bool kicked = false;  // a dispatch event is pending for this idle CPU
+  };
+  struct SlotTrace {
+    Time job_start = 0;
+    uint32_t job_app = 0;
+    Time resident_since = -1;
+    engine::FunctionId resident_function = 0;
+    Time configure_start = 0;
+  };
+
+  Impl(const SimConfig& c, std::vector<AppSpec> a)
+      : config(c),
+        specs(std::move(a)),
+        ec(Simulator::engine_config(c, specs)),
+        eng(ec),
+        monitor(ec, engine::MonitorConfig{std::max<Time>(c.period_ns, 1), 0}) {
+    ns_per_unit = 1e9 / config.cpu_hz;
+    o0_ns = static_cast<Time>(std::llround(config.o0_s * 1e9));
+    oc_ns = static_cast<Time>(std::llround(config.oc_s * 1e9));
+    engine::ReconfigParams rp = config.reconfig;
+    rp.period_ns = config.period_ns;
+    rp.default_xc = config.cpu_hz;
+    policy = engine::make_reconfig_policy(config.policy, rp);
+    cost.xc = config.cpu_hz;
+    cost.xa = config.speedup * config.cpu_hz;
+    cost.o0 = config.o0_s;
+    cost.oc = config.oc_s;
+    cost.da = config.da_s;
+    cost.granularity = 1;
+    apps.resize(specs.size());
+    for (uint32_t i = 0; i < apps.size(); ++i) {
+      apps[i].part.emplace(cost, config.partitioner);
+      apps[i].session = eng.open_session();
+      apps[i].job_units.assign(std::max<uint32_t>(config.partitioner.max_outstanding_jobs, 1), 0);
+      apps[i].pending.reserve(64);
+      result.total_units += specs[i].units();
+    }
+    cpus.resize(std::max<uint32_t>(config.cpus, 1));
+    slot_trace.resize(ec.slots);
+    config_gen.assign(ec.slots, 0);
+    actions.reserve(64);
+    heap.reserve(256);
+    // Static residency: loaded before the experiment starts.
+    for (uint32_t s = 0; s < config.resident.size() && s < ec.slots; ++s) {
+      eng.load(s, config.resident[s], 0, actions);
+      eng.configure_done(s, 0, actions);
+      slot_trace[s].resident_since = 0;
+      slot_trace[s].resident_function = config.resident[s];
+    }
+    actions.clear();
+  }
+
+  // ---------------------------------------------------------------- helpers
+  // The event queue is a binary heap plus one "front" slot that holds an event earlier than every
+  // event in the heap. Most events (the end of an app's SW chunk) are the next to happen when they
+  // are scheduled, so they skip the heap entirely; the order is exactly the heap's (time, seq).
+  void push(Time t, EventKind kind, uint32_t id, uint32_t gen = 0) {
+    const Event e{t, seq++, kind, id, gen};
+    if (!has_front) {
+      if (heap.empty() || Later{}(heap.front(), e)) {
+        front = e;
+        has_front = true;
+        return;
+      }
+      heap_push(e);
+      return;
+    }
+    if (Later{}(front, e)) {
+      heap_push(front);
+      front = e;
+    } else {
+      heap_push(e);
+    }
+  }
+  void heap_push(const Event& e) {
+    heap.push_back(e);
+    std::push_heap(heap.begin(), heap.end(), Later{});
+  }
+  bool pop(Event& e) {
+    if (has_front) {
+      e = front;
+      has_front = false;
+      return true;
+    }
+    if (heap.empty()) return false;
+    std::pop_heap(heap.begin(), heap.end(), Later{});
+    e = heap.back();
+    heap.pop_back();
+    return true;
+  }
+
+  Time units_ns(uint64_t units) const { return static_cast<Time>(std::ceil(static_cast<double>(units) * ns_per_unit)); }
+  double seconds(Time t) const { return static_cast<double>(t) * 1e-9; }
+
+  model::LiveMetrics live(engine::FunctionId f) const {
+    model::LiveMetrics m;
+    m.n_a = eng.accelerators(f);
+    if (m.n_a > 0) {
+      const engine::QueueId q = eng.route(f);
+      const uint64_t queued = q == kNone ? 0 : eng.queue(q).jobs;
+      m.d_q = model::queue_wait(config.da_s, queued, static_cast<double>(eng.outstanding_work(f)), m.n_a,
+                                ec.models[f].throughput);
+    }
+    return m;
+  }
+
+  engine::FunctionId function_of(uint32_t a) const { return specs[a].calls[apps[a].call].function; }
+
+  // ---------------------------------------------------------------- engine actions
+  void apply_actions() {
+    for (const engine::Action& act : actions) {
+      switch (act.kind) {
+        case engine::ActionKind::start_job: {
+          push(now + ec.models[act.function].job_ns(act.workload), EventKind::job_done, act.slot);
+          const uint32_t a = static_cast<uint32_t>(act.tag);
+          apps[a].pending.emplace_back(static_cast<engine::JobId>(act.completion - 1), engine::JobEvent::started);
+          slot_trace[act.slot].job_start = now;
+          slot_trace[act.slot].job_app = a;
+          break;
+        }
+        case engine::ActionKind::complete: {
+          if (act.completion == 0) break;  // demand packet
+          const uint32_t a = static_cast<uint32_t>(act.tag);
+          const auto job = static_cast<engine::JobId>(act.completion - 1);
+          engine::JobEvent ev = engine::JobEvent::failed;
+          if (act.status == Status::ok) {
+            ev = engine::JobEvent::completed;
+            result.hw_units += apps[a].job_units[job];
+            ++result.jobs_completed;
+            if (config.trace) {
+              result.trace.push_back(TraceSpan{TraceSpan::job, act.slot, act.function,
+                                               slot_trace[act.slot].job_start, now, 0, a});
+            }
+          } else if (act.status == Status::cancelled) {
+            ev = engine::JobEvent::cancelled;
+            ++result.jobs_cancelled;
+          }
+          apps[a].pending.emplace_back(job, ev);
+          if (apps[a].state == AppState::blocked) make_ready(a);
+          break;
+        }
+        case engine::ActionKind::begin_configure: {
+          ++config_gen[act.slot];
+          push(act.until, EventKind::config_done, act.slot, config_gen[act.slot]);
+          ++result.reconfigurations;
+          SlotTrace& st = slot_trace[act.slot];
+          if (config.trace && st.resident_since >= 0) {
+            result.trace.push_back(TraceSpan{TraceSpan::resident, act.slot, st.resident_function, st.resident_since, now, 0, 0});
+          }
+          st.resident_since = -1;
+          st.configure_start = now;
+          break;
+        }
+        case engine::ActionKind::session_drained:
+          break;
+      }
+    }
+    actions.clear();
+  }
+
+  // ---------------------------------------------------------------- CPUs
+  void make_ready(uint32_t a) {
+    apps[a].state = AppState::ready;
+    ++apps[a].wake_gen;  // a pending timeout is stale now
+    ready.push_back(a);
+    for (uint32_t c = 0; c < cpus.size(); ++c) {
+      if (cpus[c].app == kNone && !cpus[c].kicked) {
+        cpus[c].kicked = true;
+        push(now, EventKind::dispatch, c);
+        break;
+      }
+    }
+  }
+
+  void dispatch(uint32_t c) {
+    Cpu& cpu = cpus[c];
+    ++cpu.gen;
+    if (ready.empty()) {
+      cpu.app = kNone;
+      return;
+    }
+    const uint32_t a = ready.front();
+    ready.pop_front();
+    cpu.app = a;
+    apps[a].state = AppState::running;
+    cpu.slice_end = now + config.time_slice_ns;
+    ++result.context_switches;
+    run_app(c);
+  }
+
+  void schedule_cpu(uint32_t c) {
+    Cpu& cpu = cpus[c];
+    if (cpu.slice_end <= now) cpu.slice_end = now + config.time_slice_ns;
+    const Time t = now + std::min(apps[cpu.app].op_left, cpu.slice_end - now);
+    cpu.seg_start = now;
+    push(t, EventKind::cpu, c, ++cpu.gen);
+  }
+
+  void on_cpu_event(uint32_t c) {
+    Cpu& cpu = cpus[c];
+    const uint32_t a = cpu.app;
+    App& app = apps[a];
+    const Time elapsed = now - cpu.seg_start;
+    app.op_left -= elapsed;
+    result.cpu_busy_ns += elapsed;
+    if (now >= cpu.slice_end) {
+      if (!ready.empty()) {  // preempted, mid-operation or between steps
+        app.state = AppState::ready;
+        ready.push_back(a);
+        dispatch(c);
+        return;
+      }
+      cpu.slice_end = now + config.time_slice_ns;
+    }
+    run_app(c);
+  }
+
+  // Runs app steps on CPU c until one takes CPU time (a CPU event is scheduled), the app blocks, or
+  // it has finished its call list (the CPU takes the next ready app).
+  void run_app(uint32_t c) {
+    const uint32_t a = cpus[c].app;
+    App& app = apps[a];
+    engine::Partitioner& part = *app.part;
+    while (true) {
+      if (app.op_left > 0) {
+        schedule_cpu(c);
+        return;
+      }
+      const double now_s = seconds(now);
+      for (const auto& [job, ev] : app.pending) part.report(job, ev, now_s);
+      app.pending.clear();
+      const std::vector<LibraryCall>& calls = specs[a].calls;
+      if (!app.in_call) {
+        if (app.call == calls.size()) {
+          app.state = AppState::done;
+          result.app_finish[a] = now;
+          --unfinished;
+          dispatch(c);
+          return;
+        }
+        app.in_call = true;
+        app.call_start = now;
+        part.start(calls[app.call].units, now_s, live(calls[app.call].function));
+        app.op_left = o0_ns;
+        continue;
+      }
+      const engine::FunctionId f = calls[app.call].function;
+      const engine::Step step = part.next(now_s, live(f));
+      ++result.events;  // a partitioner step is a state transition of the app
+      switch (step.kind) {
+        case engine::StepKind::run_sw:
+          result.sw_units += step.range.size();
+          if (eng.accelerators(f) == 0) result.sw_units_unaccelerated += step.range.size();
+          app.op_left = units_ns(step.range.size());
+          break;
+        case engine::StepKind::submit_job: {
+          engine::JobSpec js;
+          js.function = f;
+          js.workload = step.range.size();
+          js.session = app.session;
+          js.completion = static_cast<uint64_t>(step.job) + 1;
+          js.tag = a;
+          app.job_units[step.job] = step.range.size();
+          eng.submit(js, now, actions);
+          apply_actions();
+          app.op_left = oc_ns;
+          break;
+        }
+        case engine::StepKind::submit_demand: {
+          engine::JobSpec js;
+          js.function = f;
+          js.flags = TANDEM_FLAG_DEMAND_ONLY;
+          js.session = app.session;
+          js.tag = a;
+          eng.submit(js, now, actions);
+          apply_actions();
+          ++result.demand_packets;
+          app.op_left = oc_ns;
+          break;
+        }
+        case engine::StepKind::cancel_job: {
+          if (!eng.cancel_queued(app.session, static_cast<uint64_t>(step.job) + 1, actions)) {
+            app.pending.emplace_back(step.job, engine::JobEvent::cancel_refused);
+          }
+          apply_actions();
+          app.op_left = oc_ns;
+          break;
+        }
+        case engine::StepKind::wait: {
+          app.state = AppState::blocked;
+          ++app.wake_gen;
+          if (std::isfinite(step.wake_at)) {
+            // A futex wait with a timeout: no shorter than 1 us, like a real timer.
+            const Time t = std::max(static_cast<Time>(std::ceil(step.wake_at * 1e9)), now + 1000);
+            push(t, EventKind::wake, a, app.wake_gen);
+          }
+          dispatch(c);
+          return;
+        }
+        case engine::StepKind::done:
+          if (config.trace) {
+            result.trace.push_back(TraceSpan{TraceSpan::call, a, f, app.call_start, now,
+                                             static_cast<double>(calls[app.call].units) / config.cpu_hz, a});
+          }
+          ++result.calls;
+          app.in_call = false;
+          ++app.call;
+          break;
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- main loop
+  SimResult run() {
+    result.app_finish.assign(apps.size(), 0);
+    unfinished = static_cast<uint32_t>(apps.size());
+    std::vector<uint32_t> order(apps.size());
+    for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+    Rng jitter(config.jitter_seed);
+    if (config.jitter_seed != 0) {
+      for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[jitter.below(i)]);
+    }
+    for (uint32_t a : order) ready.push_back(a);
+    for (uint32_t c = 0; c < cpus.size(); ++c) {
+      cpus[c].kicked = true;
+      push(0, EventKind::dispatch, c);
+    }
+    if (policy) push(0, EventKind::tick, 0);  // like the real dispatcher, which samples as it starts
+    bool first_dispatch_jitter = config.jitter_seed != 0;
+
+    Event ev;
+    while (unfinished > 0 && pop(ev)) {
+      now = ev.t;
+      switch (ev.kind) {
+        case EventKind::cpu:
+          if (ev.gen != cpus[ev.id].gen) continue;
+          ++result.events;
+          on_cpu_event(ev.id);
+          break;
+        case EventKind::dispatch:
+          cpus[ev.id].kicked = false;
+          if (cpus[ev.id].app != kNone) continue;
+          ++result.events;
+          dispatch(ev.id);
+          if (first_dispatch_jitter && cpus[ev.id].app != kNone) {
+            // The timer tick's phase: the first slice of each CPU is cut short at random.
+            Cpu& cpu = cpus[ev.id];
+            cpu.slice_end = now + 1 + static_cast<Time>(jitter.below(static_cast<uint64_t>(config.time_slice_ns)));
+            if (cpu.app != kNone && apps[cpu.app].op_left > 0) schedule_cpu(ev.id);
+            if (ev.id + 1 == cpus.size()) first_dispatch_jitter = false;
+          }
+          break;
+        case EventKind::job_done:
+          ++result.events;
+          eng.job_finished(ev.id, Status::ok, 0, now, actions);
+          apply_actions();
+          break;
+        case EventKind::config_done: {
+          if (ev.gen != config_gen[ev.id]) continue;
+          ++result.events;
+          eng.configure_done(ev.id, now, actions);
+          SlotTrace& st = slot_trace[ev.id];
+          st.resident_since = now;
+          st.resident_function = eng.slot(ev.id).function;
+          if (config.trace) {
+            result.trace.push_back(TraceSpan{TraceSpan::configure, ev.id, st.resident_function, st.configure_start, now, 0, 0});
+          }
+          apply_actions();
+          break;
+        }
+        case EventKind::tick:
+          ++result.events;
+          monitor.sample(eng, now);
+          policy->on_period(eng, monitor, now, actions);
+          apply_actions();
+          push(now + config.period_ns, EventKind::tick, 0);
+          break;
+        case EventKind::wake:
+          if (apps[ev.id].state != AppState::blocked || ev.gen != apps[ev.id].wake_gen) continue;
+          ++result.events;
+          make_ready(ev.id);
+          break;
+      }
+    }
+    result.makespan = now;
+    for (uint32_t s = 0; s < ec.slots; ++s) {
+      const engine::SlotView v = eng.slot(s);
+      result.slot_busy_ns += v.busy_total + (v.state == engine::SlotState::busy ? now - v.busy_since : 0);
+      if (config.trace && slot_trace[s].resident_since >= 0) {
+        result.trace.push_back(TraceSpan{TraceSpan::resident, s, slot_trace[s].resident_function,
+                                         slot_trace[s].resident_since, now, 0, 0});
+      }
+    }
+    return std::move(result);
+  }
+
+  SimConfig config;
+  std::vector<AppSpec> specs;
+  engine::EngineConfig ec;
+  engine::Engine eng;
+  engine::Monitor monitor;
+  std::unique_ptr<engine::ReconfigPolicy> policy;
+  model::CostParams cost;
+  double ns_per_unit = 1;
+  Time o0_ns = 0;
+  Time oc_ns = 0;
+  std::vector<App> apps;
+  std::vector<Cpu> cpus;
+  std::deque<uint32_t> ready;
+  std::vector<Event> heap;
+  Event front;
+  bool has_front = false;
+  uint64_t seq = 0;
+  Time now = 0;
+  uint32_t unfinished = 0;
+  engine::Actions actions;
+  std::vector<SlotTrace> slot_trace;
+  std::vector<uint32_t> config_gen;
+  SimResult result;
+};
+
+engine::EngineConfig Simulator::engine_config(const SimConfig& c, const std::vector<AppSpec>& apps) {
+  engine::EngineConfig ec;
+  ec.slots = std::max<uint32_t>(c.slots, 1);
+  ec.queues = ec.slots;
+  ec.queue_capacity = 4096;
+  ec.max_jobs = static_cast<uint32_t>(apps.size()) * std::max<uint32_t>(c.partitioner.max_outstanding_jobs, 1) + 64;
+  ec.max_job_ns = 0;
+  const Time reconfig = c.reconfig_ns >= 0 ? c.reconfig_ns : c.period_ns;
+  for (const AppSpec& a : apps) {
+    for (const LibraryCall& call : a.calls) ec.known.set(call.function);
+  }
+  for (engine::FunctionId f : c.resident) ec.known.set(f);
+  for (uint32_t f = 0; f < engine::kMaxFunctions; ++f) {
+    if (!ec.known[f]) continue;
+    model::AccelModel& m = ec.models[f];
+    m.throughput = c.speedup > 0 ? c.speedup * c.cpu_hz : 0;
+    m.latency_s = c.da_s;
+    m.reconfig_s = static_cast<double>(reconfig) * 1e-9;
+  }
+  return ec;
+}
+
+Simulator::Simulator(const SimConfig& config, std::vector<AppSpec> apps)
+    : impl_(std::make_unique<Impl>(config, std::move(apps))) {}
+Simulator::~Simulator() = default;
+SimResult Simulator::run() { return impl_->run(); }
+
+SimResult simulate(const SimConfig& config, const std::vector<AppSpec>& apps) {
+  Simulator s(config, apps);
+  return s.run();
+}
+
+SimResult simulate_sw_baseline(SimConfig config, const std::vector<AppSpec>& apps) {
+  config.partitioner.policy = engine::PartitionPolicy::sw_only;
+  config.policy = "none";
+  config.resident.clear();
+  config.trace = false;
+  return simulate(config, apps);
+}
+
+}  // namespace tandem::sim

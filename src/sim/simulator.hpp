@@ -1,0 +1,103 @@
+// The discrete-event driver: tandem's own engine, monitor, reconfiguration policy and partitioner in
+// virtual time, with simulated CPUs that time-slice simulated applications (docs/sim.md).
+//
+// Events are ordered by (time, sequence number), nothing reads a clock or the host's speed, and all
+// randomness comes from the seeds, so one configuration always gives byte-identical results.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/engine.hpp"
+#include "engine/monitor.hpp"
+#include "engine/partitioner.hpp"
+#include "engine/reconfig.hpp"
+#include "workload.hpp"
+
+namespace tandem::sim {
+
+using engine::Time;
+
+struct SimConfig {
+  // ---- CPUs ----
+  uint32_t cpus = 2;
+  Time time_slice_ns = 10'000'000;  // Linux's default slice (Table 5.3)
+  double cpu_hz = 667e6;            // nominal: one work unit is one cycle of this CPU (thesis Zedboard)
+  // ---- accelerators ----
+  uint32_t slots = 8;
+  double speedup = 4;               // X_a / X_c of every accelerator; 0 = no benefit
+  double da_s = 2e-6;               // D_a: initiation + first data + return of one job
+  double oc_s = 1e-6;               // O_c: CPU time of one job (submit + collect + combine)
+  double o0_s = 0.1e-6;             // O_0: CPU time of calling the SW function with no work
+  std::vector<engine::FunctionId> resident;  // loaded in slots 0.. at t = 0, no delay (static cluster)
+  // ---- reconfiguration ----
+  Time period_ns = 1'000'000;       // monitoring period P
+  Time reconfig_ns = -1;            // reconfiguration delay; < 0 = P (Table 5.3)
+  std::string policy = "algorithm1";  // make_reconfig_policy name
+  engine::ReconfigParams reconfig;  // thresholds (period and X_c are filled in from the above)
+  // ---- applications ----
+  engine::PartitionerConfig partitioner = default_partitioner();
+  // Repetition perturbation (a real machine's noise): 0 = none; otherwise the initial run-queue order
+  // and each CPU's first time-slice phase are drawn from this seed.
+  uint64_t jitter_seed = 0;
+  bool trace = false;               // record the timeline (SimResult::trace)
+
+  static engine::PartitionerConfig default_partitioner();
+};
+
+// One segment of the timeline (Fig 5.13/5.14), in virtual ns.
+struct TraceSpan {
+  enum Kind : uint8_t { call, job, configure, resident } kind = call;
+  uint32_t lane = 0;            // app (call), slot (job, configure, resident)
+  engine::FunctionId function = 0;
+  Time begin = 0;
+  Time end = 0;
+  double sw_only_s = 0;         // call: its SW-only duration on an idle CPU
+  uint32_t app = 0;             // job: the submitting app
+};
+
+struct SimResult {
+  Time makespan = 0;                 // the last application's completion
+  std::vector<Time> app_finish;
+  uint64_t events = 0;               // state transitions processed (see docs/sim.md)
+  uint64_t total_units = 0;          // work in the call lists
+  uint64_t sw_units = 0;             // processed by run_sw steps
+  uint64_t hw_units = 0;             // processed by completed jobs
+  uint64_t sw_units_unaccelerated = 0;  // SW units run while the call's function had no replica
+  uint64_t calls = 0;
+  uint64_t jobs_completed = 0;
+  uint64_t jobs_cancelled = 0;
+  uint64_t demand_packets = 0;
+  uint64_t reconfigurations = 0;
+  uint64_t context_switches = 0;
+  Time slot_busy_ns = 0;             // sum over slots
+  Time cpu_busy_ns = 0;              // sum over CPUs
+  std::vector<TraceSpan> trace;
+};
+
+class Simulator {
+ public:
+  Simulator(const SimConfig& config, std::vector<AppSpec> apps);
+  ~Simulator();
+  Simulator(const Simulator&) = delete;
+  Simulator& operator=(const Simulator&) = delete;
+
+  SimResult run();
+
+  // The engine's configuration implied by SimConfig (models from speedup, D_a and P).
+  static engine::EngineConfig engine_config(const SimConfig& config, const std::vector<AppSpec>& apps);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Convenience: one simulation of `apps` under `config`.
+SimResult simulate(const SimConfig& config, const std::vector<AppSpec>& apps);
+
+// The same applications on the CPUs alone (every call SW-only): the normaliser of every figure.
+SimResult simulate_sw_baseline(SimConfig config, const std::vector<AppSpec>& apps);
+
+}  // namespace tandem::sim

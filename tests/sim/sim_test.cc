@@ -1,0 +1,189 @@
+// The discrete-event simulator: determinism, conservation of work, and the sanity laws of the thesis's
+// evaluation (speedup 0 changes nothing; a static single-function cluster approaches Eq 5.8).
+#include <gtest/gtest.h>
+
+#include "model/cost_model.hpp"
+#include "sim/experiment.hpp"
+#include "sim/simulator.hpp"
+#include "sim/workload.hpp"
+
+namespace tandem::sim {
+namespace {
+
+constexpr engine::FunctionId kF0 = TANDEM_FN_WORK_BASE;
+
+WorkloadSpec small_workload(uint32_t apps, uint32_t functions, double total_s = 1.0) {
+  WorkloadSpec w;
+  w.apps = apps;
+  w.functions = functions;
+  w.first_function = kF0;
+  w.total_sw_s = total_s;
+  w.seed = 7;
+  return w;
+}
+
+SimConfig dynamic_config(double speedup, double period_ms, const std::string& policy) {
+  SimConfig c;
+  c.speedup = speedup;
+  c.period_ns = static_cast<Time>(period_ms * 1e6);
+  c.policy = policy;
+  return c;
+}
+
+TEST(Workload, CallsAreUniformAndAddUpToTheTotal) {
+  WorkloadSpec w = small_workload(4, 16, 8.0);
+  const std::vector<AppSpec> apps = make_workload(w);
+  ASSERT_EQ(apps.size(), 4u);
+  const uint64_t per_app = static_cast<uint64_t>(8.0 * w.cpu_hz) / 4;
+  std::array<int, 16> seen{};
+  for (const AppSpec& a : apps) {
+    EXPECT_EQ(a.units(), per_app);
+    for (size_t i = 0; i < a.calls.size(); ++i) {
+      const LibraryCall& c = a.calls[i];
+      ASSERT_GE(c.function, kF0);
+      ASSERT_LT(c.function, kF0 + 16);
+      ++seen[c.function - kF0];
+      EXPECT_LE(c.units, static_cast<uint64_t>(0.1 * w.cpu_hz) + 1);
+      if (i + 1 < a.calls.size()) {  // the last is trimmed
+        EXPECT_GE(c.units, static_cast<uint64_t>(1e-3 * w.cpu_hz));
+      }
+    }
+  }
+  for (int n : seen) EXPECT_GT(n, 0) << "every function is called";
+  // Different apps, different lists; the same seed, the same lists.
+  EXPECT_NE(apps[0].calls[0].units, apps[1].calls[0].units);
+  const std::vector<AppSpec> again = make_workload(w);
+  EXPECT_EQ(again[3].calls.size(), apps[3].calls.size());
+  EXPECT_EQ(again[3].calls.back().units, apps[3].calls.back().units);
+}
+
+TEST(Simulator, SameSeedSameBytes) {
+  const std::vector<AppSpec> apps = make_workload(small_workload(4, 16));
+  SimConfig c = dynamic_config(4, 1, "algorithm1");
+  c.trace = true;
+  c.jitter_seed = 99;
+  const SimResult a = simulate(c, apps);
+  const SimResult b = simulate(c, apps);
+  EXPECT_EQ(a.makespan, b.makespan);
+  EXPECT_EQ(a.events, b.events);
+  EXPECT_EQ(a.app_finish, b.app_finish);
+  EXPECT_EQ(chrome_trace_json(a, apps), chrome_trace_json(b, apps));
+  EXPECT_EQ(residency_csv(a), residency_csv(b));
+  EXPECT_GT(a.reconfigurations, 0u);
+  // Another repetition seed perturbs the run (it models a real machine's noise).
+  c.jitter_seed = 100;
+  EXPECT_NE(simulate(c, apps).makespan, a.makespan);
+}
+
+TEST(Simulator, FigureFilesDoNotDependOnThreads) {
+  FigureSpec spec = thesis_figure("5.15", true);
+  RunOptions o;
+  o.seeds = 2;
+  o.reps = 2;
+  o.threads = 1;
+  const std::string one = figure_csv(run_figure(spec, o));
+  o.threads = 3;
+  EXPECT_EQ(figure_csv(run_figure(spec, o)), one);
+}
+
+// Every unit of work is processed exactly once: by a SW step or by a completed job.
+TEST(Simulator, ConservesWork) {
+  const std::vector<AppSpec> apps = make_workload(small_workload(6, 16));
+  struct Case {
+    const char* name;
+    SimConfig config;
+  };
+  std::vector<Case> cases;
+  cases.push_back({"algorithm1 P=1ms", dynamic_config(3, 1, "algorithm1")});
+  cases.push_back({"algorithm1 P=100ms", dynamic_config(10, 100, "algorithm1")});
+  cases.push_back({"sticky P=1ms", dynamic_config(2, 1, "sticky")});
+  SimConfig one_job = dynamic_config(5, 1, "algorithm1");
+  one_job.partitioner.jobs_per_round = 0;
+  cases.push_back({"one job per replica", one_job});
+  SimConfig no_rebalance = dynamic_config(5, 1, "none");
+  no_rebalance.resident.assign(8, kF0);
+  no_rebalance.partitioner.rebalance = false;
+  cases.push_back({"static, no rebalancing", no_rebalance});
+  for (const Case& k : cases) {
+    const SimResult r = simulate(k.config, apps);
+    EXPECT_EQ(r.sw_units + r.hw_units, r.total_units) << k.name;
+    EXPECT_GT(r.hw_units, 0u) << k.name;
+    EXPECT_GT(r.jobs_completed, 0u) << k.name;
+    uint64_t calls = 0;
+    for (const AppSpec& a : apps) calls += a.calls.size();
+    EXPECT_EQ(r.calls, calls) << k.name;
+    for (Time t : r.app_finish) EXPECT_LE(t, r.makespan) << k.name;
+  }
+}
+
+TEST(Simulator, CpusAreSharedByTimeSlices) {
+  // Four SW-only apps of equal work on two CPUs: both CPUs stay busy, nobody finishes first by much.
+  const std::vector<AppSpec> apps = make_workload(small_workload(4, 1, 0.4));
+  SimConfig c;
+  const SimResult r = simulate_sw_baseline(c, apps);
+  const double total_s = static_cast<double>(r.total_units) / c.cpu_hz;
+  EXPECT_NEAR(static_cast<double>(r.makespan) * 1e-9, total_s / 2, 0.011);
+  EXPECT_NEAR(static_cast<double>(r.cpu_busy_ns) * 1e-9, total_s, 0.001);
+  EXPECT_GT(r.context_switches, 4u) << "10 ms slices over 100 ms of work per app";
+  EXPECT_EQ(r.hw_units, 0u);
+}
+
+TEST(SanityLaws, SpeedupZeroChangesNothing) {
+  const std::vector<AppSpec> apps = make_workload(small_workload(8, 16));
+  for (const char* policy : {"algorithm1", "sticky"}) {
+    SimConfig c = dynamic_config(0, 1, policy);
+    c.jitter_seed = 5;
+    const SimResult with = simulate(c, apps);
+    const SimResult base = simulate_sw_baseline(c, apps);
+    EXPECT_EQ(with.makespan, base.makespan) << policy;
+    EXPECT_EQ(with.hw_units, 0u);
+    // No call asks for an accelerator that cannot help; sticky only fills the empty slots once.
+    EXPECT_LE(with.reconfigurations, std::string(policy) == "sticky" ? c.slots : 0u) << policy;
+  }
+  FigureSpec spec = thesis_figure("5.11", true);
+  RunOptions o;
+  o.seeds = 1;
+  o.reps = 1;
+  const FigureResult r = run_figure(spec, o);
+  for (const PointResult& p : r.points) {
+    if (p.x == 0) {
+      EXPECT_DOUBLE_EQ(p.normalized_makespan, 1.0) << p.series;
+    }
+  }
+}
+
+TEST(SanityLaws, StaticSingleFunctionClusterApproachesEq58) {
+  // Two apps on two CPUs (no context-switch hazards), one function resident in every slot.
+  const std::vector<AppSpec> apps = make_workload(small_workload(2, 1, 2.0));
+  for (uint32_t slots : {2u, 8u}) {
+    for (double s : {1.0, 4.0}) {
+      SimConfig c;
+      c.slots = slots;
+      c.speedup = s;
+      c.policy = "none";
+      c.resident.assign(slots, kF0);
+      const double t_sw = static_cast<double>(simulate_sw_baseline(c, apps).makespan);
+      const double t_o = static_cast<double>(simulate(c, apps).makespan);
+      const double t_e = model::expected_makespan(t_sw, slots, c.cpus, s);
+      const double u = model::utilization(t_e, t_o);
+      EXPECT_GT(u, 0.85) << slots << " slots, " << s << "x";
+      EXPECT_LE(u, 1.0 + 1e-9) << "nothing beats Eq 5.8";
+    }
+  }
+}
+
+TEST(Experiment, QuickFiguresHaveEveryPoint) {
+  for (const std::string& id : thesis_figure_ids()) {
+    const FigureSpec f = thesis_figure(id, true);
+    EXPECT_FALSE(f.points.empty()) << id;
+    EXPECT_TRUE(f.metric == "utilization" || f.metric == "normalized_makespan") << id;
+  }
+  EXPECT_EQ(thesis_figure("5.15", false).points.size(), 8u * 11u);
+  EXPECT_EQ(thesis_figure("5.18", false).points.size(), 7u * 11u);
+  EXPECT_EQ(thesis_figure("5.20", false).points.front().config.partitioner.jobs_per_round, 0u);
+  EXPECT_FALSE(thesis_figure("5.9", false).points.front().config.partitioner.rebalance);
+  EXPECT_THROW(thesis_figure("5.10", true), Error);
+}
+
+}  // namespace
+}  // namespace tandem::sim
