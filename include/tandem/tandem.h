@@ -23,9 +23,19 @@ extern "C" {
 typedef struct tandem_runtime tandem_runtime_t;
 typedef struct tandem_queue tandem_queue_t;
 
-/* Where a high-level call runs. AUTO: the cost model decides (and falls back to software when the
- * function is not accelerated). The TANDEM_MODE environment variable (auto|sw|hw) overrides AUTO. */
-typedef enum tandem_mode { TANDEM_MODE_AUTO = 0, TANDEM_MODE_SW = 1, TANDEM_MODE_HW = 2 } tandem_mode_t;
+/* Where a high-level call runs. Every call is split between the calling thread and the accelerators
+ * by the partitioner (docs/model.md):
+ *   AUTO   the calibrated cost model decides whether and how much to accelerate, and rebalances;
+ *   SW     software only;
+ *   HW     everything on the accelerators (software, with demand requests, while none is resident);
+ *   ALPHA  a fixed share `alpha` of every call for the accelerators, one split (experiments).
+ * The TANDEM_MODE environment variable (auto|sw|hw|alpha=<x>) overrides AUTO. */
+typedef enum tandem_mode {
+  TANDEM_MODE_AUTO = 0,
+  TANDEM_MODE_SW = 1,
+  TANDEM_MODE_HW = 2,
+  TANDEM_MODE_ALPHA = 3
+} tandem_mode_t;
 
 typedef enum tandem_wait_mode {
   TANDEM_WAIT_SPIN = 0,            /* poll the status word until done */
@@ -41,6 +51,10 @@ typedef struct tandem_options {
   tandem_mode_t mode;          /* where high-level calls run */
   tandem_wait_mode_t wait_mode;/* how high-level calls wait for accelerator jobs */
   int64_t spin_ns;             /* spin budget of TANDEM_WAIT_SPIN_THEN_BLOCK */
+  /* ---- since tandem 0.2 (struct_size tells which fields a caller knows; older sizes are accepted) ---- */
+  double alpha;                /* TANDEM_MODE_ALPHA's share for the accelerators, in [0, 1] */
+  const char* calibration_path;/* cost-model calibration file; NULL: $TANDEM_CALIBRATION, the config's
+                                  [calibration] file or ~/.config/tandem/calibration.toml */
 } tandem_options_t;
 
 void tandem_options_init(tandem_options_t* options);
@@ -65,6 +79,8 @@ tandem_status_t tandem_unregister(tandem_runtime_t* runtime, void* address);
 
 /* ---- high-level calls ---- */
 tandem_status_t tandem_accumulate(tandem_runtime_t* runtime, const int32_t* data, size_t count, int64_t* sum);
+/* Changes where later high-level calls of this runtime run (alpha: TANDEM_MODE_ALPHA's share). */
+tandem_status_t tandem_set_mode(tandem_runtime_t* runtime, tandem_mode_t mode, double alpha);
 /* Spends `units` CPU cycles of work (thesis 5.5.2), on the CPU, accelerators or both. */
 tandem_status_t tandem_work(tandem_runtime_t* runtime, uint64_t units);
 tandem_status_t tandem_work_fn(tandem_runtime_t* runtime, uint16_t function, uint64_t units);
@@ -94,6 +110,10 @@ uint32_t tandem_header(tandem_packet_type_t type, uint16_t function, int barrier
 /* Convenience: one dispatch packet with up to 4 inline argument words. completion may be NULL. */
 tandem_status_t tandem_dispatch(tandem_queue_t* queue, uint16_t function, const uint64_t* args, uint32_t arg_count,
                                 uint64_t workload, tandem_completion_t* completion);
+/* A cancel packet: withdraws the job whose completion record is `target` if it has not started yet
+ * (it then completes with TANDEM_CANCELLED). `completion` (may be NULL) gets TANDEM_OK with value 1 if
+ * the job was withdrawn, 0 if it already runs, has finished or is unknown. */
+tandem_status_t tandem_cancel(tandem_queue_t* queue, const tandem_completion_t* target, tandem_completion_t* completion);
 /* A barrier-AND packet: completes when every dependency has; later packets of the queue wait for it. */
 tandem_status_t tandem_barrier_and(tandem_queue_t* queue, const tandem_completion_t* const* deps, uint32_t dep_count,
                                    tandem_completion_t* completion);

@@ -51,6 +51,11 @@ class Queue {
   void barrier_and(std::span<const tandem_completion_t* const> deps, tandem_completion_t* record) {
     check(tandem_barrier_and(q_, deps.data(), static_cast<uint32_t>(deps.size()), record), "tandem_barrier_and");
   }
+  // Withdraws the job whose record is `target` if it has not started; `record` (may be null) gets
+  // value 1 if it was withdrawn, 0 if not.
+  void cancel(const tandem_completion_t& target, tandem_completion_t* record) {
+    check(tandem_cancel(q_, &target, record), "tandem_cancel");
+  }
   // Low level: reserve, fill packet_at(index), publish(index, header).
   uint64_t reserve() {
     uint64_t index = 0;
@@ -82,6 +87,8 @@ class Runtime {
     return sum;
   }
   void work(uint64_t units) { check(tandem_work(rt_, units), "tandem_work"); }
+  // Where later high-level calls run (alpha: TANDEM_MODE_ALPHA's share for the accelerators).
+  void set_mode(tandem_mode_t mode, double alpha = 0) { check(tandem_set_mode(rt_, mode, alpha), "tandem_set_mode"); }
 
   // Memory the accelerators can reach (session memory under tandemd). Release with free().
   template <class T>

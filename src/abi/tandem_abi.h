@@ -39,7 +39,7 @@ typedef enum tandem_status {
   TANDEM_QUEUE_FULL = 5,         /* the function's job queue or the submission ring is full */
   TANDEM_TRANSLATION_FAULT = 6,  /* an address or length lies outside the session's regions */
   TANDEM_DEVICE_ERROR = 7,       /* the device failed to run the job */
-  TANDEM_CANCELLED = 8,          /* the job was cancelled (session closed, daemon stopping) */
+  TANDEM_CANCELLED = 8,          /* the job was cancelled (session closed, daemon stopping, cancel packet) */
   TANDEM_DISCONNECTED = 9,       /* the daemon went away */
   TANDEM_JOB_TOO_LARGE = 10,     /* workload above the maximum job size (thesis 5.4.1) */
   TANDEM_DEPENDENCY_FAILED = 11, /* a barrier's dependency completed with an error */
@@ -57,7 +57,9 @@ typedef enum tandem_status {
 typedef enum tandem_packet_type {
   TANDEM_PACKET_INVALID = 0,
   TANDEM_PACKET_DISPATCH = 1,
-  TANDEM_PACKET_BARRIER_AND = 2
+  TANDEM_PACKET_BARRIER_AND = 2,
+  /* Withdraws a job of the same session that has not started (see the cancel body below). */
+  TANDEM_PACKET_CANCEL = 3
 } tandem_packet_type_t;
 
 #define TANDEM_HEADER_TYPE_MASK 0xffu
@@ -77,7 +79,7 @@ typedef enum tandem_packet_type {
 #define TANDEM_FLAG_DEMAND_ONLY (1u << 1)   /* empty job: records demand, never queued (Algorithm 2 l.8) */
 #define TANDEM_FLAG_KNOWN_MASK 0x3u
 
-/* A 64-byte packet. Dispatch and barrier-AND share the first and the last two words. */
+/* A 64-byte packet. Dispatch, barrier-AND and cancel share the first and the last two words. */
 typedef struct tandem_packet {
   uint32_t header;          /* written last, release; see TANDEM_HEADER_* */
   uint32_t flags;           /* TANDEM_FLAG_* */
@@ -89,6 +91,13 @@ typedef struct tandem_packet {
     struct {
       uint64_t deps[TANDEM_BARRIER_DEPS]; /* client addresses of completion records; 0 = unused */
     } barrier;
+    struct {
+      /* Client address of the completion record of the job to withdraw (nonzero). If that job is
+       * still queued it completes with TANDEM_CANCELLED, and this packet's record gets TANDEM_OK with
+       * value 1; if it already runs, has finished or is unknown, value 0. Function id and flags: 0. */
+      uint64_t target;
+      uint64_t reserved[TANDEM_BARRIER_DEPS - 1]; /* zero */
+    } cancel;
   } body;
   uint64_t user_data;       /* opaque to tandem */
   uint64_t completion;      /* client address of a tandem_completion record; 0 = fire and forget */

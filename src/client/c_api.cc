@@ -1,5 +1,6 @@
 // The C API: a thin layer over client::Runtime. Converts statuses, catches what must not cross into
 // C, and keeps a per-thread message for tandem_last_error().
+#include <cstddef>
 #include <cstring>
 #include <exception>
 #include <new>
@@ -49,6 +50,19 @@ tandem::rt::WaitPolicy policy_of(tandem_wait_mode_t mode, int64_t spin_ns, int64
   return p;
 }
 
+// struct_size of the first published tandem_options_t (up to spin_ns).
+constexpr size_t kOptionsSizeV1 = offsetof(tandem_options_t, spin_ns) + sizeof(int64_t);
+
+bool mode_of(tandem_mode_t mode, tandem::client::Mode& out) {
+  switch (mode) {
+    case TANDEM_MODE_AUTO: out = tandem::client::Mode::auto_mode; return true;
+    case TANDEM_MODE_SW: out = tandem::client::Mode::sw; return true;
+    case TANDEM_MODE_HW: out = tandem::client::Mode::hw; return true;
+    case TANDEM_MODE_ALPHA: out = tandem::client::Mode::alpha; return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 extern "C" {
@@ -68,17 +82,27 @@ tandem_status_t tandem_open(const tandem_options_t* o, tandem_runtime_t** out) {
   tandem_options_t defaults;
   tandem_options_init(&defaults);
   if (o == nullptr) o = &defaults;
-  if (o->struct_size != sizeof(tandem_options_t)) {
+  // Versioning: a caller compiled against an older header passes a smaller struct_size; fields past
+  // it keep their defaults.
+  if (o->struct_size < kOptionsSizeV1 || o->struct_size > sizeof(tandem_options_t)) {
     return fail(tandem::Status::invalid_argument, "tandem_open: options not initialised with tandem_options_init");
   }
+  const auto has = [o](size_t offset, size_t size) { return o->struct_size >= offset + size; };
   tandem::client::RuntimeOptions ro;
   if (o->config_path != nullptr) ro.config_path = o->config_path;
   if (o->socket_path != nullptr) ro.socket_path = o->socket_path;
   ro.embedded = o->embedded != 0;
-  ro.mode = o->mode == TANDEM_MODE_SW   ? tandem::client::Mode::sw
-            : o->mode == TANDEM_MODE_HW ? tandem::client::Mode::hw
-                                        : tandem::client::Mode::auto_mode;
+  if (!mode_of(o->mode, ro.mode)) return fail(tandem::Status::invalid_argument, "tandem_open: unknown mode");
   ro.wait = policy_of(o->wait_mode, o->spin_ns, -1);
+  if (has(offsetof(tandem_options_t, alpha), sizeof o->alpha)) {
+    if (!(o->alpha >= 0 && o->alpha <= 1)) return fail(tandem::Status::invalid_argument, "tandem_open: alpha outside [0, 1]");
+    ro.alpha = o->alpha;
+  } else if (ro.mode == tandem::client::Mode::alpha) {
+    return fail(tandem::Status::invalid_argument, "tandem_open: TANDEM_MODE_ALPHA needs the alpha field");
+  }
+  if (has(offsetof(tandem_options_t, calibration_path), sizeof o->calibration_path) && o->calibration_path != nullptr) {
+    ro.calibration_path = o->calibration_path;
+  }
   try {
     auto rt = tandem::client::Runtime::open(ro);
     if (!rt) return fail(rt.status(), rt.message());
@@ -149,6 +173,16 @@ tandem_status_t tandem_accumulate(tandem_runtime_t* r, const int32_t* data, size
   tandem::Status s = rt->run(*fn, call, value);
   if (s != tandem::Status::ok) return fail(s, "tandem_accumulate failed");
   *sum = value;
+  return ok();
+}
+
+tandem_status_t tandem_set_mode(tandem_runtime_t* r, tandem_mode_t mode, double alpha) {
+  auto* rt = runtime_of(r);
+  tandem::client::Mode m;
+  if (rt == nullptr || !mode_of(mode, m) || !(alpha >= 0 && alpha <= 1)) {
+    return fail(tandem::Status::invalid_argument, "tandem_set_mode: null runtime, unknown mode or alpha outside [0, 1]");
+  }
+  rt->set_mode(m, alpha);
   return ok();
 }
 
@@ -231,6 +265,13 @@ tandem_status_t tandem_dispatch(tandem_queue_t* q, uint16_t function, const uint
   if (queue == nullptr) return fail(tandem::Status::invalid_argument, "tandem_dispatch: invalid queue");
   tandem::Status s = queue->dispatch(function, args, arg_count, workload, completion);
   return s == tandem::Status::ok ? ok() : fail(s, "tandem_dispatch failed");
+}
+
+tandem_status_t tandem_cancel(tandem_queue_t* q, const tandem_completion_t* target, tandem_completion_t* completion) {
+  auto* queue = queue_of(q);
+  if (queue == nullptr || target == nullptr) return fail(tandem::Status::invalid_argument, "tandem_cancel: null argument");
+  tandem::Status s = queue->cancel(target, completion);
+  return s == tandem::Status::ok ? ok() : fail(s, "tandem_cancel failed");
 }
 
 tandem_status_t tandem_barrier_and(tandem_queue_t* q, const tandem_completion_t* const* deps, uint32_t dep_count,

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include "abi/ring.hpp"
 
@@ -57,6 +58,18 @@ Result<std::unique_ptr<Runtime>> DaemonRuntime::connect(const RuntimeOptions& op
   if (!metrics) return R(metrics.status(), metrics.message());
   rt->metrics_ = metrics.value();
   rt->asid_ = ok.asid;
+  // The partitioner's parameters: a calibration if there is one, else defaults from the catalog's
+  // speedups (the daemon's device models are not visible from here).
+  std::optional<Calibration> calibration = options.calibration;
+  const std::string cal_file = options.calibration_path.empty() ? find_calibration_file("") : options.calibration_path;
+  if (!calibration && !cal_file.empty()) {
+    try {
+      calibration = load_calibration(cal_file);
+    } catch (const Error& e) {
+      return R(e.status(), e.what());
+    }
+  }
+  rt->init_cost_params(calibration ? &*calibration : nullptr, "emu", {});
   if (Status s = rt->init_default_queue(); s != Status::ok) return R(s, "cannot create the default queue");
   return std::unique_ptr<Runtime>(std::move(rt));
 }

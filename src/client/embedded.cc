@@ -2,7 +2,9 @@
 
 #include <sys/mman.h>
 
+#include <array>
 #include <cstdlib>
+#include <optional>
 
 #include "devices/emu/fabric_config.hpp"
 #include "rt/runtime_setup.hpp"
@@ -32,8 +34,30 @@ Result<std::unique_ptr<Runtime>> EmbeddedRuntime::create(const RuntimeOptions& o
   } catch (const Error& e) {
     return Result<std::unique_ptr<Runtime>>(e.status(), e.what());
   }
+  // The calibration first: the emulated accelerators' speeds are relative to its X_c when it has one,
+  // so that the calibrated X_a and the device agree.
+  std::optional<Calibration> calibration = options.calibration;
+  if (!calibration) {
+    const std::string file =
+        options.calibration_path.empty() ? find_calibration_file(config.calibration_file) : options.calibration_path;
+    if (!file.empty()) {
+      try {
+        calibration = load_calibration(file);
+      } catch (const Error& e) {
+        return Result<std::unique_ptr<Runtime>>(e.status(), e.what());
+      }
+    }
+  }
+  const bool calibrated = calibration && calibration->device == "emu";
+  rt::SetupOptions setup;
+  setup.cpu_rate = [&](uint16_t f) {
+    return calibrated && calibration->functions[f] ? calibration->functions[f]->xc : 0.0;
+  };
   std::unique_ptr<EmbeddedRuntime> runtime(new EmbeddedRuntime(options));
-  runtime->dispatcher_ = rt::build_dispatcher(config);
+  runtime->dispatcher_ = rt::build_dispatcher(config, setup);
+  std::array<model::AccelModel, TANDEM_FN_MAX> models{};
+  for (const funcs::FunctionInfo* fn : funcs::all_functions()) models[fn->id] = runtime->dispatcher_->device().model(fn->id);
+  runtime->init_cost_params(calibration ? &*calibration : nullptr, "emu", models);
   rt::Dispatcher& d = *runtime->dispatcher_;
   d.start();
   runtime->session_ = d.open_session(std::make_shared<rt::IdentityAddressSpace>());
@@ -73,5 +97,9 @@ void* EmbeddedRuntime::alloc(size_t bytes) {
 }
 
 void EmbeddedRuntime::free(void* memory) { std::free(memory); }
+
+model::AccelModel EmbeddedRuntime::accel_model(uint16_t function) const {
+  return function < TANDEM_FN_MAX ? dispatcher_->device().model(function) : model::AccelModel{};
+}
 
 }  // namespace tandem::client

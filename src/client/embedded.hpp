@@ -20,6 +20,8 @@ class EmbeddedRuntime final : public Runtime {
   void free(void* memory) override;
   rt::Dispatcher& dispatcher() { return *dispatcher_; }
   const tandem_metrics_page_t& metrics_page() const override { return dispatcher_->metrics_page(); }
+  model::AccelModel accel_model(uint16_t function) const override;
+  std::string_view device_kind() const override { return dispatcher_->device().kind(); }
 
  private:
   explicit EmbeddedRuntime(const RuntimeOptions& options) : Runtime(options) {}

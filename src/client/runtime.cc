@@ -3,7 +3,10 @@
 #include <sched.h>
 #include <time.h>
 
+#include <algorithm>
 #include <array>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
@@ -12,6 +15,8 @@
 
 #include "daemon_runtime.hpp"
 #include "embedded.hpp"
+#include "funcs/throughput.hpp"
+#include "partitioned_call.hpp"
 #include "rt/clock.hpp"
 
 namespace tandem::client {
@@ -31,14 +36,50 @@ thread_local uint32_t thread_slot_victim = 0;
 
 }  // namespace
 
-Mode resolve_mode(Mode requested) {
+bool parse_mode(std::string_view v, Mode& mode, double& alpha) {
+  if (v == "auto") {
+    mode = Mode::auto_mode;
+  } else if (v == "sw") {
+    mode = Mode::sw;
+  } else if (v == "hw") {
+    mode = Mode::hw;
+  } else if (v.starts_with("alpha=")) {
+    const std::string number(v.substr(6));
+    char* end = nullptr;
+    errno = 0;
+    const double a = std::strtod(number.c_str(), &end);
+    if (number.empty() || end != number.c_str() + number.size() || errno != 0 || !(a >= 0 && a <= 1)) return false;
+    mode = Mode::alpha;
+    alpha = a;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+std::string mode_name(Mode mode, double alpha) {
+  switch (mode) {
+    case Mode::auto_mode: return "auto";
+    case Mode::sw: return "sw";
+    case Mode::hw: return "hw";
+    case Mode::alpha: {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "alpha=%g", alpha);
+      return buf;
+    }
+  }
+  return "?";
+}
+
+Mode resolve_mode(Mode requested, double& alpha) {
   if (requested != Mode::auto_mode) return requested;
   const char* env = std::getenv("TANDEM_MODE");
   if (env == nullptr) return Mode::auto_mode;
-  std::string_view v(env);
-  if (v == "sw") return Mode::sw;
-  if (v == "hw") return Mode::hw;
-  return Mode::auto_mode;
+  Mode m = Mode::auto_mode;
+  double a = alpha;
+  if (!parse_mode(env, m, a)) return Mode::auto_mode;
+  alpha = a;
+  return m;
 }
 
 // ---------------------------------------------------------------- Queue
@@ -86,6 +127,21 @@ Status Queue::dispatch(uint16_t function, const uint64_t* args, uint32_t arg_cou
   return Status::ok;
 }
 
+Status Queue::cancel(const tandem_completion_t* target, tandem_completion_t* record) {
+  if (target == nullptr) return Status::invalid_argument;
+  uint64_t index;
+  Status s = reserve(index);
+  if (s != Status::ok) return s;
+  tandem_packet_t& p = producer_.packet(index);
+  p.flags = 0;
+  p.body.cancel.target = reinterpret_cast<uintptr_t>(target);
+  for (uint64_t& w : p.body.cancel.reserved) w = 0;
+  p.user_data = 0;
+  p.completion = reinterpret_cast<uintptr_t>(record);
+  producer_.submit(index, abi::make_header(TANDEM_PACKET_CANCEL, 0));
+  return Status::ok;
+}
+
 Status Queue::barrier_and(const tandem_completion_t* const* deps, uint32_t dep_count, tandem_completion_t* record) {
   if (dep_count > TANDEM_BARRIER_DEPS || (dep_count > 0 && deps == nullptr)) return Status::invalid_argument;
   uint64_t index;
@@ -105,8 +161,89 @@ Status Queue::barrier_and(const tandem_completion_t* const* deps, uint32_t dep_c
 // ---------------------------------------------------------------- Runtime
 
 Runtime::Runtime(const RuntimeOptions& options)
-    : options_(options), mode_(resolve_mode(options.mode)), serial_(next_serial.fetch_add(1)) {
+    : options_(options), alpha_(options.alpha), tuning_(options.partition), serial_(next_serial.fetch_add(1)) {
+  mode_ = resolve_mode(options.mode, alpha_);
+  if (!(alpha_ >= 0)) alpha_ = 0;
+  if (alpha_ > 1) alpha_ = 1;
   link_->runtime = this;
+}
+
+Mode Runtime::mode() const {
+  std::lock_guard lock(policy_mutex_);
+  return mode_;
+}
+
+double Runtime::fixed_alpha() const {
+  std::lock_guard lock(policy_mutex_);
+  return alpha_;
+}
+
+void Runtime::set_mode(Mode m, double alpha) {
+  std::lock_guard lock(policy_mutex_);
+  mode_ = m;
+  alpha_ = alpha >= 0 ? (alpha <= 1 ? alpha : 1) : 0;
+  policy_version_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void Runtime::set_partition_tuning(const PartitionTuning& tuning) {
+  std::lock_guard lock(policy_mutex_);
+  tuning_ = tuning;
+  policy_version_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+model::CostParams Runtime::cost_params(uint16_t function) const {
+  std::lock_guard lock(policy_mutex_);
+  return function < TANDEM_FN_MAX ? params_[function] : model::CostParams{};
+}
+
+void Runtime::set_cost_params(uint16_t function, const model::CostParams& params) {
+  if (function >= TANDEM_FN_MAX) return;
+  std::lock_guard lock(policy_mutex_);
+  params_[function] = params;
+  if (params_[function].granularity == 0) params_[function].granularity = 1;
+  policy_version_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+std::string Runtime::calibration_source() const {
+  std::lock_guard lock(policy_mutex_);
+  return calibration_source_;
+}
+
+model::AccelModel Runtime::accel_model(uint16_t) const { return {}; }
+
+void Runtime::init_cost_params(const Calibration* calibration, std::string_view device,
+                               const std::array<model::AccelModel, TANDEM_FN_MAX>& models) {
+  const bool usable = calibration != nullptr && calibration->device == device;
+  std::lock_guard lock(policy_mutex_);
+  calibration_source_ = usable ? (calibration->source.empty() ? "<in memory>" : calibration->source) : "";
+  for (const funcs::FunctionInfo* fn : funcs::all_functions()) {
+    if (usable && calibration->functions[fn->id]) {
+      params_[fn->id] = *calibration->functions[fn->id];
+    } else {
+      params_[fn->id] = default_cost_params(*fn, models[fn->id], funcs::software_throughput(fn->id));
+    }
+  }
+  policy_version_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+Runtime::CallPolicy Runtime::call_policy(uint16_t function, uint64_t& version) const {
+  std::lock_guard lock(policy_mutex_);
+  version = policy_version_.load(std::memory_order_relaxed);
+  CallPolicy p;
+  p.params = function < TANDEM_FN_MAX ? params_[function] : model::CostParams{};
+  engine::PartitionerConfig& c = p.config;
+  switch (mode_) {
+    case Mode::auto_mode: c.policy = engine::PartitionPolicy::automatic; break;
+    case Mode::sw: c.policy = engine::PartitionPolicy::sw_only; break;
+    case Mode::hw: c.policy = engine::PartitionPolicy::hw_only; break;
+    case Mode::alpha: c.policy = engine::PartitionPolicy::fixed_alpha; break;
+  }
+  c.fixed_alpha = alpha_;
+  c.jobs_per_round = tuning_.jobs_per_round;
+  c.cowork_max_seconds = tuning_.cowork_max_seconds;
+  c.rebalance = tuning_.rebalance;
+  c.max_outstanding_jobs = std::max(kDefaultCallJobs, std::min(kMaxCallJobs, 2 * std::max(tuning_.jobs_per_round, 1u)));
+  return p;
 }
 
 void Runtime::close_default_queue() {
@@ -162,36 +299,8 @@ tandem_completion_t* Runtime::thread_records() {
   return block;
 }
 
-Status Runtime::run(const funcs::FunctionInfo& fn, funcs::Call& call, int64_t& value) {
-  stats_.calls.fetch_add(1, std::memory_order_relaxed);
-  if (mode_ == Mode::sw) {
-    stats_.sw_calls.fetch_add(1, std::memory_order_relaxed);
-    value = funcs::run_sw(fn, call);
-    return Status::ok;
-  }
-  Status s = run_on_accelerator(fn, call, value);
-  if (s == Status::ok) return s;
-  // The accelerator refused (not resident, queue full, job too large): the call still completes.
-  if (s == Status::not_accelerated || s == Status::queue_full || s == Status::job_too_large ||
-      s == Status::translation_fault || s == Status::limit_exceeded) {
-    stats_.fallbacks.fetch_add(1, std::memory_order_relaxed);
-    value = funcs::run_sw(fn, call);
-    return Status::ok;
-  }
-  return s;
-}
-
-Status Runtime::run_on_accelerator(const funcs::FunctionInfo& fn, funcs::Call& call, int64_t& value) {
-  tandem_completion_t* rec = thread_records();
-  if (rec == nullptr) return Status::no_memory;
-  rt::reset_record(rec);
-  stats_.hw_jobs.fetch_add(1, std::memory_order_relaxed);
-  Status s = default_queue_->dispatch(fn.id, call.args.data(), std::min<uint32_t>(call.arg_count, TANDEM_INLINE_ARGS),
-                                      call.workload, rec);
-  if (s != Status::ok) return s;
-  s = wait(rec, options_.wait);
-  if (s == Status::ok) value = abi::load_relaxed(rec->value);
-  return s;
+Status Runtime::run(const funcs::FunctionInfo& fn, funcs::Call& call, int64_t& value, CallReport* report) {
+  return run_partitioned(*this, fn, call, value, report);
 }
 
 }  // namespace tandem::client

@@ -2,39 +2,88 @@
 // the high-level calls. The embedded runtime runs the real-time driver (src/rt) in this process.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "abi/ring.hpp"
+#include "calibration.hpp"
+#include "engine/partitioner.hpp"
 #include "funcs/function.hpp"
+#include "model/accel_model.hpp"
+#include "model/cost_model.hpp"
 #include "rt/completion.hpp"
 #include "status.hpp"
 #include "tandem_abi.h"
 
 namespace tandem::client {
 
-enum class Mode : uint8_t { auto_mode, sw, hw };
+// Where high-level calls run; every call goes through the partitioner (thesis Algorithm 2).
+enum class Mode : uint8_t {
+  auto_mode,  // the cost model decides the split and rebalances (Eq 5.4, 5.6)
+  sw,         // software only
+  hw,         // everything on the accelerators (software only while none is resident)
+  alpha,      // a fixed share `alpha` for the accelerators, one split (experiments)
+};
+
+// "auto", "sw", "hw" or "alpha=<x>" with 0 <= x <= 1. False (outputs untouched) if not one of these.
+bool parse_mode(std::string_view text, Mode& mode, double& alpha);
+std::string mode_name(Mode mode, double alpha);
+
+// Partitioner settings beyond the mode (docs/model.md, "Policies and configuration").
+struct PartitionTuning {
+  uint32_t jobs_per_round = 6;       // n_j; 0 = one per resident replica
+  double cowork_max_seconds = 20e-6; // C_COWORK_MAX as CPU time
+  bool rebalance = true;             // auto: new rounds, top-ups and withdrawals while a call runs
+};
 
 struct RuntimeOptions {
   std::string config_path;  // embedded: configuration file ("" = $TANDEM_CONFIG or built-in default)
   std::string config_text;  // embedded: configuration as TOML text (wins over config_path)
   std::string socket_path;  // daemon socket ("" = $TANDEM_SOCKET or default socket if present)
   bool embedded = false;    // never use a daemon
-  Mode mode = Mode::auto_mode;
+  Mode mode = Mode::auto_mode;  // auto: $TANDEM_MODE may override it
+  double alpha = 0;             // Mode::alpha's share
+  PartitionTuning partition;
+  // Calibration (see calibration.hpp): in memory, else this file, else the usual places.
+  std::optional<Calibration> calibration;
+  std::string calibration_path;
   rt::WaitPolicy wait;
 };
 
-// Counters of the high-level calls (for demos and tests).
+// Counters of the high-level calls (for demos, tests and experiments).
 struct CallStats {
   std::atomic<uint64_t> calls{0};
-  std::atomic<uint64_t> sw_calls{0};        // ran wholly in software by choice
-  std::atomic<uint64_t> hw_jobs{0};         // accelerator jobs submitted
-  std::atomic<uint64_t> fallbacks{0};       // accelerator refused (e.g. NOT_ACCELERATED): ran in software
+  std::atomic<uint64_t> sw_calls{0};           // ran wholly in software by the policy's choice
+  std::atomic<uint64_t> accelerated_calls{0};  // some of the work ran on an accelerator
+  std::atomic<uint64_t> hw_jobs{0};            // accelerator jobs submitted
+  std::atomic<uint64_t> hw_units{0};           // work units completed by accelerators
+  std::atomic<uint64_t> sw_units{0};           // work units run in software
+  std::atomic<uint64_t> demand_jobs{0};        // empty jobs that asked for an accelerator (none resident)
+  std::atomic<uint64_t> cancels{0};            // withdrawal requests sent
+  std::atomic<uint64_t> jobs_cancelled{0};     // jobs withdrawn before they started (work went to SW)
+  std::atomic<uint64_t> fallbacks{0};          // calls that wanted the hardware but ran (partly) in SW:
+                                               // no accelerator resident, or a job was refused
+};
+
+// What one high-level call did (Runtime::run's optional report).
+struct CallReport {
+  bool partitioned = false;     // the partitioner planned with the hardware (else a software call)
+  double predicted_s = 0;       // the model's predicted completion time of the call
+  double alpha = 0;             // the hardware share of the initial plan
+  uint64_t break_even_units = 0;  // N_L (Eq 5.4) with the live figures
+  engine::PartitionerCounters counters;
+  // Partitioned calls, in seconds from the start of the partitioner's work: when the last job's
+  // completion was seen, and when the call was done (calibration separates D_a from the CPU's
+  // collecting with these).
+  double hw_done_s = 0;
+  double driver_s = 0;
 };
 
 class Runtime;
@@ -65,10 +114,17 @@ class Queue {
   void publish(uint64_t index, uint32_t header) { producer_.publish(index, header); }
   void notify() { producer_.notify(); }
   void submit(uint64_t index, uint32_t header) { producer_.submit(index, header); }
+  // True while the dispatcher announces that it sleeps (the next publish rings the doorbell).
+  bool consumer_sleeping() const {
+    return (abi::load_relaxed(producer_.header()->k_flags) & TANDEM_RING_NEED_WAKEUP) != 0;
+  }
 
   // One dispatch packet with up to TANDEM_INLINE_ARGS inline words; `record` may be null.
   Status dispatch(uint16_t function, const uint64_t* args, uint32_t arg_count, uint64_t workload,
                   tandem_completion_t* record, bool barrier = false, uint32_t flags = 0);
+  // A cancel packet: withdraws the job whose completion record is `target` if it has not started
+  // (docs/abi.md). `record` gets OK with value 1 (withdrawn) or 0; it may be null.
+  Status cancel(const tandem_completion_t* target, tandem_completion_t* record);
   Status barrier_and(const tandem_completion_t* const* deps, uint32_t dep_count, tandem_completion_t* record);
 
  private:
@@ -107,8 +163,19 @@ class Runtime {
   virtual const tandem_metrics_page_t& metrics_page() const = 0;
 
   const RuntimeOptions& options() const { return options_; }
-  Mode mode() const { return mode_; }
-  void set_mode(Mode m) { mode_ = m; }
+  uint64_t serial() const { return serial_; }  // unique per runtime in this process, never reused
+  Mode mode() const;
+  double fixed_alpha() const;
+  void set_mode(Mode m, double alpha = 0);
+  void set_partition_tuning(const PartitionTuning& tuning);
+  // The cost-model parameters of `function`'s calls: its calibration, else default_cost_params.
+  model::CostParams cost_params(uint16_t function) const;
+  void set_cost_params(uint16_t function, const model::CostParams& params);
+  // Where the calibration came from ("" when every function uses defaults).
+  std::string calibration_source() const;
+  // The accelerator timing model of the runtime's device for `function` (zero when unknown).
+  virtual model::AccelModel accel_model(uint16_t function) const;
+  virtual std::string_view device_kind() const { return "emu"; }
   CallStats& stats() { return stats_; }
 
   // The queue high-level calls use (shared by all threads).
@@ -118,18 +185,32 @@ class Runtime {
     return rt::wait_record(record, policy, liveness());
   }
 
-  // A high-level call: runs `call` in software, on the accelerators, or both, per the mode; the
-  // result is the function's value. Buffers in `call` are this process's pointers.
-  Status run(const funcs::FunctionInfo& fn, funcs::Call& call, int64_t& value);
+  // A high-level call: the partitioner splits `call` between this thread and the accelerators per
+  // the mode (partitioned_call.hpp); the result is the function's value. Buffers in `call` are this
+  // process's pointers. `report`, if given, receives what the call did.
+  Status run(const funcs::FunctionInfo& fn, funcs::Call& call, int64_t& value, CallReport* report = nullptr);
 
   // Completion records reserved for this thread's high-level calls (kThreadRecords of them).
   static constexpr uint32_t kThreadRecords = 64;
   tandem_completion_t* thread_records();
 
+  // The policy a thread's partitioner needs for `function`: parameters and configuration. `version`
+  // changes whenever set_mode, set_partition_tuning or set_cost_params did.
+  struct CallPolicy {
+    model::CostParams params;
+    engine::PartitionerConfig config;
+  };
+  uint64_t policy_version() const { return policy_version_.load(std::memory_order_acquire); }
+  CallPolicy call_policy(uint16_t function, uint64_t& version) const;
+
  protected:
   explicit Runtime(const RuntimeOptions& options);
   // Creates the default queue; derived constructors call it once they can make queues.
   Status init_default_queue();
+  // Sets every function's cost parameters: from `calibration` where it has them (and `device` matches
+  // its device), else defaults from `models` and the measured software throughput.
+  void init_cost_params(const Calibration* calibration, std::string_view device,
+                        const std::array<model::AccelModel, TANDEM_FN_MAX>& models);
   // Derived destructors call these first and last: the queue needs release_ring(), the records free().
   // close_default_queue() also cuts the link of queues the application still holds.
   void close_default_queue();
@@ -138,11 +219,15 @@ class Runtime {
   virtual void release_ring(uint32_t ring_id) = 0;
 
  private:
-  Status run_on_accelerator(const funcs::FunctionInfo& fn, funcs::Call& call, int64_t& value);
-
   RuntimeOptions options_;
-  Mode mode_;
   CallStats stats_;
+  mutable std::mutex policy_mutex_;  // guards the policy below; readers copy it when the version moved
+  std::atomic<uint64_t> policy_version_{1};
+  Mode mode_;
+  double alpha_ = 0;
+  PartitionTuning tuning_;
+  std::array<model::CostParams, TANDEM_FN_MAX> params_{};
+  std::string calibration_source_;
   std::shared_ptr<RuntimeLink> link_ = std::make_shared<RuntimeLink>();
   std::unique_ptr<Queue> default_queue_;
   uint64_t serial_;
@@ -150,7 +235,8 @@ class Runtime {
   std::vector<tandem_completion_t*> record_blocks_;
 };
 
-// Mode from the TANDEM_MODE environment variable when the options say auto.
-Mode resolve_mode(Mode requested);
+// The mode and alpha from the TANDEM_MODE environment variable (auto|sw|hw|alpha=<x>) when the
+// options say auto; an unparsable value is ignored.
+Mode resolve_mode(Mode requested, double& alpha);
 
 }  // namespace tandem::client

@@ -397,6 +397,19 @@ bool Engine::cancel_queued(SessionId session, uint64_t completion, Actions& out)
   return false;
 }
 
+bool Engine::cancel(SessionId session, uint64_t target, uint64_t completion, uint64_t tag, Actions& out) {
+  const bool withdrawn = cancel_queued(session, target, out);  // the target's CANCELLED comes first
+  Action a;
+  a.kind = ActionKind::complete;
+  a.status = Status::ok;
+  a.session = session;
+  a.completion = completion;
+  a.tag = tag;
+  a.value = withdrawn ? 1 : 0;
+  out.push_back(a);
+  return withdrawn;
+}
+
 // ---------------------------------------------------------------- barriers
 
 uint32_t Engine::alloc_barrier() {

@@ -84,6 +84,9 @@ class Engine {
   // Withdraws a queued (not yet started) job of `session` whose completion key is `completion`;
   // completes it with CANCELLED. False if no such queued job (already running or finished).
   bool cancel_queued(SessionId session, uint64_t completion, Actions& out);
+  // A cancel packet: cancel_queued(session, target), then completes the packet's own record
+  // `completion` with OK and value 1 (withdrawn) or 0 (running, finished or unknown). Returns which.
+  bool cancel(SessionId session, uint64_t target, uint64_t completion, uint64_t tag, Actions& out);
 
   // ---- reconfiguration (used by the configuration loader and the reconfiguration manager) ----
   // Starts loading `function` into `slot`. Refused (false) if the slot is busy, if it is the only

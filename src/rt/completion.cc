@@ -8,18 +8,6 @@ namespace {
 
 inline uint32_t status_acquire(const tandem_completion_t* rec) { return record_status(rec); }
 
-// Sets the waiter flag unless the record is already complete; returns the status it saw.
-uint32_t announce_sleeper(const tandem_completion_t* rec) {
-  CompletionWord* word = completion_word(rec);
-  uint64_t cur = __atomic_load_n(word, __ATOMIC_ACQUIRE);
-  for (;;) {
-    if (static_cast<uint32_t>(cur) != TANDEM_PENDING || (cur & kWaiterFlag)) return static_cast<uint32_t>(cur);
-    if (__atomic_compare_exchange_n(word, &cur, cur | kWaiterFlag, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-      return TANDEM_PENDING;
-    }
-  }
-}
-
 }  // namespace
 
 Status wait_record(const tandem_completion_t* rec, const WaitPolicy& policy, Liveness* liveness,

@@ -43,6 +43,19 @@ inline void complete_record(tandem_completion_t* rec, Status status, int64_t val
   if (old & kWaiterFlag) abi::futex_wake_all(&rec->status);  // the key only: no access to the record
 }
 
+// Client side, before sleeping on `status`: sets the waiter flag unless the record is already
+// complete; returns the status it saw (PENDING: the flag is set, the engine will wake us).
+inline uint32_t announce_sleeper(const tandem_completion_t* rec) {
+  CompletionWord* word = completion_word(rec);
+  uint64_t cur = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+  for (;;) {
+    if (static_cast<uint32_t>(cur) != TANDEM_PENDING || (cur & kWaiterFlag)) return static_cast<uint32_t>(cur);
+    if (__atomic_compare_exchange_n(word, &cur, cur | kWaiterFlag, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+      return TANDEM_PENDING;
+    }
+  }
+}
+
 // Client side: prepare a record before its packet is published.
 inline void reset_record(tandem_completion_t* rec) {
   abi::store_relaxed(rec->value, int64_t{0});

@@ -92,6 +92,21 @@ void decode_barrier(const tandem_packet_t& p, AddressSpace& memory, Decoded& out
   out.kind = Decoded::Kind::barrier;
 }
 
+// A cancel names its target by the completion record the target's dispatch packet named; the key is
+// the record translated the same way, so a session can only ever name its own jobs.
+void decode_cancel(const tandem_packet_t& p, AddressSpace& memory, Decoded& out) {
+  if (p.flags != 0 || abi::header_function(p.header) != 0 || p.body.cancel.target == 0) {
+    return reject(out, Status::invalid_packet);
+  }
+  for (uint64_t word : p.body.cancel.reserved) {
+    if (word != 0) return reject(out, Status::invalid_packet);
+  }
+  const tandem_completion_t* target = translate_record(memory, p.body.cancel.target, true);
+  if (target == nullptr) return reject(out, Status::translation_fault);
+  out.cancel_target = reinterpret_cast<uintptr_t>(target);
+  out.kind = Decoded::Kind::cancel;
+}
+
 }  // namespace
 
 void decode_packet(const tandem_packet_t& p, AddressSpace& memory, engine::SessionId session, engine::RingId ring,
@@ -99,6 +114,7 @@ void decode_packet(const tandem_packet_t& p, AddressSpace& memory, engine::Sessi
   out.kind = Decoded::Kind::drop;
   out.status = Status::ok;
   out.record = nullptr;
+  out.cancel_target = 0;
   out.job = engine::JobSpec{};
   out.job.session = session;
   out.job.ring = ring;
@@ -114,6 +130,7 @@ void decode_packet(const tandem_packet_t& p, AddressSpace& memory, engine::Sessi
   switch (abi::header_type(p.header)) {
     case TANDEM_PACKET_DISPATCH: return decode_dispatch(p, memory, out);
     case TANDEM_PACKET_BARRIER_AND: return decode_barrier(p, memory, out);
+    case TANDEM_PACKET_CANCEL: return decode_cancel(p, memory, out);
     default: return reject(out, Status::invalid_packet);
   }
 }

@@ -17,6 +17,7 @@ struct Decoded {
   enum class Kind : uint8_t {
     dispatch,  // job + call are valid
     barrier,   // barrier is valid
+    cancel,    // withdraw the queued job whose completion key is `cancel_target`; answer in `record`
     reject,    // complete `record` with `status` (it may be null: fire-and-forget packet)
     drop,      // the completion record itself is unreachable: nobody can be told
   };
@@ -26,6 +27,7 @@ struct Decoded {
   engine::JobSpec job;
   funcs::Call call;
   engine::BarrierSpec barrier;
+  uint64_t cancel_target = 0;  // cancel: the target job's completion key (its translated record)
 };
 
 // Decodes `packet` (a private copy) from ring `ring` of `session`, whose memory is `memory`.

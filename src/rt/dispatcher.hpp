@@ -9,6 +9,7 @@
 // lock.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <functional>
 #include <future>
@@ -136,6 +137,8 @@ class Dispatcher {
   void monitor_tick(int64_t now);
   void publish(engine::FunctionId f);
   void refresh_metrics(engine::FunctionId f);
+  void note_drained(engine::FunctionId f);
+  void refresh_drained();
   uint32_t job_timer(engine::SlotId s) const { return s; }
   uint32_t config_timer(engine::SlotId s) const { return engine_.slot_count() + s; }
 
@@ -154,6 +157,8 @@ class Dispatcher {
   std::vector<engine::RingId> active_rings_;
   uint32_t ring_cursor_ = 0;
   Decoded decoded_;
+  std::array<engine::FunctionId, 8> drained_{};  // functions whose jobs completed in this apply()
+  uint32_t drained_count_ = 0;
   DispatcherStats stats_;
 
   std::thread thread_;

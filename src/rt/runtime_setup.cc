@@ -5,7 +5,7 @@
 namespace tandem::rt {
 
 std::unique_ptr<Dispatcher> build_dispatcher(const devices::Config& config, const SetupOptions& options) {
-  const auto models = devices::resolve_models(config.fabric);
+  const auto models = devices::resolve_models(config.fabric, options.cpu_rate);
   engine::EngineConfig ec = devices::engine_config(config.fabric, models);
   ec.max_jobs_per_session = options.max_jobs_per_session;
   auto device = std::make_unique<devices::EmulatedFabric>(ec.slots, models);

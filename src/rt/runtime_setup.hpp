@@ -2,6 +2,7 @@
 // One place for what the embedded runtime and tandemd set up alike.
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include "devices/emu/fabric_config.hpp"
@@ -12,6 +13,9 @@ namespace tandem::rt {
 struct SetupOptions {
   uint32_t max_jobs_per_session = 0;  // engine bound on jobs in flight per session (0: none)
   std::shared_ptr<tandem_metrics_page_t> metrics_page;  // null: private
+  // The CPU throughput the emulated accelerators' speedups are relative to (a calibrated X_c); empty
+  // or 0 for a function: its software throughput measured in this process.
+  std::function<double(uint16_t)> cpu_rate;
 };
 
 // A dispatcher (not started) with the configured device, the resident functions already loaded and

@@ -1,4 +1,5 @@
 /* The C API from C99: open, high-level calls, low-level packets, barrier, wait, errors, close. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,11 +85,63 @@ int main(void) {
   tandem_completion_init(b);
   CHECK(tandem_wait(rt, b, TANDEM_WAIT_SPIN_THEN_BLOCK, 1000, 1000000) == TANDEM_TIMEOUT);
 
+  /* Partitioned calls: a fixed share for the accelerators, set at run time, gives the same sum. */
+  CHECK(tandem_set_mode(rt, TANDEM_MODE_ALPHA, 0.37) == TANDEM_OK);
+  CHECK(tandem_accumulate(rt, data, 1000, &sum) == TANDEM_OK);
+  CHECK(sum == expected);
+  CHECK(tandem_set_mode(rt, TANDEM_MODE_ALPHA, 1.5) == TANDEM_INVALID_ARGUMENT);
+  CHECK(tandem_set_mode(rt, TANDEM_MODE_AUTO, 0) == TANDEM_OK);
+  CHECK(tandem_accumulate(rt, data, 1000, &sum) == TANDEM_OK);
+  CHECK(sum == expected);
+
+  /* Cancel: a record nobody's job carries is not found (value 0); the answer is still OK. */
+  tandem_completion_init(a);
+  tandem_completion_init(b);
+  CHECK(tandem_cancel(queue, b, a) == TANDEM_OK);
+  CHECK(tandem_wait(rt, a, TANDEM_WAIT_SPIN_THEN_BLOCK, 1000, -1) == TANDEM_OK);
+  CHECK(a->value == 0);
+  CHECK(tandem_cancel(queue, NULL, a) == TANDEM_INVALID_ARGUMENT);
+
   tandem_queue_destroy(queue);
   tandem_free(rt, a);
   tandem_free(rt, data);
   tandem_close(rt);
   tandem_close(NULL);
+
+  /* Options versioning: a caller built against the first header (struct up to spin_ns) still opens,
+   * with the new fields at their defaults; sizes outside the known range do not. */
+  tandem_options_init(&options);
+  options.embedded = 1;
+  options.mode = TANDEM_MODE_SW;
+  options.struct_size = (uint32_t)(offsetof(tandem_options_t, spin_ns) + sizeof(int64_t));
+  rt = NULL;
+  CHECK(tandem_open(&options, &rt) == TANDEM_OK);
+  tandem_close(rt);
+  options.mode = TANDEM_MODE_ALPHA; /* needs the alpha field, which this size lacks */
+  rt = NULL;
+  CHECK(tandem_open(&options, &rt) == TANDEM_INVALID_ARGUMENT);
+  options.struct_size = 8;
+  CHECK(tandem_open(&options, &rt) == TANDEM_INVALID_ARGUMENT);
+  tandem_options_init(&options);
+  options.embedded = 1;
+  options.mode = TANDEM_MODE_ALPHA;
+  options.alpha = 2.0;
+  CHECK(tandem_open(&options, &rt) == TANDEM_INVALID_ARGUMENT);
+  options.alpha = 0.5;
+  rt = NULL;
+  CHECK(tandem_open(&options, &rt) == TANDEM_OK);
+  if (rt != NULL) {
+    data = (int32_t*)tandem_alloc(rt, 1000 * sizeof(int32_t));
+    expected = 0;
+    for (i = 0; i < 1000; ++i) {
+      data[i] = (int32_t)(i * 13) - 777;
+      expected += data[i];
+    }
+    CHECK(tandem_accumulate(rt, data, 1000, &sum) == TANDEM_OK);
+    CHECK(sum == expected);
+    tandem_free(rt, data);
+    tandem_close(rt);
+  }
   if (failures == 0) printf("c_api: all checks passed\n");
   return failures == 0 ? 0 : 1;
 }

@@ -65,6 +65,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       case rt::Decoded::Kind::dispatch: eng.submit(d.job, ++now, actions); break;
       case rt::Decoded::Kind::barrier: eng.submit_barrier(d.barrier, ++now, actions); break;
       case rt::Decoded::Kind::reject: eng.reject(session, d.job.completion, 0, d.status, actions); break;
+      case rt::Decoded::Kind::cancel:
+        eng.cancel(session, d.cancel_target, reinterpret_cast<uintptr_t>(d.record), d.job.tag, actions);
+        break;
       case rt::Decoded::Kind::drop: break;
     }
     // Every started job finishes at once; every buffer the engine was given must lie in the session.

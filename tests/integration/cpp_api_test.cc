@@ -30,6 +30,14 @@ TEST(CppApi, HighAndLowLevelCalls) {
   q.barrier_and(deps, &recs[1]);
   EXPECT_EQ(rt.wait(recs[1]), TANDEM_OK);
   EXPECT_EQ(recs[0].value, std::accumulate(data.begin(), data.end(), int64_t{0}));
+  // A cancel naming a finished job: not withdrawn.
+  tandem_completion_init(&recs[1]);
+  q.cancel(recs[0], &recs[1]);
+  EXPECT_EQ(rt.wait(recs[1]), TANDEM_OK);
+  EXPECT_EQ(recs[1].value, 0);
+  rt.set_mode(TANDEM_MODE_ALPHA, 0.5);
+  EXPECT_EQ(rt.accumulate(data), std::accumulate(data.begin(), data.end(), int64_t{0}));
+  EXPECT_THROW(rt.set_mode(TANDEM_MODE_ALPHA, 2.0), tandem::ApiError);
   rt.free(recs);
 }
 

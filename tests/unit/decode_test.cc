@@ -189,5 +189,44 @@ TEST_F(Decode, BarrierDependencies) {
   expect_reject(p, Status::invalid_packet);
 }
 
+TEST_F(Decode, CancelNamesItsTargetByTheTranslatedRecord) {
+  auto* target = reinterpret_cast<tandem_completion_t*>(memory.data() + 300);
+  tandem_packet_t p{};
+  p.header = abi::make_header(TANDEM_PACKET_CANCEL, 0);
+  p.body.cancel.target = addr(target);
+  p.completion = addr(record);
+  p.user_data = 9;
+  Decoded d = run(p);
+  ASSERT_EQ(d.kind, Decoded::Kind::cancel);
+  EXPECT_EQ(d.cancel_target, addr(target)) << "the key a dispatch naming this record gets";
+  EXPECT_EQ(d.record, record);
+  EXPECT_EQ(d.job.tag, 9u);
+  EXPECT_EQ(d.job.session, 3u);
+
+  Decoded job = run(accumulate(addr(data), 4));
+  p.body.cancel.target = addr(record);
+  EXPECT_EQ(run(p).cancel_target, job.job.completion) << "cancel and dispatch agree on the key";
+
+  tandem_completion_t foreign;
+  p.body.cancel.target = addr(&foreign);
+  expect_reject(p, Status::translation_fault);
+  p.body.cancel.target = addr(target) + 4;  // misaligned
+  expect_reject(p, Status::translation_fault);
+  p.body.cancel.target = 0;
+  expect_reject(p, Status::invalid_packet);
+  p.body.cancel.target = addr(target);
+  p.body.cancel.reserved[2] = 1;
+  expect_reject(p, Status::invalid_packet);
+  p.body.cancel.reserved[2] = 0;
+  p.flags = TANDEM_FLAG_DEMAND_ONLY;
+  expect_reject(p, Status::invalid_packet);
+  p.flags = 0;
+  p.header = abi::make_header(TANDEM_PACKET_CANCEL, TANDEM_FN_ACCUMULATE);  // a cancel names no function
+  expect_reject(p, Status::invalid_packet);
+  p.header = abi::make_header(TANDEM_PACKET_CANCEL, 0);
+  p.completion = 0;  // fire and forget: allowed, nobody learns the answer
+  EXPECT_EQ(run(p).kind, Decoded::Kind::cancel);
+}
+
 }  // namespace
 }  // namespace tandem::rt

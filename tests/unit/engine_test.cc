@@ -318,6 +318,26 @@ TEST_F(EngineScript, CancelQueuedWithdrawsOnlyJobsThatHaveNotStarted) {
   EXPECT_EQ(take(), (V{"complete k1 ok", "start s0 k2"}));
 }
 
+TEST_F(EngineScript, CancelPacketAnswersWithdrawnOrNotAfterTheTargetsOwnCompletion) {
+  make(base_config(1));
+  resident(0, kF);
+  const SessionId other = engine->open_session();
+  submit(kF, 1);
+  submit(kF, 2);
+  take();
+  EXPECT_FALSE(engine->cancel(session, 1, 100, 0, out)) << "running";
+  EXPECT_EQ(take(), V{"complete k100 ok"});
+  EXPECT_FALSE(engine->cancel(other, 2, 101, 0, out)) << "another session's job is not found";
+  EXPECT_EQ(take(), V{"complete k101 ok"});
+  EXPECT_TRUE(engine->cancel(session, 2, 102, 0, out));
+  EXPECT_EQ(take(), (V{"complete k2 cancelled", "complete k102 ok v1"}));
+  EXPECT_FALSE(engine->cancel(session, 2, 103, 0, out)) << "already withdrawn";
+  EXPECT_EQ(take(), V{"complete k103 ok"});
+  engine->job_finished(0, Status::ok, 0, now, out);
+  EXPECT_EQ(take(), V{"complete k1 ok"});
+  EXPECT_EQ(engine->jobs_in_flight(), 0u);
+}
+
 TEST_F(EngineScript, ClosingASessionCancelsItsQueueAndDrainsAfterRunningJobs) {
   make(base_config(1));
   resident(0, kF);

@@ -92,7 +92,8 @@ bool apply_config(Config& c, std::string_view text, std::string_view source) {
     os << e.description() << " (line " << e.source().begin.line << ")";
     fail(source, os.str());
   }
-  check_keys(root, "top level", {"fabric", "functions", "dispatcher", "daemon", "monitor", "limits", "reconfig"}, source);
+  check_keys(root, "top level",
+             {"fabric", "functions", "dispatcher", "daemon", "monitor", "limits", "reconfig", "calibration"}, source);
   toml::node_view<const toml::node> r{root};
   bool named_resident = false;
 
@@ -145,6 +146,14 @@ bool apply_config(Config& c, std::string_view text, std::string_view source) {
     c.dispatcher.idle_spin_s =
         number(r["dispatcher"]["idle_spin_us"], c.dispatcher.idle_spin_s * 1e6, "dispatcher.idle_spin_us", source, 0, 1e7) * 1e-6;
     c.dispatcher.batch = count(r["dispatcher"]["batch"], c.dispatcher.batch, "dispatcher.batch", source, 1, 1u << 16);
+  }
+  if (auto* cal = root["calibration"].as_table()) {
+    check_keys(*cal, "calibration", {"file"}, source);
+    if (cal->contains("file")) {
+      auto file = r["calibration"]["file"].value<std::string>();
+      if (!file) fail(source, "calibration.file must be a string");
+      c.calibration_file = *file;
+    }
   }
   if (auto* m = root["monitor"].as_table()) {
     check_keys(*m, "monitor", {"period_ms", "available_bandwidth_mbps"}, source);
@@ -232,7 +241,8 @@ Config load_config(const std::string& path) {
   return parse_config(ss.str(), path);
 }
 
-std::array<model::AccelModel, TANDEM_FN_MAX> resolve_models(const FabricConfig& fabric) {
+std::array<model::AccelModel, TANDEM_FN_MAX> resolve_models(const FabricConfig& fabric,
+                                                            const std::function<double(uint16_t)>& cpu_rate) {
   std::array<model::AccelModel, TANDEM_FN_MAX> models{};
   for (const funcs::FunctionInfo* fn : funcs::all_functions()) {
     const FunctionTiming t = timing_or_default(fabric, fn->id);
@@ -241,7 +251,9 @@ std::array<model::AccelModel, TANDEM_FN_MAX> resolve_models(const FabricConfig& 
       m.throughput = *t.throughput;
     } else {
       const double speedup = t.speedup.value_or(fn->default_speedup);
-      m.throughput = speedup > 0 ? speedup * funcs::software_throughput(fn->id) : 0;
+      const double given = cpu_rate ? cpu_rate(fn->id) : 0;
+      const double base = given > 0 ? given : funcs::software_throughput(fn->id);
+      m.throughput = speedup > 0 ? speedup * base : 0;
     }
     m.latency_s = t.latency_s;
     m.reconfig_s = t.reconfig_s;

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -68,6 +69,7 @@ struct Config {
   DaemonSettings daemon;
   DispatcherConfig dispatcher;
   MonitorSettings monitor;
+  std::string calibration_file;  // [calibration] file: the partitioner's calibration ("" = look elsewhere)
   ReconfigSettings reconfig;
   std::string source;  // file name or "<built-in default>"
 };
@@ -81,8 +83,10 @@ Config parse_config(std::string_view text, std::string_view source_name);
 Config load_config(const std::string& path);
 
 // Resolves each function's timing into an accelerator model: speedup x the CPU's software
-// throughput of that function on this machine (funcs::software_throughput).
-std::array<model::AccelModel, TANDEM_FN_MAX> resolve_models(const FabricConfig& fabric);
+// throughput of that function on this machine: `cpu_rate(function)` when given and positive (a
+// calibrated X_c), else funcs::software_throughput (measured once per process).
+std::array<model::AccelModel, TANDEM_FN_MAX> resolve_models(const FabricConfig& fabric,
+                                                            const std::function<double(uint16_t)>& cpu_rate = {});
 
 // The reconfiguration policy's parameters: thresholds from [reconfig], P from [monitor], and each
 // function's X_c (measured on this machine) to turn the thresholds' SW time into work units.

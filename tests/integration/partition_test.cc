@@ -1,0 +1,294 @@
+// Partitioned high-level calls end to end (the embedded runtime's rings, dispatcher and emulated
+// fabric): every split gives the reference result, policies do what they say, the cancel packet
+// withdraws queued jobs, and the partitioner takes work back from hardware that is slower than the
+// calibration claims.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "client/embedded.hpp"
+#include "client/partitioned_call.hpp"
+#include "funcs/throughput.hpp"
+#include "rt/clock.hpp"
+#include "test_util.hpp"
+
+namespace tandem {
+namespace {
+
+using testing::open_embedded;
+
+struct Accumulate {
+  explicit Accumulate(size_t n, uint32_t seed = 1) : data(n) {
+    std::mt19937 rng(seed);
+    for (auto& v : data) v = static_cast<int32_t>(rng());
+    reference = std::accumulate(data.begin(), data.end(), int64_t{0});
+    const uint64_t args[2] = {reinterpret_cast<uintptr_t>(data.data()), data.size()};
+    funcs::BufferList buffers;
+    EXPECT_EQ(funcs::describe_call(*fn, args, call, buffers), Status::ok);
+    call.buffers[0] = data.data();
+  }
+  int64_t run(client::Runtime& rt, client::CallReport* report = nullptr) {
+    int64_t value = 0;
+    EXPECT_EQ(rt.run(*fn, call, value, report), Status::ok);
+    return value;
+  }
+  const funcs::FunctionInfo* fn = funcs::find_function(TANDEM_FN_ACCUMULATE);
+  std::vector<int32_t> data;
+  int64_t reference = 0;
+  funcs::Call call;
+};
+
+const std::vector<size_t> kCounts{0, 1, 2, 3, 7, 8, 31, 100, 1001, 4096, 12345, 65536, 1 << 18};
+
+TEST(PartitionedCalls, EverySplitGivesTheReferenceSum) {
+  for (uint32_t jobs : {1u, 6u}) {
+    client::RuntimeOptions o;
+    o.embedded = true;
+    o.partition.jobs_per_round = jobs;
+    auto rt = client::Runtime::open(o);
+    ASSERT_TRUE(rt) << rt.message();
+    for (double alpha : {0.0, 0.001, 0.1, 0.37, 0.5, 0.72, 0.999, 1.0}) {
+      rt.value()->set_mode(client::Mode::alpha, alpha);
+      for (size_t n : kCounts) {
+        Accumulate a(n, static_cast<uint32_t>(n + 7));
+        client::CallReport report;
+        EXPECT_EQ(a.run(*rt.value(), &report), a.reference) << "alpha " << alpha << ", " << n << " ints, " << jobs << " jobs";
+        const uint64_t units = n * 4;
+        EXPECT_EQ(report.counters.sw_units + report.counters.hw_units, units) << "every unit exactly once";
+        if (alpha == 0.0 || units == 0) {
+          EXPECT_EQ(report.counters.hw_units, 0u);
+        }
+        if (alpha == 1.0) {
+          EXPECT_EQ(report.counters.sw_units, 0u) << "alpha = 1: only jobs";
+        }
+      }
+    }
+  }
+}
+
+TEST(PartitionedCalls, PoliciesAutoSoftwareAndHardware) {
+  for (client::Mode mode : {client::Mode::auto_mode, client::Mode::sw, client::Mode::hw}) {
+    auto rt = open_embedded("", mode);
+    ASSERT_TRUE(rt);
+    for (size_t n : kCounts) {
+      Accumulate a(n);
+      EXPECT_EQ(a.run(*rt), a.reference) << client::mode_name(mode, 0) << " " << n;
+    }
+    const client::CallStats& s = rt->stats();
+    if (mode == client::Mode::sw) {
+      EXPECT_EQ(s.hw_jobs.load(), 0u);
+      EXPECT_EQ(s.sw_calls.load(), kCounts.size());
+    } else if (mode == client::Mode::hw) {
+      EXPECT_EQ(s.sw_units.load(), 0u);
+      EXPECT_EQ(s.accelerated_calls.load(), kCounts.size() - 1) << "all but the empty call";
+    } else {
+      EXPECT_GE(s.accelerated_calls.load(), 1u) << "1 MiB is far above N_L";
+      EXPECT_GE(s.sw_calls.load(), 4u) << "a few ints are far below N_L";
+    }
+  }
+}
+
+TEST(PartitionedCalls, AutoFollowsTheModel) {
+  client::RuntimeOptions o;  // thesis Ch4: one accelerator, one job per call
+  o.embedded = true;
+  o.config_text = "[fabric]\nresident = [\"accumulate\"]\n";
+  o.partition.jobs_per_round = 1;
+  auto opened = client::Runtime::open(o);
+  ASSERT_TRUE(opened) << opened.message();
+  auto& rt = opened.value();
+  const model::CostParams p = rt->cost_params(TANDEM_FN_ACCUMULATE);
+  const uint64_t nl = model::break_even_work(p, p.xa);
+  ASSERT_GT(nl, 8u);
+  Accumulate below(nl / 4 / 2);
+  client::CallReport report;
+  EXPECT_EQ(below.run(*rt, &report), below.reference);
+  EXPECT_FALSE(report.partitioned) << "N <= N_L: software";
+  EXPECT_EQ(report.break_even_units, nl);
+  Accumulate above(nl);  // 4 N_L bytes
+  EXPECT_EQ(above.run(*rt, &report), above.reference);
+  EXPECT_TRUE(report.partitioned);
+  EXPECT_GT(report.alpha, 0.0);
+  EXPECT_LT(report.alpha, 1.0);
+  EXPECT_GT(report.predicted_s, 0.0);
+}
+
+TEST(PartitionedCalls, WorkUnitsAreAllDoneOnce) {
+  auto rt = open_embedded("");
+  ASSERT_TRUE(rt);
+  const funcs::FunctionInfo* fn = funcs::find_function(TANDEM_FN_WORK);
+  for (double alpha : {0.0, 0.25, 1.0}) {
+    rt->set_mode(client::Mode::alpha, alpha);
+    for (uint64_t units : {uint64_t{0}, uint64_t{1}, uint64_t{977}, uint64_t{200000}}) {
+      const uint64_t args[1] = {units};
+      funcs::Call call;
+      funcs::BufferList buffers;
+      ASSERT_EQ(funcs::describe_call(*fn, args, call, buffers), Status::ok);
+      int64_t value = -1;
+      ASSERT_EQ(rt->run(*fn, call, value), Status::ok);
+      EXPECT_EQ(value, static_cast<int64_t>(units)) << "alpha " << alpha;
+    }
+  }
+}
+
+TEST(PartitionedCalls, NoAcceleratorResidentMeansDemandJobsAndSoftware) {
+  auto rt = open_embedded("[fabric]\nresident = [\"nop\"]\n", client::Mode::hw);
+  ASSERT_TRUE(rt);
+  Accumulate a(1 << 16);
+  client::CallReport report;
+  EXPECT_EQ(a.run(*rt, &report), a.reference);
+  EXPECT_GE(report.counters.demand_jobs, 1u);
+  EXPECT_EQ(report.counters.jobs_submitted, 0u);
+  EXPECT_GE(rt->stats().demand_jobs.load(), 1u);
+  EXPECT_EQ(rt->stats().fallbacks.load(), 1u);
+  // The engine recorded the demand (Algorithm 1 reads it).
+  auto* emb = dynamic_cast<client::EmbeddedRuntime*>(rt.get());
+  ASSERT_NE(emb, nullptr);
+  // The demand packet needs no answer, so the call may return before the dispatcher has read it.
+  bool seen = false;
+  for (int i = 0; i < 500 && !seen; ++i) {
+    for (const auto& [f, c] : emb->dispatcher().snapshot().functions) {
+      seen = seen || (f == TANDEM_FN_ACCUMULATE && c.demand_requests > 0);
+    }
+    if (!seen) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(seen);
+}
+
+TEST(PartitionedCalls, ManyThreadsPartitionAtOnce) {
+  auto rt = open_embedded("", client::Mode::alpha);
+  ASSERT_TRUE(rt);
+  rt->set_mode(client::Mode::alpha, 0.6);
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      Accumulate a(3000 + static_cast<size_t>(t) * 17, static_cast<uint32_t>(t));
+      for (int i = 0; i < 300; ++i) {
+        int64_t value = 0;
+        if (rt->run(*a.fn, a.call, value) != Status::ok || value != a.reference) wrong.fetch_add(1);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(rt->stats().accelerated_calls.load(), 1200u);
+}
+
+// ---- the cancel packet ----
+
+TEST(Cancel, WithdrawsAQueuedJobButNotARunningOne) {
+  // One slow accumulator: a 4 KiB job takes 4 ms, so the second job is still queued when the
+  // cancels arrive (they follow in the same ring).
+  auto rt = open_embedded("[fabric]\nresident = [\"accumulate\"]\n[functions.accumulate]\nthroughput = 1e6\n");
+  ASSERT_TRUE(rt);
+  std::vector<int32_t> data(1024, 3);
+  auto* recs = static_cast<tandem_completion_t*>(rt->alloc(4 * sizeof(tandem_completion_t)));
+  for (int i = 0; i < 4; ++i) rt::reset_record(&recs[i]);
+  const uint64_t args[2] = {reinterpret_cast<uintptr_t>(data.data()), data.size()};
+  client::Queue& q = rt->default_queue();
+  ASSERT_EQ(q.dispatch(TANDEM_FN_ACCUMULATE, args, 2, 4096, &recs[0]), Status::ok);
+  ASSERT_EQ(q.dispatch(TANDEM_FN_ACCUMULATE, args, 2, 4096, &recs[1]), Status::ok);
+  ASSERT_EQ(q.cancel(&recs[1], &recs[2]), Status::ok);
+  ASSERT_EQ(q.cancel(&recs[0], &recs[3]), Status::ok);
+  EXPECT_EQ(rt->wait(&recs[2], {}), Status::ok);
+  EXPECT_EQ(recs[2].value, 1) << "the queued job was withdrawn";
+  EXPECT_EQ(rt->wait(&recs[1], {}), Status::cancelled);
+  EXPECT_EQ(rt->wait(&recs[3], {}), Status::ok);
+  EXPECT_EQ(recs[3].value, 0) << "the running job was not";
+  EXPECT_EQ(rt->wait(&recs[0], {}), Status::ok);
+  EXPECT_EQ(recs[0].value, 3 * 1024);
+  rt->free(recs);
+}
+
+TEST(Cancel, PartitionerTakesWorkBackFromSlowHardware) {
+  // The calibration claims a very fast accelerator; the device is slow. The model sends almost
+  // everything to hardware in six jobs on one replica; once the CPU has done its share and the jobs
+  // are late, the partitioner withdraws the queued ones and does their work itself.
+  client::RuntimeOptions o;
+  o.embedded = true;
+  o.config_text = "[fabric]\nresident = [\"accumulate\"]\n[functions.accumulate]\nthroughput = 2e7\n";
+  client::Calibration cal;
+  model::CostParams p;
+  p.xc = funcs::software_throughput(TANDEM_FN_ACCUMULATE);
+  p.xa = 1000 * p.xc;
+  p.o0 = 50e-9;
+  p.oc = 300e-9;
+  p.da = 1e-6;
+  p.granularity = 8;
+  cal.functions[TANDEM_FN_ACCUMULATE] = p;
+  o.calibration = cal;
+  auto opened = client::Runtime::open(o);
+  ASSERT_TRUE(opened) << opened.message();
+  client::Runtime& rt = *opened.value();
+  Accumulate a(1 << 16);  // 256 KiB: about 2 ms per job on this accelerator, 20 us in all on the CPU
+  client::CallReport report;
+  EXPECT_EQ(a.run(rt, &report), a.reference);
+  EXPECT_TRUE(report.partitioned);
+  EXPECT_GT(report.alpha, 0.5) << "the model believes the accelerator";
+  const engine::PartitionerCounters& c = report.counters;
+  EXPECT_GE(c.jobs_cancelled, 1u);
+  EXPECT_EQ(c.jobs_cancelled + c.jobs_completed + c.jobs_failed, c.jobs_submitted);
+  EXPECT_EQ(c.sw_units + c.hw_units, a.data.size() * 4);
+  // How many jobs come back depends on how fast the cancels travel on a busy machine; at least one did.
+  EXPECT_LT(static_cast<double>(c.hw_units), report.alpha * static_cast<double>(a.data.size() * 4));
+  EXPECT_GE(rt.stats().jobs_cancelled.load(), 1u);
+  EXPECT_GE(rt.stats().cancels.load(), rt.stats().jobs_cancelled.load());
+}
+
+// ---- calibration files reach the runtime ----
+
+TEST(CalibrationFile, RuntimeUsesItAndTheDeviceFollowsItsXc) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("tandem-cal-" + std::to_string(::getpid()));
+  const std::string file = (dir / "sub" / "calibration.toml").string();
+  client::Calibration cal;
+  model::CostParams p;
+  p.xc = 5e9;
+  p.xa = 1.3e10;
+  p.o0 = 40e-9;
+  p.oc = 250e-9;
+  p.da = 900e-9;
+  p.granularity = 8;
+  cal.functions[TANDEM_FN_ACCUMULATE] = p;
+  client::save_calibration(cal, file);
+
+  client::RuntimeOptions o;
+  o.embedded = true;
+  o.calibration_path = file;
+  auto rt = client::Runtime::open(o);
+  ASSERT_TRUE(rt) << rt.message();
+  const model::CostParams got = rt.value()->cost_params(TANDEM_FN_ACCUMULATE);
+  EXPECT_DOUBLE_EQ(got.xc, p.xc);
+  EXPECT_DOUBLE_EQ(got.xa, p.xa);
+  EXPECT_NEAR(got.da, p.da, 1e-15);
+  EXPECT_EQ(rt.value()->calibration_source(), file);
+  EXPECT_DOUBLE_EQ(rt.value()->accel_model(TANDEM_FN_ACCUMULATE).throughput, 2.6 * p.xc)
+      << "the emulated accelerator's speedup is relative to the calibrated X_c";
+  // Functions the file does not name keep their defaults.
+  EXPECT_GT(rt.value()->cost_params(TANDEM_FN_WORK).xc, 0.0);
+  rt.value().reset();
+
+  // The configuration's [calibration] file names it too.
+  auto via_config = open_embedded("[calibration]\nfile = \"" + file + "\"\n");
+  ASSERT_TRUE(via_config);
+  EXPECT_DOUBLE_EQ(via_config->cost_params(TANDEM_FN_ACCUMULATE).xc, p.xc);
+
+  // A broken file is an error at open, not a silent default.
+  {
+    std::ofstream f(file);
+    f << "[calibration]\nversion = 99\n";
+  }
+  o.calibration_path = file;
+  auto broken = client::Runtime::open(o);
+  EXPECT_FALSE(broken);
+  EXPECT_EQ(broken.status(), Status::invalid_argument);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tandem

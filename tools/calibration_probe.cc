@@ -1,0 +1,357 @@
+#include "calibration_probe.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <random>
+
+#include "client/partitioned_call.hpp"
+#include "support/measure.hpp"
+
+#if defined(TANDEM_HAVE_RTL_DEVICE)
+#include "devices/rtl/calibrate.hpp"
+#endif
+
+namespace tandem::tools {
+
+namespace {
+
+struct Plan {
+  std::vector<uint64_t> software_sizes;  // bytes or cycles, besides 0
+  std::vector<uint64_t> hardware_sizes;  // besides the granularity
+  size_t rounds = 0;        // at least this many rounds of each group
+  size_t max_rounds = 0;    // at most this many (bounds the memory for samples)
+  double budget_s = 0;      // and rounds until this much time has passed: a burst of load from other
+                            // tenants then spoils a small share of the samples, not all of them
+  size_t warmup = 0;
+};
+
+Plan plan_for(const funcs::FunctionInfo& fn, bool quick) {
+  Plan p;
+  // The range of the case study (8 B to 1 MiB) for bytes; cycles cover 1 us to 0.3 ms at 3 GHz.
+  const bool bytes = fn.units == "bytes";
+  if (quick) {
+    p.software_sizes = bytes ? std::vector<uint64_t>{4096, 65536} : std::vector<uint64_t>{4096, 65536};
+    p.hardware_sizes = p.software_sizes;
+    p.rounds = 40;
+    p.max_rounds = 40;
+    p.warmup = 5;
+  } else {
+    // Log-spaced like the sizes the model predicts (the case study's 8 B..1 MiB).
+    p.software_sizes = bytes ? std::vector<uint64_t>{256, 1024, 4096, 16384, 65536, 262144, 1048576}
+                             : std::vector<uint64_t>{1024, 4096, 16384, 65536, 262144, 1048576};
+    p.hardware_sizes = bytes ? std::vector<uint64_t>{1024, 4096, 16384, 65536, 262144, 1048576}
+                             : std::vector<uint64_t>{4096, 16384, 65536, 262144, 1048576};
+    p.rounds = 1000;
+    p.max_rounds = 60000;
+    p.budget_s = 3.0;
+    p.warmup = 50;
+  }
+  return p;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  const size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
+  return v[mid];
+}
+
+// The slope b of T = a + b N through the points, for a given intercept a, that minimises the
+// relative residuals sum(((a + b N - T) / T)^2): the model predicts T from its measured fixed cost
+// (O_0, D_a) and a throughput, and is judged by its relative error at every size alike. 0 if the
+// points do not determine it.
+double fit_slope(const std::vector<SizePoint>& pts, double a) {
+  double num = 0, den = 0;
+  for (const SizePoint& p : pts) {
+    if (!(p.median_s > 0) || p.units == 0) continue;
+    const double x = static_cast<double>(p.units) / p.median_s;
+    num += x * (p.median_s - a) / p.median_s;
+    den += x * x;
+  }
+  return den > 0 ? num / den : 0;
+}
+
+// One kind of call in an interleaved measurement.
+struct Subject {
+  Subject(const funcs::Call& c, int64_t e, bool chk, engine::Partitioner* p = nullptr, bool keep = true)
+      : call(c), expected(e), check(chk), partitioner(p), recorded(keep) {}
+  funcs::Call call;
+  int64_t expected = 0;
+  bool check = false;
+  engine::Partitioner* partitioner = nullptr;  // null: the runtime's own policy
+  bool recorded = true;                        // false: only keeps the device busy like real calls do
+  std::vector<double> samples;                 // call time, s
+  std::vector<double> visible;                 // call time less the CPU's work after the last job was seen, s
+};
+
+// Rounds of every subject once each (A B C A B C ...), so that drift hits all of them alike: the
+// plan's minimum of rounds, and more until its time budget has passed (up to its maximum).
+void measure_interleaved(client::Runtime& rt, const funcs::FunctionInfo& fn, std::vector<Subject>& subjects,
+                         const Plan& plan) {
+  const bench::TickClock& clock = bench::TickClock::get();
+  const size_t warmup = plan.warmup;
+  const uint64_t start = clock.now();
+  const uint64_t budget = clock.ticks_for_ns(plan.budget_s * 1e9);
+  for (Subject& s : subjects) s.samples.reserve(plan.rounds);
+  for (size_t r = 0; r < warmup + plan.max_rounds; ++r) {
+    if (r >= warmup + plan.rounds && clock.now() - start >= budget) break;
+    for (Subject& s : subjects) {
+      int64_t value = 0;
+      client::CallReport report;
+      const uint64_t t0 = clock.now();
+      const Status st = s.partitioner != nullptr
+                            ? client::run_partitioned(rt, fn, s.call, *s.partitioner, value, &report)
+                            : rt.run(fn, s.call, value, &report);
+      const uint64_t t1 = clock.now();
+      if (st != Status::ok) throw Error(st, "a calibration call failed: " + std::string(to_string(st)));
+      if (s.check && value != s.expected) throw Error(Status::device_error, "a calibration call returned a wrong result");
+      if (r < warmup || !s.recorded) continue;
+      const double t = clock.to_ns(t1 - t0) * 1e-9;
+      s.samples.push_back(t);
+      s.visible.push_back(t - std::max(0.0, report.driver_s - report.hw_done_s));
+    }
+  }
+}
+
+std::unique_ptr<engine::Partitioner> make_partitioner(const model::CostParams& p, engine::PartitionPolicy policy,
+                                                      double alpha = 0) {
+  engine::PartitionerConfig c;
+  c.policy = policy;
+  c.fixed_alpha = alpha;
+  c.jobs_per_round = 1;
+  c.max_outstanding_jobs = 4;
+  return std::make_unique<engine::Partitioner>(p, c);
+}
+
+void say(const ProbeOptions& o, const std::string& line) {
+  if (o.progress) o.progress(line);
+}
+
+}  // namespace
+
+ProbeData::ProbeData(uint64_t bytes) : values((bytes + 3) / 4) {
+  std::mt19937 rng(42);
+  for (int32_t& v : values) v = static_cast<int32_t>(rng());
+}
+
+int64_t ProbeData::reference(uint64_t units) const {
+  int64_t sum = 0;
+  for (uint64_t i = 0; i < units / 4 && i < values.size(); ++i) sum += values[i];
+  return sum;
+}
+
+funcs::Call make_call(const funcs::FunctionInfo& fn, uint64_t units, const int32_t* data) {
+  funcs::Call call;
+  funcs::BufferList buffers;
+  Status s;
+  if (fn.units == "bytes") {
+    const uint64_t args[2] = {reinterpret_cast<uintptr_t>(data), units / 4};
+    s = funcs::describe_call(fn, args, call, buffers);
+    call.buffers[0] = const_cast<int32_t*>(data);
+  } else {
+    const uint64_t args[1] = {units};
+    s = funcs::describe_call(fn, args, call, buffers);
+  }
+  if (s != Status::ok) throw Error(s, "cannot describe a call of " + std::string(fn.name));
+  return call;
+}
+
+std::unique_ptr<client::Runtime> open_probe_runtime(const ProbeOptions& o, const client::Calibration* calibration,
+                                                    client::Mode mode, const client::PartitionTuning& tuning) {
+  client::RuntimeOptions ro;
+  ro.embedded = true;
+  ro.mode = mode;
+  ro.partition = tuning;
+  ro.config_text = o.config_text;
+  // TOML allows a table once: a configuration with its own [dispatcher] keeps its placement.
+  if (o.config_text.find("[dispatcher]") == std::string::npos) {
+    ro.config_text += "\n[dispatcher]\ncpu = " + std::to_string(o.dispatcher_cpu) + "\n";
+  }
+  ro.wait.mode = rt::WaitMode::spin;  // the thesis polled; a blocking wait would measure the futex
+  if (calibration != nullptr) ro.calibration = *calibration;
+  auto rt = client::Runtime::open(ro);
+  if (!rt) throw Error(rt.status(), "cannot open the embedded runtime: " + rt.message());
+  return std::move(rt).value();
+}
+
+std::vector<std::string> probe_devices() { return {"emu", "rtl"}; }
+
+// --device rtl: the CPU side (X_c, O_0, O_c) and the round trip to the engine are measured as for emu;
+// the accelerator's own figures come from the Verilated accelerator's cycle counts at its fabric
+// clock (src/devices/rtl/calibrate.hpp): X_a = clock / cycles per unit, and D_a = its fixed cycles per
+// job / clock plus the round trip that emu's D_a holds beyond emu's modelled latency.
+static FunctionProbe probe_rtl(const funcs::FunctionInfo& fn, const ProbeOptions& o) {
+#if defined(TANDEM_HAVE_RTL_DEVICE)
+  if (fn.id != TANDEM_FN_ACCUMULATE) {
+    throw Error(Status::invalid_argument, "--device rtl: only accumulate has an RTL accelerator in the catalog");
+  }
+  FunctionProbe out = probe_function(fn, "emu", o);
+  say(o, std::string(fn.name) + ": Verilated accelerator cycle counts (X_a, D_a)");
+  auto cal = devices::rtl::calibrate(devices::rtl::RtlFunction::accumulate);
+  if (!cal) throw Error(cal.status(), "RTL calibration failed: " + cal.message());
+  const double round_trip = std::max(0.0, out.params.da - out.device_model.latency_s);
+  out.params.xa = cal.value().throughput_units_per_s;
+  out.params.da = cal.value().latency_s + round_trip;
+  out.device_model.throughput = cal.value().throughput_units_per_s;
+  out.device_model.latency_s = cal.value().latency_s;
+  return out;
+#else
+  (void)fn;
+  (void)o;
+  throw Error(Status::not_accelerated,
+              "--device rtl: this tandem was built without the RTL device (Verilator); calibrate --device emu");
+#endif
+}
+
+FunctionProbe probe_function(const funcs::FunctionInfo& fn, const std::string& device, const ProbeOptions& o) {
+  if (device == "rtl") return probe_rtl(fn, o);
+  if (device != "emu") throw Error(Status::invalid_argument, "unknown device '" + device + "' (emu or rtl)");
+  if (fn.units != "bytes" && fn.units != "cycles") {
+    throw Error(Status::invalid_argument, std::string(fn.name) + " has no work units to calibrate");
+  }
+  const Plan plan = plan_for(fn, o.quick);
+  const uint64_t g = fn.granularity;
+  uint64_t largest = 0;
+  for (uint64_t n : plan.software_sizes) largest = std::max(largest, n);
+  for (uint64_t n : plan.hardware_sizes) largest = std::max(largest, n);
+  const ProbeData data(fn.units == "bytes" ? 4 * largest : 0);
+  const bool check = fn.units == "bytes";
+  bench::ScopedPin pin(o.client_cpu);
+  FunctionProbe out;
+  model::CostParams& p = out.params;
+  p.granularity = g;
+
+  // ---- the CPU: X_c and O_0 from calls that the policy keeps in software ----
+  say(o, std::string(fn.name) + ": software calls (X_c, O_0)");
+  {
+    // The device runs with its default speed here; only the software calls are measured.
+    auto rt = open_probe_runtime(o, nullptr, client::Mode::sw, {});
+    const bool hw = client::live_metrics(*rt, fn.id).n_a > 0;
+    auto sw_part = make_partitioner(rt->cost_params(fn.id), engine::PartitionPolicy::sw_only);
+    auto hw_part = make_partitioner(rt->cost_params(fn.id), engine::PartitionPolicy::hw_only);
+    // O_0: calls with no work among small ones (warm, like the small calls it predicts), each followed
+    // by a hardware-only call of the same size, so that the dispatcher is as awake as when calls are
+    // partitioned. Kept apart from the large calls, whose data would evict the call path's own state.
+    std::vector<Subject> small;
+    for (uint64_t n : {uint64_t{0}, 8 * g, 32 * g}) {
+      const funcs::Call call = make_call(fn, n, data.values.data());
+      small.emplace_back(call, data.reference(n), check, sw_part.get());
+      if (hw && n > 0) small.emplace_back(call, data.reference(n), check, hw_part.get(), false);
+    }
+    Plan half = plan;
+    half.budget_s = plan.budget_s / 2;
+    measure_interleaved(*rt, fn, small, half);
+    p.o0 = median(small.front().samples);
+    out.software.push_back(SizePoint{0, p.o0, small.front().samples.size()});
+    // X_c: calls of 256 B..1 MiB, likewise each followed by a hardware-only call of the same size.
+    std::vector<Subject> subjects;
+    for (uint64_t n : plan.software_sizes) {
+      const funcs::Call call = make_call(fn, n, data.values.data());
+      subjects.emplace_back(call, data.reference(n), check, sw_part.get());
+      if (hw) subjects.emplace_back(call, data.reference(n), check, hw_part.get(), false);
+    }
+    measure_interleaved(*rt, fn, subjects, plan);
+    for (const Subject& sub : subjects) {
+      if (sub.recorded) out.software.push_back(SizePoint{sub.call.workload, median(sub.samples), sub.samples.size()});
+    }
+    const double b = fit_slope(out.software, p.o0);
+    if (!(b > 0)) throw Error(Status::device_error, "software times do not grow with the work: measure again");
+    p.xc = 1.0 / b;
+  }
+
+  // ---- the device: X_a and D_a from calls with one job for everything, O_c from a tiny job ----
+  say(o, std::string(fn.name) + ": accelerator jobs on " + device + " (X_a, D_a, O_c)");
+  client::Calibration cpu_only;
+  cpu_only.device = device;
+  cpu_only.functions[fn.id] = p;  // the emulated accelerator's speed is relative to this X_c
+  client::PartitionTuning one_job;
+  one_job.jobs_per_round = 1;
+  one_job.rebalance = false;
+  auto rt = open_probe_runtime(o, &cpu_only, client::Mode::hw, one_job);
+  out.device_model = rt->accel_model(fn.id);
+  p.bw_per_accel = out.device_model.bandwidth_bps;
+  if (client::live_metrics(*rt, fn.id).n_a == 0) {
+    throw Error(Status::not_accelerated, std::string(fn.name) + " is not resident in the configuration measured");
+  }
+  {
+    // D_a is the latency until the result is visible to the caller, the thesis's
+    // sense: the CPU's work after it saw the completion (collect, combine, return) belongs to O_c, so it
+    // is taken out of each sample (CallReport::driver_s - hw_done_s). O_c: a call whose SW part takes
+    // about three job latencies, plus one job of one granule at the end that is done long before the
+    // SW part, against the SW-only call of the same SW part; the difference is what the job cost the
+    // CPU: submit, collect, combine and the partitioner.
+    auto hw_part = make_partitioner(p, engine::PartitionPolicy::hw_only);
+    const double expected_da = out.device_model.latency_s + 1.5e-6;
+    const double sw_units = std::max(3.0 * expected_da * p.xc, 64.0 * static_cast<double>(g));
+    uint64_t n_sw = model::round_up(static_cast<uint64_t>(sw_units), g);
+    if (fn.units == "bytes") n_sw = std::min(n_sw, model::round_up(largest, g) - g);
+    out.overhead_units = n_sw;
+    auto with_job = make_partitioner(p, engine::PartitionPolicy::fixed_alpha,
+                                     static_cast<double>(g) / static_cast<double>(n_sw + g));
+    auto software = make_partitioner(p, engine::PartitionPolicy::sw_only);
+    std::vector<uint64_t> sizes{g};
+    sizes.insert(sizes.end(), plan.hardware_sizes.begin(), plan.hardware_sizes.end());
+    std::vector<Subject> subjects;
+    for (uint64_t n : sizes) {
+      subjects.emplace_back(make_call(fn, n, data.values.data()), data.reference(n), check, hw_part.get());
+    }
+    measure_interleaved(*rt, fn, subjects, plan);
+    // The pair for O_c on its own: the difference of two medians is only as good as their conditions
+    // are alike, and the large hardware calls above would come between them unevenly.
+    std::vector<Subject> pair;
+    pair.emplace_back(make_call(fn, n_sw + g, data.values.data()), data.reference(n_sw + g), check, with_job.get());
+    pair.emplace_back(make_call(fn, n_sw, data.values.data()), data.reference(n_sw), check, software.get());
+    Plan half = plan;
+    half.budget_s = plan.budget_s / 2;
+    measure_interleaved(*rt, fn, pair, half);
+    std::vector<SizePoint> visible;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      out.hardware.push_back(SizePoint{sizes[i], median(subjects[i].samples), subjects[i].samples.size()});
+      visible.push_back(SizePoint{sizes[i], median(subjects[i].visible), subjects[i].visible.size()});
+    }
+    // D_a from the smallest job (what matters most for small calls); X_a the throughput that, with
+    // it, predicts the larger jobs best. The smallest job's granule of work is negligible.
+    p.da = visible.front().median_s;
+    const double b = fit_slope({visible.begin() + 1, visible.end()}, p.da);
+    if (!(b > 0)) throw Error(Status::device_error, "accelerator times do not grow with the work: measure again");
+    p.xa = 1.0 / b;
+    out.hardware_visible = std::move(visible);
+    out.overhead_call_s = median(pair[0].samples);
+    out.overhead_sw_s = median(pair[1].samples);
+    p.oc = std::max(p.o0, out.overhead_call_s - out.overhead_sw_s + p.o0);
+  }
+  return out;
+}
+
+std::vector<const funcs::FunctionInfo*> calibratable_functions() {
+  return {funcs::find_function(TANDEM_FN_ACCUMULATE), funcs::find_function(TANDEM_FN_WORK)};
+}
+
+std::vector<uint16_t> calibration_aliases(const funcs::FunctionInfo& fn) {
+  std::vector<uint16_t> ids{fn.id};
+  if (fn.id == TANDEM_FN_WORK) {
+    for (uint16_t i = 0; i < TANDEM_WORK_FUNCTIONS; ++i) ids.push_back(static_cast<uint16_t>(TANDEM_FN_WORK_BASE + i));
+  }
+  return ids;
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace tandem::tools
