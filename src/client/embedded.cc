@@ -33,7 +33,11 @@ Result<std::unique_ptr<Runtime>> EmbeddedRuntime::create(const RuntimeOptions& o
     return Result<std::unique_ptr<Runtime>>(e.status(), e.what());
   }
   std::unique_ptr<EmbeddedRuntime> runtime(new EmbeddedRuntime(options));
-  runtime->dispatcher_ = rt::build_dispatcher(config);
+  try {
+    runtime->dispatcher_ = rt::build_dispatcher(config);  // throws for a device this build lacks
+  } catch (const Error& e) {
+    return Result<std::unique_ptr<Runtime>>(e.status(), e.what());
+  }
   rt::Dispatcher& d = *runtime->dispatcher_;
   d.start();
   runtime->session_ = d.open_session(std::make_shared<rt::IdentityAddressSpace>());
