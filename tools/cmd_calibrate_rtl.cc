@@ -70,19 +70,32 @@ void run_calibrate_rtl(const CalibrateRtlOptions& o) {
       f["fixed_cycles"] = c.fit.fixed_cycles;
       f["r_squared"] = c.fit.r_squared;
       for (const rtl::CalibrationPoint& p : c.points) {
-        f["points"].push_back({{"units", p.units}, {"cycles", p.cycles}, {"total_cycles", p.total_cycles}});
+        f["points"].push_back({{"units", p.units},
+                               {"cycles", p.cycles},
+                               {"total_cycles", p.total_cycles},
+                               {"host_s", p.host_s}});
       }
       j["functions"][std::string(rtl::to_string(c.function))] = f;
     }
     fmt::print("{}\n", j.dump(2));
     return;
   }
-  fmt::print("{:<16} {:>8} {:>16} {:>12} {:>10} {:>10}  sizes\n", "accelerator", "unit", "X_a (units/s)",
-             "cycles/unit", "D_a (ns)", "r^2");
+  // The last column: how fast Verilator simulates on this machine, and how much slower than the
+  // modelled hardware that is (the real-time rtl device completes jobs that much late).
+  fmt::print("{:<16} {:>8} {:>14} {:>12} {:>10} {:>10} {:>6} {:>14} {:>12}\n", "accelerator", "unit",
+             "X_a (units/s)", "cycles/unit", "D_a (ns)", "r^2", "sizes", "sim Mcycles/s", "sim/modelled");
   for (const rtl::Calibration& c : results) {
-    fmt::print("{:<16} {:>8} {:>16.4e} {:>12.5f} {:>10.1f} {:>10.6f}  {}\n", rtl::to_string(c.function), c.unit,
-               c.throughput_units_per_s, c.fit.cycles_per_unit, c.latency_s * 1e9, c.fit.r_squared,
-               c.points.size());
+    uint64_t cycles = 0;
+    double host = 0;
+    for (const rtl::CalibrationPoint& p : c.points) {
+      cycles += p.total_cycles;
+      host += p.host_s;
+    }
+    const double modelled = static_cast<double>(cycles) / c.clock_hz;
+    fmt::print("{:<16} {:>8} {:>14.4e} {:>12.5f} {:>10.1f} {:>10.6f} {:>6} {:>14.2f} {:>12.1f}\n",
+               rtl::to_string(c.function), c.unit, c.throughput_units_per_s, c.fit.cycles_per_unit,
+               c.latency_s * 1e9, c.fit.r_squared, c.points.size(), host > 0 ? cycles / host / 1e6 : 0,
+               modelled > 0 ? host / modelled : 0);
   }
   if (o.out.empty()) {
     fmt::print("\n{}", layer);

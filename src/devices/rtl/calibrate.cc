@@ -1,6 +1,7 @@
 #include "devices/rtl/calibrate.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <string>
 
@@ -170,12 +171,14 @@ Result<Calibration> calibrate(RtlFunction f, const RtlOptions& options,
   for (uint64_t size : chosen) {
     auto sj = make_job(f, size, acc.ports().in_beat_bytes, rng);
     if (!sj) return {sj.status(), sj.message()};
+    const auto t0 = std::chrono::steady_clock::now();
     const RtlResult r = acc.run(sj->job);
+    const std::chrono::duration<double> host = std::chrono::steady_clock::now() - t0;
     if (r.status != Status::ok) {
       return {r.status,
               std::string(to_string(f)) + " at size " + std::to_string(size) + ": " + r.message};
     }
-    points.push_back({sj->units, r.cycles, r.total_cycles});
+    points.push_back({sj->units, r.cycles, r.total_cycles, host.count()});
   }
   return derive_calibration(f, options.clock_hz, std::move(points));
 }

@@ -20,6 +20,7 @@ struct CalibrationPoint {
   uint64_t units = 0;         // work in the function's unit (calibration_unit)
   uint64_t cycles = 0;        // start to completion
   uint64_t total_cycles = 0;  // including the register-bus cycles around the job
+  double host_s = 0;          // wall time the simulation took on this machine (not modelled time)
 };
 
 struct LinearFit {
