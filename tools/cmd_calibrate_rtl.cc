@@ -3,7 +3,6 @@
 // fabric loads: RTL-derived timing instead of guessed numbers (docs/rtl.md).
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
-#include <nlohmann/json.hpp>
 
 #include <fstream>
 #include <memory>
@@ -58,26 +57,23 @@ void run_calibrate_rtl(const CalibrateRtlOptions& o) {
     std::ofstream file(o.out);
     if (!(file << layer)) throw Error(Status::io_error, "cannot write '" + o.out + "'");
   }
-  if (o.json_output) {
-    nlohmann::json j;
-    j["clock_hz"] = options.clock_hz;
-    for (const rtl::Calibration& c : results) {
-      nlohmann::json f;
-      f["unit"] = c.unit;
-      f["xa"] = c.throughput_units_per_s;
-      f["da_ns"] = c.latency_s * 1e9;
-      f["cycles_per_unit"] = c.fit.cycles_per_unit;
-      f["fixed_cycles"] = c.fit.fixed_cycles;
-      f["r_squared"] = c.fit.r_squared;
-      for (const rtl::CalibrationPoint& p : c.points) {
-        f["points"].push_back({{"units", p.units},
-                               {"cycles", p.cycles},
-                               {"total_cycles", p.total_cycles},
-                               {"host_s", p.host_s}});
+  if (o.json_output) {  // written by hand: every value is a number or a plain name
+    std::string json = fmt::format("{{\n  \"clock_hz\": {},\n  \"functions\": {{", options.clock_hz);
+    for (size_t i = 0; i < results.size(); ++i) {
+      const rtl::Calibration& c = results[i];
+      json += fmt::format(
+          "{}\n    \"{}\": {{\"unit\": \"{}\", \"xa\": {}, \"da_ns\": {}, \"cycles_per_unit\": {}, "
+          "\"fixed_cycles\": {}, \"r_squared\": {}, \"points\": [",
+          i == 0 ? "" : ",", rtl::to_string(c.function), c.unit, c.throughput_units_per_s, c.latency_s * 1e9,
+          c.fit.cycles_per_unit, c.fit.fixed_cycles, c.fit.r_squared);
+      for (size_t k = 0; k < c.points.size(); ++k) {
+        const rtl::CalibrationPoint& p = c.points[k];
+        json += fmt::format("{}{{\"units\": {}, \"cycles\": {}, \"total_cycles\": {}, \"host_s\": {}}}",
+                            k == 0 ? "" : ", ", p.units, p.cycles, p.total_cycles, p.host_s);
       }
-      j["functions"][std::string(rtl::to_string(c.function))] = f;
+      json += "]}";
     }
-    fmt::print("{}\n", j.dump(2));
+    fmt::print("{}\n  }}\n}}\n", json);
     return;
   }
   // The last column: how fast Verilator simulates on this machine, and how much slower than the

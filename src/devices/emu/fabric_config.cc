@@ -174,6 +174,7 @@ bool apply_config(Config& c, std::string_view text, std::string_view source) {
       }
     }
   }
+  if (auto* d = root["device"].as_table()) apply_device(c.fabric.device, *d, source);
   if (auto* d = root["dispatcher"].as_table()) {
     check_keys(*d, "dispatcher", {"idle_spin_us", "batch", "cpu"}, source);
     if (r["dispatcher"]["cpu"]) {
@@ -243,7 +244,6 @@ bool apply_config(Config& c, std::string_view text, std::string_view source) {
     d.max_queue_capacity = count(r["limits"]["max_queue_capacity"], d.max_queue_capacity, "limits.max_queue_capacity",
                                  source, TANDEM_RING_MIN_CAPACITY, TANDEM_RING_MAX_CAPACITY);
   }
-  if (auto* d = root["device"].as_table()) apply_device(c.fabric.device, *d, source);
   return named_resident;
 }
 
