@@ -376,6 +376,30 @@ TEST(DeviceConfig, TheRtlDeviceHasItsAcceleratorsResident) {
   EXPECT_THROW(devices::parse_config("[device]\nkind = \"rtl\"\n[fabric]\nresident = [\"work\"]\n", "t"), Error);
 }
 
+// Whatever a reconfiguration policy asks, the engine never loads a function the rtl device lacks.
+TEST(DeviceConfig, TheEngineLoadsOnlyWhatTheDeviceHolds) {
+  for (const char* kind : {"emu", "rtl"}) {
+    const auto config = devices::parse_config(std::string("[device]\nkind = \"") + kind + "\"\n", "t");
+    engine::Engine engine(devices::engine_config(config.fabric, devices::resolve_models(config.fabric)));
+    engine::Actions actions;
+    const bool rtl = std::string_view(kind) == "rtl";
+    EXPECT_EQ(engine.load(7, TANDEM_FN_WORK, 0, actions), !rtl) << kind;
+    EXPECT_EQ(engine.load(6, TANDEM_FN_NOP, 0, actions), !rtl) << kind;
+    EXPECT_TRUE(engine.load(5, TANDEM_FN_SOBEL, 0, actions)) << kind;
+    engine::JobSpec job;
+    job.session = engine.open_session();
+    job.function = TANDEM_FN_WORK;
+    job.workload = 10;
+    job.completion = 64;
+    actions.clear();
+    (void)engine.submit(job, 0, actions);
+    if (rtl) {
+      ASSERT_EQ(actions.size(), 1u);
+      EXPECT_EQ(actions[0].status, Status::not_accelerated);
+    }
+  }
+}
+
 TEST(DeviceConfig, ModelsFollowTheDevice) {
   namespace rtl = devices::rtl;
   // The emulated fabric's default timing of the kernels is the RTL accelerators' at 200 MHz.

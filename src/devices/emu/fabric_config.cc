@@ -344,7 +344,11 @@ engine::EngineConfig engine_config(const FabricConfig& fabric,
   ec.queue_capacity = fabric.queue_capacity;
   ec.max_job_ns = static_cast<engine::Time>(fabric.max_job_s * 1e9);
   ec.models = models;
-  for (const funcs::FunctionInfo* fn : funcs::all_functions()) ec.known.set(fn->id);
+  for (const funcs::FunctionInfo* fn : funcs::all_functions()) {
+    ec.known.set(fn->id);
+    // The rtl device holds only the accelerators in rtl/.
+    if (fabric.device.kind == "rtl" && devices::rtl::find_rtl_entry(fn->id) == nullptr) ec.no_accelerator.set(fn->id);
+  }
   return ec;
 }
 
