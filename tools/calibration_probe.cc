@@ -187,7 +187,9 @@ std::vector<std::string> probe_devices() { return {"emu", "rtl"}; }
 static FunctionProbe probe_rtl(const funcs::FunctionInfo& fn, const ProbeOptions& o) {
 #if defined(TANDEM_HAVE_RTL_DEVICE)
   if (fn.id != TANDEM_FN_ACCUMULATE) {
-    throw Error(Status::invalid_argument, "--device rtl: only accumulate has an RTL accelerator in the catalog");
+    throw Error(Status::invalid_argument,
+                "--device rtl calibrates the partitioner of accumulate (the only RTL kernel with a software "
+                "share); tandem calibrate-rtl gives every RTL accelerator's X_a and D_a as a configuration layer");
   }
   FunctionProbe out = probe_function(fn, "emu", o);
   say(o, std::string(fn.name) + ": Verilated accelerator cycle counts (X_a, D_a)");

@@ -206,10 +206,23 @@ enum {
   TANDEM_FN_NOP = 0,
   TANDEM_FN_ACCUMULATE = 1,
   TANDEM_FN_WORK = 2,
+  TANDEM_FN_SOBEL = 3,          /* 3x3 Sobel edge magnitude of an 8-bit image (docs/abi.md) */
+  TANDEM_FN_MATMUL = 4,         /* int16 matrix product, int32 result modulo 2^32 */
+  TANDEM_FN_DCT_QUANT = 5,      /* JPEG 8x8 forward DCT (libjpeg islow) and quantizer */
+  TANDEM_FN_PRIORITY_QUEUE = 6, /* a batch of scheduler-queue commands (thesis Ch3) */
   TANDEM_FN_WORK_BASE = 16,   /* work functions 16..16+TANDEM_WORK_FUNCTIONS-1 (thesis 5.5.2) */
   TANDEM_WORK_FUNCTIONS = 16,
   TANDEM_FN_MAX = 256         /* function ids are below this */
 };
+
+/* Argument words of the kernels above (the layouts are in docs/abi.md). */
+#define TANDEM_SOBEL_HALO_ABOVE (1ull << 32)  /* sobel args[3]: a row above the first (split jobs) */
+#define TANDEM_SOBEL_HALO_BELOW (1ull << 33)  /* sobel args[3]: a row below the last (split jobs) */
+#define TANDEM_MATMUL_DIMS(m, k, n) ((uint64_t)(m) | (uint64_t)(k) << 16 | (uint64_t)(n) << 32)
+#define TANDEM_DCT_MODE_DCT 1u          /* samples -> coefficients */
+#define TANDEM_DCT_MODE_QUANTIZE 2u     /* coefficients -> quantized coefficients */
+#define TANDEM_DCT_MODE_DCT_QUANTIZE 3u /* samples -> quantized coefficients (chained) */
+#define TANDEM_DCT_ARG(blocks, mode) ((uint64_t)(uint32_t)(blocks) | (uint64_t)(mode) << 32)
 
 #ifdef __cplusplus
 }

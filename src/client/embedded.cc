@@ -48,16 +48,22 @@ Result<std::unique_ptr<Runtime>> EmbeddedRuntime::create(const RuntimeOptions& o
       }
     }
   }
-  const bool calibrated = calibration && calibration->device == "emu";
+  // A calibration belongs to one device kind; another device's figures would mislead the partitioner.
+  const std::string device = config.fabric.device.kind;
+  const bool calibrated = calibration && calibration->device == device;
   rt::SetupOptions setup;
   setup.cpu_rate = [&](uint16_t f) {
     return calibrated && calibration->functions[f] ? calibration->functions[f]->xc : 0.0;
   };
   std::unique_ptr<EmbeddedRuntime> runtime(new EmbeddedRuntime(options));
-  runtime->dispatcher_ = rt::build_dispatcher(config, setup);
+  try {
+    runtime->dispatcher_ = rt::build_dispatcher(config, setup);  // throws for a device this build lacks
+  } catch (const Error& e) {
+    return Result<std::unique_ptr<Runtime>>(e.status(), e.what());
+  }
   std::array<model::AccelModel, TANDEM_FN_MAX> models{};
   for (const funcs::FunctionInfo* fn : funcs::all_functions()) models[fn->id] = runtime->dispatcher_->device().model(fn->id);
-  runtime->init_cost_params(calibration ? &*calibration : nullptr, "emu", models);
+  runtime->init_cost_params(calibration ? &*calibration : nullptr, device, models);
   rt::Dispatcher& d = *runtime->dispatcher_;
   d.start();
   runtime->session_ = d.open_session(std::make_shared<rt::IdentityAddressSpace>());

@@ -121,7 +121,11 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const DaemonOptions& options) {
   setup.max_jobs_per_session = options.config.daemon.jobs_in_flight_per_session;
   setup.metrics_page = page;
   d->translator_ = std::make_unique<engine::Translator>();
-  d->dispatcher_ = rt::build_dispatcher(options.config, setup);
+  try {
+    d->dispatcher_ = rt::build_dispatcher(options.config, setup);  // throws for a device this build lacks
+  } catch (const Error& e) {
+    return Result<std::unique_ptr<Daemon>>(e.status(), e.what());
+  }
   d->dispatcher_->start();
   d->log("listening on %s (%u slots, device %s, config %s)", d->socket_path_.c_str(),
          d->dispatcher_->engine_config().slots, std::string(d->dispatcher_->device().kind()).c_str(),

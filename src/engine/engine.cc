@@ -555,7 +555,10 @@ void Engine::detach_slot(Slot& slot) {
 }
 
 bool Engine::load(SlotId s, FunctionId f, Time now, Actions& out) {
-  if (s >= slots_.size() || f >= kMaxFunctions || !config_.known[f] || !can_reconfigure(s)) return false;
+  if (s >= slots_.size() || f >= kMaxFunctions || !config_.known[f] || config_.no_accelerator[f] ||
+      !can_reconfigure(s)) {
+    return false;
+  }
   Slot& slot = slots_[s];
   if (slot.state != SlotState::empty && slot.function == f) return true;  // already there
   if (route_[f] == kNone && find_free_queue() == kNone &&

@@ -24,6 +24,9 @@ struct EngineConfig {
   uint32_t max_jobs_per_session = 0;  // 0 = no per-session bound (LIMIT_EXCEEDED beyond)
   Time max_job_ns = 0;              // bound on a job's modelled time (thesis 5.4.1); 0 = none
   std::bitset<kMaxFunctions> known; // function ids that exist (others: UNKNOWN_FUNCTION)
+  // Known functions the device cannot hold in a slot (the rtl device has five accelerators): load()
+  // refuses them, so their jobs stay NOT_ACCELERATED whatever a reconfiguration policy asks.
+  std::bitset<kMaxFunctions> no_accelerator;
   std::array<model::AccelModel, kMaxFunctions> models{};  // per-function accelerator model
 };
 

@@ -1,8 +1,10 @@
-// The function catalog: nop, accumulate and the synthetic `work` functions of the thesis.
+// The function catalog: nop, accumulate, the synthetic `work` functions of the thesis, and the
+// kernels with Verilog accelerators (kernels.hpp).
 #include <array>
 #include <cstring>
 
 #include "function.hpp"
+#include "kernels.hpp"
 
 namespace tandem::funcs {
 
@@ -119,7 +121,9 @@ struct Catalog {
   std::array<FunctionInfo, TANDEM_WORK_FUNCTIONS> work_variants{};
   FunctionInfo work = make_work(TANDEM_FN_WORK, "work");
   std::array<const FunctionInfo*, TANDEM_FN_MAX> by_id{};
-  std::array<const FunctionInfo*, 3 + TANDEM_WORK_FUNCTIONS> list{};
+  static constexpr std::array<const FunctionInfo*, 4> kKernels{&kernels::kSobel, &kernels::kMatmul,
+                                                                &kernels::kDctQuant, &kernels::kPriorityQueue};
+  std::array<const FunctionInfo*, 3 + kKernels.size() + TANDEM_WORK_FUNCTIONS> list{};
 
   Catalog() {
     by_id[kNop.id] = &kNop;
@@ -128,10 +132,14 @@ struct Catalog {
     list[0] = &kNop;
     list[1] = &kAccumulate;
     list[2] = &work;
+    for (size_t i = 0; i < kKernels.size(); ++i) {
+      by_id[kKernels[i]->id] = kKernels[i];
+      list[3 + i] = kKernels[i];
+    }
     for (uint16_t i = 0; i < TANDEM_WORK_FUNCTIONS; ++i) {
       work_variants[i] = make_work(static_cast<uint16_t>(TANDEM_FN_WORK_BASE + i), kWorkNames[i]);
       by_id[work_variants[i].id] = &work_variants[i];
-      list[3 + i] = &work_variants[i];
+      list[3 + kKernels.size() + i] = &work_variants[i];
     }
   }
 };

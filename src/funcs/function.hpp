@@ -14,6 +14,9 @@
 namespace tandem::funcs {
 
 inline constexpr uint32_t kMaxBuffers = 4;
+// The granularity of a function whose calls cannot be split (e.g. priority_queue): no split point
+// but 0 and the end exists for any workload the function accepts.
+inline constexpr uint64_t kNotSplittable = uint64_t{1} << 40;
 
 // A buffer argument: args[arg] is a client address of `bytes` bytes.
 struct BufferUse {

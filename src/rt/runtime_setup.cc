@@ -1,6 +1,6 @@
 #include "runtime_setup.hpp"
 
-#include "devices/emu/fabric.hpp"
+#include "devices/device_factory.hpp"
 
 namespace tandem::rt {
 
@@ -8,7 +8,7 @@ std::unique_ptr<Dispatcher> build_dispatcher(const devices::Config& config, cons
   const auto models = devices::resolve_models(config.fabric, options.cpu_rate);
   engine::EngineConfig ec = devices::engine_config(config.fabric, models);
   ec.max_jobs_per_session = options.max_jobs_per_session;
-  auto device = std::make_unique<devices::EmulatedFabric>(ec.slots, models);
+  auto device = devices::make_device(config.fabric, models);  // [device] kind: emu or rtl
   DispatcherOptions d;
   d.idle_spin_ns = static_cast<int64_t>(config.dispatcher.idle_spin_s * 1e9);
   d.batch = config.dispatcher.batch;

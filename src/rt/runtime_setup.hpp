@@ -20,6 +20,8 @@ struct SetupOptions {
 
 // A dispatcher (not started) with the configured device, the resident functions already loaded and
 // the configured reconfiguration policy.
+// Set-up code: throws tandem::Error for a device this build does not have ([device] kind = "rtl"
+// without Verilator).
 std::unique_ptr<Dispatcher> build_dispatcher(const devices::Config& config, const SetupOptions& options = {});
 
 }  // namespace tandem::rt

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "devices/rtl/calibrate.hpp"
+#include "devices/rtl/rtl_catalog.hpp"
 #include "rtl_test_util.hpp"
 
 namespace tandem::testing {
@@ -88,6 +89,13 @@ TEST_P(RtlTiming, CalibrationFitsTheMeasurements) {
   EXPECT_NEAR(predicted / static_cast<double>(big.total_cycles), 1.0, 0.02);
   // Throughput scales with the clock.
   EXPECT_NEAR(c.throughput_units_per_s, options.clock_hz / c.fit.cycles_per_unit, 1e-6);
+  // The RTL catalog's nominal fit (rtl_catalog.cc, what the rtl device tells the engine) is this one.
+  const rtl::RtlCatalogEntry* entry = rtl::find_rtl_entry(rtl::to_string(f));
+  ASSERT_NE(entry, nullptr);
+  EXPECT_NEAR(c.fit.cycles_per_unit / entry->cycles_per_unit, 1.0, 1e-3);
+  EXPECT_NEAR(c.fit.fixed_cycles, entry->fixed_cycles, 0.01 * entry->fixed_cycles + 1);
+  std::printf("%-15s %.6g cycles/%s + %.6g cycles: ", std::string(rtl::to_string(f)).c_str(),
+              c.fit.cycles_per_unit, std::string(c.unit).c_str(), c.fit.fixed_cycles);
   std::printf("%-15s X_a = %.4g %s/s, D_a = %.4g us (r2 %.6f) at %.0f MHz\n",
               std::string(rtl::to_string(f)).c_str(), c.throughput_units_per_s,
               std::string(c.unit).c_str(), c.latency_s * 1e6, c.fit.r_squared,

@@ -1,10 +1,12 @@
 #include "fabric_config.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <initializer_list>
 #include <sstream>
 #include <toml++/toml.h>
 
+#include "devices/rtl/rtl_catalog.hpp"
 #include "funcs/function.hpp"
 #include "funcs/throughput.hpp"
 #include "status.hpp"
@@ -82,6 +84,42 @@ FunctionTiming timing_or_default(const FabricConfig& f, uint16_t id) {
 
 namespace {
 
+// [device] and [device.rtl].
+void apply_device(DeviceSettings& d, const toml::table& t, std::string_view source) {
+  check_keys(t, "device", {"kind", "reconfig_delay", "slot_rows", "config_port_mbps", "reconfig_setup_us", "rtl"},
+             source);
+  toml::node_view<const toml::node> v{t};
+  const auto word = [&](std::string_view key, std::initializer_list<std::string_view> allowed, std::string& out) {
+    if (!t.contains(key)) return;
+    auto value = v[key].value<std::string>();
+    if (!value || std::find(allowed.begin(), allowed.end(), std::string_view(*value)) == allowed.end()) {
+      std::string names;
+      for (std::string_view a : allowed) names += (names.empty() ? "\"" : ", \"") + std::string(a) + "\"";
+      fail(source, "device." + std::string(key) + " must be one of " + names);
+    }
+    out = *value;
+  };
+  word("kind", {"emu", "rtl"}, d.kind);
+  word("reconfig_delay", {"auto", "fixed", "bitstream"}, d.reconfig_delay);
+  d.slot_rows = count(v["slot_rows"], d.slot_rows, "device.slot_rows", source, 1, 64);
+  d.config_port_bps = number(v["config_port_mbps"], d.config_port_bps / 1e6, "device.config_port_mbps", source,
+                             1e-3, 1e6) * 1e6;
+  d.reconfig_setup_s =
+      number(v["reconfig_setup_us"], d.reconfig_setup_s * 1e6, "device.reconfig_setup_us", source, 0, 1e9) * 1e-6;
+  if (const auto* rtl = t.get_as<toml::table>("rtl")) {
+    check_keys(*rtl, "device.rtl", {"clock_mhz", "max_cycles"}, source);
+    toml::node_view<const toml::node> r{*rtl};
+    d.rtl_clock_hz = number(r["clock_mhz"], d.rtl_clock_hz / 1e6, "device.rtl.clock_mhz", source, 1e-3, 1e5) * 1e6;
+    if (r["max_cycles"]) {
+      auto cycles = r["max_cycles"].value<int64_t>();
+      if (!cycles || *cycles < 1) fail(source, "device.rtl.max_cycles must be a positive integer");
+      d.rtl_max_cycles = static_cast<uint64_t>(*cycles);
+    }
+  } else if (t.contains("rtl")) {
+    fail(source, "device.rtl must be a table");
+  }
+}
+
 // Applies one TOML document on top of `c`. Returns whether it named `fabric.resident`.
 bool apply_config(Config& c, std::string_view text, std::string_view source) {
   toml::table root;
@@ -93,7 +131,8 @@ bool apply_config(Config& c, std::string_view text, std::string_view source) {
     fail(source, os.str());
   }
   check_keys(root, "top level",
-             {"fabric", "functions", "dispatcher", "daemon", "monitor", "limits", "reconfig", "calibration"}, source);
+             {"fabric", "functions", "dispatcher", "daemon", "monitor", "limits", "reconfig", "calibration", "device"},
+             source);
   toml::node_view<const toml::node> r{root};
   bool named_resident = false;
 
@@ -136,6 +175,7 @@ bool apply_config(Config& c, std::string_view text, std::string_view source) {
       }
     }
   }
+  if (auto* d = root["device"].as_table()) apply_device(c.fabric.device, *d, source);
   if (auto* d = root["dispatcher"].as_table()) {
     check_keys(*d, "dispatcher", {"idle_spin_us", "batch", "cpu"}, source);
     if (r["dispatcher"]["cpu"]) {
@@ -225,6 +265,18 @@ Config parse_config(std::string_view text, std::string_view source) {
   bool user_resident = false;
   if (text.data() != default_config_text().data()) user_resident = apply_config(c, text, source);
   c.source = std::string(source);
+  if (c.fabric.device.kind == "rtl") {
+    // The rtl device has only the accelerators in rtl/: they are resident unless the user said otherwise.
+    if (!user_resident) {
+      c.fabric.resident.clear();
+      for (const auto& e : devices::rtl::rtl_catalog()) c.fabric.resident.emplace_back(e.name);
+    }
+    for (const std::string& name : c.fabric.resident) {
+      if (devices::rtl::find_rtl_entry(name) == nullptr) {
+        fail(source, "fabric.resident: '" + name + "' has no RTL accelerator (device.kind = \"rtl\")");
+      }
+    }
+  }
   if (c.fabric.resident.size() > c.fabric.slots) {
     if (user_resident) fail(source, "fabric.resident lists more functions than slots");
     c.fabric.resident.resize(c.fabric.slots);  // fewer slots than the default lists: keep the first ones
@@ -240,6 +292,28 @@ Config load_config(const std::string& path) {
   ss << in.rdbuf();
   return parse_config(ss.str(), path);
 }
+
+namespace {
+
+// The device's share of the timing: the RTL accelerators' own, and the bitstream delay.
+void apply_device_timing(const DeviceSettings& d, std::array<model::AccelModel, TANDEM_FN_MAX>& models) {
+  const bool rtl = d.kind == "rtl";
+  const double bitstream_s = devices::rtl::slot_reconfiguration_s(
+      d.slot_rows, devices::rtl::ConfigPort{4, d.config_port_bps / 4, d.reconfig_setup_s});
+  for (const funcs::FunctionInfo* fn : funcs::all_functions()) {
+    model::AccelModel& m = models[fn->id];
+    const devices::rtl::RtlCatalogEntry* e = devices::rtl::find_rtl_entry(fn->id);
+    if (rtl) {
+      const double reconfig_s = m.reconfig_s, bandwidth = m.bandwidth_bps;
+      m = e != nullptr ? devices::rtl::nominal_model(*e, d.rtl_clock_hz) : model::AccelModel{};
+      m.reconfig_s = reconfig_s;
+      m.bandwidth_bps = e != nullptr ? bandwidth : 0;
+    }
+    if (e != nullptr && d.bitstream_delay()) m.reconfig_s = bitstream_s;
+  }
+}
+
+}  // namespace
 
 std::array<model::AccelModel, TANDEM_FN_MAX> resolve_models(const FabricConfig& fabric,
                                                             const std::function<double(uint16_t)>& cpu_rate) {
@@ -259,6 +333,7 @@ std::array<model::AccelModel, TANDEM_FN_MAX> resolve_models(const FabricConfig& 
     m.reconfig_s = t.reconfig_s;
     m.bandwidth_bps = t.bandwidth_bps;
   }
+  apply_device_timing(fabric.device, models);
   return models;
 }
 
@@ -281,7 +356,11 @@ engine::EngineConfig engine_config(const FabricConfig& fabric,
   ec.queue_capacity = fabric.queue_capacity;
   ec.max_job_ns = static_cast<engine::Time>(fabric.max_job_s * 1e9);
   ec.models = models;
-  for (const funcs::FunctionInfo* fn : funcs::all_functions()) ec.known.set(fn->id);
+  for (const funcs::FunctionInfo* fn : funcs::all_functions()) {
+    ec.known.set(fn->id);
+    // The rtl device holds only the accelerators in rtl/.
+    if (fabric.device.kind == "rtl" && devices::rtl::find_rtl_entry(fn->id) == nullptr) ec.no_accelerator.set(fn->id);
+  }
   return ec;
 }
 

@@ -25,6 +25,19 @@ struct FunctionTiming {
   double bandwidth_bps = 0;
 };
 
+// [device]: which backend runs the jobs, and how long loading a slot takes.
+struct DeviceSettings {
+  std::string kind = "emu";             // "emu" (emulated fabric) or "rtl" (Verilator models, docs/rtl.md)
+  std::string reconfig_delay = "auto";  // "fixed" ([functions] reconfig_ms), "bitstream", "auto"
+  uint32_t slot_rows = 1;               // bitstream: clock-region rows a slot spans
+  double config_port_bps = 400e6;       // bitstream: ICAPE2, 32 bits at 100 MHz
+  double reconfig_setup_s = 0;          // bitstream: fixed cost per reconfiguration
+  double rtl_clock_hz = 200e6;          // rtl: fabric clock (device time = cycles / clock)
+  uint64_t rtl_max_cycles = 100'000'000;  // rtl: a hardware job that runs longer fails
+  // Whether RTL functions pay the partial-bitstream delay ("auto": on the rtl device only).
+  bool bitstream_delay() const { return reconfig_delay == "bitstream" || (reconfig_delay == "auto" && kind == "rtl"); }
+};
+
 struct FabricConfig {
   uint32_t slots = 8;
   uint32_t queues = 0;
@@ -32,6 +45,7 @@ struct FabricConfig {
   double max_job_s = 0.1;
   std::vector<std::string> resident;           // function names loaded at start, slot by slot
   std::array<std::optional<FunctionTiming>, TANDEM_FN_MAX> timing{};  // per function id
+  DeviceSettings device;                       // the [device] table
 };
 
 struct DispatcherConfig {
@@ -84,7 +98,10 @@ Config load_config(const std::string& path);
 
 // Resolves each function's timing into an accelerator model: speedup x the CPU's software
 // throughput of that function on this machine: `cpu_rate(function)` when given and positive (a
-// calibrated X_c), else funcs::software_throughput (measured once per process).
+// calibrated X_c), else funcs::software_throughput (measured once per process). On the rtl device the
+// functions with an accelerator take its nominal timing at the fabric clock (rtl_catalog.hpp) and
+// the others have none; with the bitstream delay, RTL functions reconfigure in the time a slot
+// sized for the largest accelerator takes to load (docs/rtl.md).
 std::array<model::AccelModel, TANDEM_FN_MAX> resolve_models(const FabricConfig& fabric,
                                                             const std::function<double(uint16_t)>& cpu_rate = {});
 

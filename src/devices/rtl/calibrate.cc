@@ -1,6 +1,8 @@
 #include "devices/rtl/calibrate.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <string>
 
 #include "devices/rtl/rtl_jobs.hpp"
@@ -96,11 +98,11 @@ Result<SizedJob> make_job(RtlFunction f, uint64_t size, uint32_t sobel_lanes, Rn
 
 std::string_view calibration_unit(RtlFunction f) {
   switch (f) {
-    case RtlFunction::accumulate: return "byte";
-    case RtlFunction::sobel: return "pixel";
-    case RtlFunction::matmul: return "mac";
-    case RtlFunction::dct_quant: return "block";
-    case RtlFunction::priority_queue: return "command";
+    case RtlFunction::accumulate: return "bytes";
+    case RtlFunction::sobel: return "pixels";
+    case RtlFunction::matmul: return "MACs";
+    case RtlFunction::dct_quant: return "blocks";
+    case RtlFunction::priority_queue: return "commands";
   }
   return "unit";
 }
@@ -169,14 +171,39 @@ Result<Calibration> calibrate(RtlFunction f, const RtlOptions& options,
   for (uint64_t size : chosen) {
     auto sj = make_job(f, size, acc.ports().in_beat_bytes, rng);
     if (!sj) return {sj.status(), sj.message()};
+    const auto t0 = std::chrono::steady_clock::now();
     const RtlResult r = acc.run(sj->job);
+    const std::chrono::duration<double> host = std::chrono::steady_clock::now() - t0;
     if (r.status != Status::ok) {
       return {r.status,
               std::string(to_string(f)) + " at size " + std::to_string(size) + ": " + r.message};
     }
-    points.push_back({sj->units, r.cycles, r.total_cycles});
+    points.push_back({sj->units, r.cycles, r.total_cycles, host.count()});
   }
   return derive_calibration(f, options.clock_hz, std::move(points));
+}
+
+std::string timing_config_layer(std::span<const Calibration> calibrations) {
+  std::string out;
+  char line[1024];
+  const double clock_mhz = calibrations.empty() ? 0 : calibrations.front().clock_hz / 1e6;
+  std::snprintf(line, sizeof line,
+                "# RTL-derived accelerator timing: X_a and D_a from Verilator cycle counts at a %.6g MHz\n"
+                "# fabric clock, written by `tandem calibrate-rtl`. A configuration layer: use it as the\n"
+                "# configuration (--config, TANDEM_CONFIG) or copy its tables into yours.\n",
+                clock_mhz);
+  out += line;
+  for (const Calibration& c : calibrations) {
+    std::snprintf(line, sizeof line,
+                  "\n[functions.%s]\n"
+                  "throughput = %.6e   # %s/s: %.6g cycles each (fit over %zu sizes, r^2 = %.6f)\n"
+                  "latency_us = %.6g   # %.6g cycles\n",
+                  std::string(to_string(c.function)).c_str(), c.throughput_units_per_s,
+                  std::string(c.unit).c_str(), c.fit.cycles_per_unit, c.points.size(), c.fit.r_squared,
+                  c.latency_s * 1e6, std::max(0.0, c.fit.fixed_cycles));
+    out += line;
+  }
+  return out;
 }
 
 }  // namespace tandem::devices::rtl

@@ -2,11 +2,12 @@
 // and fit total_cycles = fixed + per_unit * units by least squares. At the fabric clock this gives
 // the thesis's accelerator throughput X_a = clock / per_unit (units per second) and initiation
 // latency D_a = fixed / clock (seconds), which the emulated fabric and the simulator can load
-// instead of guessed numbers (`tandem calibrate --device rtl`, phase 2).
+// instead of guessed numbers (`tandem calibrate-rtl`).
 #pragma once
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -19,6 +20,7 @@ struct CalibrationPoint {
   uint64_t units = 0;         // work in the function's unit (calibration_unit)
   uint64_t cycles = 0;        // start to completion
   uint64_t total_cycles = 0;  // including the register-bus cycles around the job
+  double host_s = 0;          // wall time the simulation took on this machine (not modelled time)
 };
 
 struct LinearFit {
@@ -37,8 +39,9 @@ struct Calibration {
   double latency_s = 0;               // D_a
 };
 
-// "byte" (accumulate: 4 per int32), "pixel" (sobel, images 640 wide), "mac" (matmul, square
-// matrices: n^3), "block" (dct_quant, DCT then quantizer), "command" (priority_queue).
+// The catalog function's work unit: "bytes" (accumulate: 4 per int32), "pixels" (sobel, images
+// 640 wide), "MACs" (matmul, square matrices: n^3), "blocks" (dct_quant, DCT then quantizer),
+// "commands" (priority_queue).
 std::string_view calibration_unit(RtlFunction f);
 std::vector<uint64_t> default_calibration_sizes(RtlFunction f);
 
@@ -53,5 +56,10 @@ Result<Calibration> derive_calibration(RtlFunction f, double clock_hz,
 // in a fresh slot, fails if any run fails, and fits. Bit-exactness is checked by tests/rtl.
 Result<Calibration> calibrate(RtlFunction f, const RtlOptions& options = {},
                               std::span<const uint64_t> sizes = {});
+
+// A configuration layer (TOML) that gives each calibrated function its RTL-derived timing:
+// [functions.<name>] throughput = X_a (units/s), latency_us = D_a. Pass it as the configuration
+// (--config, TANDEM_CONFIG) or copy its tables: the emulated fabric then charges these times.
+std::string timing_config_layer(std::span<const Calibration> calibrations);
 
 }  // namespace tandem::devices::rtl

@@ -30,6 +30,18 @@ struct PqResponse {
   bool operator==(const PqResponse&) const = default;
 };
 
+// The accelerator's 64-bit command and response words (docs/rtl.md):
+//   command  [31:0] handle, [39:32] priority, [40] at head, [41] highest, [55:42] reserved (0),
+//            [63:56] opcode; a command with a reserved bit set fails like an unknown opcode
+//   response [31:0] handle, [39:32] priority used, [40] ok, [63:48] entries queued after it
+PqCommand decode_pq_command(uint64_t word);
+uint64_t encode_pq_command(const PqCommand& command);
+uint64_t encode_pq_response(const PqResponse& response);
+PqResponse decode_pq_response(uint64_t word);
+
+// The accelerator's capacity (rtl/priority_queue, default build).
+inline constexpr size_t kPqRefCapacity = 256;
+
 class PriorityQueueRef {
  public:
   explicit PriorityQueueRef(size_t capacity) : capacity_(capacity) {}

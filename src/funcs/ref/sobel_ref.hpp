@@ -18,4 +18,10 @@ namespace tandem::funcs::ref {
 Status sobel(std::span<const uint8_t> pixels, std::span<uint8_t> out, uint32_t width,
              uint32_t height);
 
+// Output rows [row_begin, row_end) of the width x height image (the same border rule: rows 0 and
+// height-1 of the image are zero), into out ((row_end - row_begin) * width bytes). What a job
+// that covers part of an image computes: tandem's sobel splits by rows with a halo row each side.
+Status sobel_rows(std::span<const uint8_t> image, uint32_t width, uint32_t height,
+                  uint32_t row_begin, uint32_t row_end, std::span<uint8_t> out);
+
 }  // namespace tandem::funcs::ref

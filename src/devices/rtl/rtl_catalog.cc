@@ -1,0 +1,62 @@
+#include "devices/rtl/rtl_catalog.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include "tandem_abi.h"
+
+namespace tandem::devices::rtl {
+
+namespace {
+
+// Fits and areas as measured (docs/rtl.md, docs/results/rtl_area.md); tests/rtl checks both
+// against a fresh calibration and the area table, so they cannot drift silently.
+constexpr std::array<RtlCatalogEntry, 5> kCatalog{{
+    {"accumulate", TANDEM_FN_ACCUMULATE, "bytes", 0.125, 9, {391, 425, 0, 0}},
+    {"sobel", TANDEM_FN_SOBEL, "pixels", 41.0 / 640.0, 53, {2766, 1390, 4, 0}},
+    {"matmul", TANDEM_FN_MATMUL, "MACs", 0.254938, 314.3, {1031, 832, 5, 5}},
+    {"dct_quant", TANDEM_FN_DCT_QUANT, "blocks", 16, 48, {6686, 4083, 0, 24}},
+    {"priority_queue", TANDEM_FN_PRIORITY_QUEUE, "commands", 1, 11, {1757, 726, 0, 0}},
+}};
+
+}  // namespace
+
+std::span<const RtlCatalogEntry> rtl_catalog() { return kCatalog; }
+
+const RtlCatalogEntry* find_rtl_entry(uint16_t function) {
+  for (const RtlCatalogEntry& e : kCatalog) {
+    if (e.function == function) return &e;
+  }
+  return nullptr;
+}
+
+const RtlCatalogEntry* find_rtl_entry(std::string_view name) {
+  for (const RtlCatalogEntry& e : kCatalog) {
+    if (e.name == name) return &e;
+  }
+  return nullptr;
+}
+
+model::AccelModel nominal_model(const RtlCatalogEntry& entry, double clock_hz) {
+  model::AccelModel m;
+  m.throughput = entry.cycles_per_unit > 0 ? clock_hz / entry.cycles_per_unit : 0;
+  m.latency_s = std::max(0.0, entry.fixed_cycles) / clock_hz;
+  return m;
+}
+
+SlotResources largest_tenant() {
+  SlotResources r;
+  for (const RtlCatalogEntry& e : kCatalog) {
+    r.luts = std::max(r.luts, e.area.luts);
+    r.flip_flops = std::max(r.flip_flops, e.area.flip_flops);
+    r.bram36 = std::max(r.bram36, e.area.bram36);
+    r.dsps = std::max(r.dsps, e.area.dsps);
+  }
+  return r;
+}
+
+double slot_reconfiguration_s(uint32_t rows, const ConfigPort& port) {
+  return reconfiguration_delay_s(largest_tenant(), std::max(rows, 1u), FabricGeometry{}, port);
+}
+
+}  // namespace tandem::devices::rtl

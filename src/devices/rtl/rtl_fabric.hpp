@@ -1,0 +1,85 @@
+// The Verilator RTL device: a fabric whose slots hold Verilated models of the accelerators in rtl/.
+//
+// configure(slot, f) loads f's accelerator into the slot: a new model, in its reset state (a
+// reconfiguration rewrites the region, so nothing survives it). execute() drives the job through
+// the accelerator's control interface and streams: it reads the call's (already translated)
+// buffers, streams them in, writes the output stream into the output buffers, and returns the
+// accelerator's return value with device_ns = the cycles counted (register-bus cycles included) at
+// the fabric clock. Results are real and bit-exact; simulating takes longer than the modelled time.
+//
+// A call larger than one hardware job takes (sobel wider than 1920 pixels, matmul dimensions above
+// 100, or more data than the per-job bounds below) runs as a sequence of hardware jobs on the same
+// slot, as a driver would issue them: sobel in tiles with a one-pixel halo, matmul in 100x100x100
+// blocks summed modulo 2^32, the others in chunks (priority_queue keeps its contents between its
+// chunks). The device time is the sum of their cycles.
+//
+// Never throws and never aborts on what a client sent: a job on a slot loaded with another function,
+// or one the hardware fails (timeout, refusal), completes with DEVICE_ERROR (last_error() says why).
+#pragma once
+
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "devices/device.hpp"
+#include "devices/rtl/rtl_accelerator.hpp"
+
+namespace tandem::devices::rtl {
+
+struct RtlFabricOptions {
+  RtlOptions accelerator;  // clock_hz, max_cycles per hardware job, test back-pressure
+  // The most one hardware job carries (smaller values make tests exercise the tiling cheaply).
+  uint32_t accumulate_values_per_job = 1u << 20;
+  uint32_t sobel_rows_per_job = 1024;      // output rows (the hardware takes up to 65535 rows)
+  uint32_t matmul_tile = 100;              // rows, columns and inner dimension (hardware: <= 100)
+  uint32_t dct_blocks_per_job = 4096;
+  uint32_t pq_commands_per_job = 1u << 16;
+};
+
+struct RtlSlotStats {
+  uint64_t jobs = 0;           // execute() calls that ran
+  uint64_t hardware_jobs = 0;  // accelerator runs (a tiled call makes several)
+  uint64_t cycles = 0;         // total cycles of those runs
+  uint64_t models_built = 0;   // Verilated models created by configure()
+};
+
+// Which accelerator implements a catalog function; false if none does.
+bool rtl_function_for(uint16_t function, RtlFunction& out);
+
+class RtlFabric final : public Device {
+ public:
+  // `models` are what the engine and the monitor use (model()); device_ns comes from the cycles.
+  RtlFabric(uint32_t slots, const RtlFabricOptions& options,
+            const std::array<model::AccelModel, TANDEM_FN_MAX>& models);
+  ~RtlFabric() override;
+  RtlFabric(const RtlFabric&) = delete;
+  RtlFabric& operator=(const RtlFabric&) = delete;
+
+  std::string_view kind() const override { return "rtl"; }
+  uint32_t slot_count() const override { return static_cast<uint32_t>(slots_.size()); }
+  bool supports(uint16_t function) const override;
+  const model::AccelModel& model(uint16_t function) const override { return models_[function]; }
+  void configure(uint32_t slot, uint16_t function) override;
+  ExecResult execute(uint32_t slot, const funcs::Call& call) override;
+
+  // ---- introspection (tests, tools); call from the thread that drives the device ----
+  static constexpr uint16_t kEmpty = UINT16_MAX;
+  uint16_t loaded(uint32_t slot) const { return slot < slots_.size() ? slots_[slot].function : kEmpty; }
+  const RtlSlotStats& stats(uint32_t slot) const { return slots_.at(slot).stats; }
+  const std::string& last_error(uint32_t slot) const { return slots_.at(slot).last_error; }
+  const RtlFabricOptions& options() const { return options_; }
+
+ private:
+  struct Slot {
+    uint16_t function = kEmpty;
+    std::unique_ptr<RtlAccelerator> accelerator;
+    RtlSlotStats stats;
+    std::string last_error;
+  };
+  RtlFabricOptions options_;
+  std::array<model::AccelModel, TANDEM_FN_MAX> models_;
+  std::vector<Slot> slots_;
+};
+
+}  // namespace tandem::devices::rtl
