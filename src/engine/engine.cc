@@ -31,6 +31,24 @@ Engine::Engine(const EngineConfig& config) : config_(config) {
   usable_.fill(0);
   running_work_.fill(0);
   running_jobs_.fill(0);
+  for (size_t f = 0; f < kMaxFunctions; ++f) {
+    // job_ns is non-decreasing in the workload: bisect for the first workload over the bound.
+    const model::AccelModel& m = config_.models[f];
+    uint64_t lo = 0, hi = UINT64_MAX;
+    if (config_.max_job_ns <= 0 || m.job_ns(hi) <= config_.max_job_ns) {
+      lo = hi;  // no workload is too large (UINT64_MAX itself is still checked)
+    } else {
+      while (lo < hi) {
+        const uint64_t mid = lo + (hi - lo) / 2;
+        if (m.job_ns(mid) > config_.max_job_ns) {
+          hi = mid;
+        } else {
+          lo = mid + 1;
+        }
+      }
+    }
+    check_job_ns_from_[f] = lo;
+  }
   jobs_.resize(config_.max_jobs);
   for (JobId j = 0; j < config_.max_jobs; ++j) jobs_[j].next = j + 1 < config_.max_jobs ? j + 1 : kNone;
   free_jobs_ = 0;
@@ -170,6 +188,7 @@ void Engine::enqueue(JobId j, QueueId q) {
     }
   }
   ++queue.jobs;
+  ++queued_jobs_;
   queue.work += job.spec.workload;
 }
 
@@ -202,6 +221,7 @@ JobId Engine::dequeue(QueueId q) {
   jobs_[j].queued = false;
   jobs_[j].next = kNone;
   --queue.jobs;
+  --queued_jobs_;
   queue.work -= jobs_[j].spec.workload;
   return j;
 }
@@ -223,6 +243,7 @@ void Engine::unlink_from_lane(JobId j) {
   job.queued = false;
   job.next = kNone;
   --queue.jobs;
+  --queued_jobs_;
   queue.work -= job.spec.workload;
 }
 
@@ -265,7 +286,8 @@ JobId Engine::submit(const JobSpec& spec, Time now, Actions& out) {
     out.push_back(completion_action(spec, Status::not_accelerated));
     return kNone;
   }
-  if (config_.max_job_ns > 0 && config_.models[f].job_ns(spec.workload) > config_.max_job_ns) {
+  if (spec.workload >= check_job_ns_from_[f] && config_.max_job_ns > 0 &&
+      config_.models[f].job_ns(spec.workload) > config_.max_job_ns) {
     out.push_back(completion_action(spec, Status::job_too_large));
     return kNone;
   }
@@ -305,9 +327,11 @@ JobId Engine::submit(const JobSpec& spec, Time now, Actions& out) {
 }
 
 void Engine::schedule(Time now, Actions& out) {
+  // Called after every event: most find nothing queued (a job that started at once, a completion
+  // with empty queues), so that case costs one compare.
   const uint32_t n = static_cast<uint32_t>(slots_.size());
-  for (uint32_t i = 0; i < n; ++i) {
-    const SlotId s = (slot_cursor_ + i) % n;
+  SlotId s = slot_cursor_;
+  for (uint32_t i = 0; i < n && queued_jobs_ > 0; ++i, s = s + 1 == n ? 0 : s + 1) {
     Slot& slot = slots_[s];
     if (slot.state != SlotState::idle || queues_[slot.queue].jobs == 0) continue;
     const JobId j = dequeue(slot.queue);
@@ -330,7 +354,7 @@ void Engine::schedule(Time now, Actions& out) {
     a.tag = job.spec.tag;
     a.workload = job.spec.workload;
     out.push_back(a);
-    slot_cursor_ = (s + 1) % n;  // round-robin: the next search starts after the slot just served
+    slot_cursor_ = s + 1 == n ? 0 : s + 1;  // round-robin: the next search starts after the slot just served
   }
 }
 

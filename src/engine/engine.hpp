@@ -215,6 +215,10 @@ class Engine {
   std::vector<Lane> lanes_;  // sessions x queues
   std::vector<Slot> slots_;
   uint32_t slot_cursor_ = 0;
+  uint32_t queued_jobs_ = 0;  // jobs waiting in all queues: schedule() has nothing to do at 0
+  // Per function, the smallest workload whose modelled time may exceed max_job_ns: submit() checks
+  // the model (double math) only from there on (the hot path of small jobs skips it).
+  std::array<uint64_t, kMaxFunctions> check_job_ns_from_{};
   std::array<QueueId, kMaxFunctions> route_{};
   std::array<FunctionCounters, kMaxFunctions> counters_{};
   std::array<uint32_t, kMaxFunctions> usable_{};        // idle or busy slots per function

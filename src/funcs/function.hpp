@@ -2,6 +2,7 @@
 // work units, how partial results combine, and how the emulated accelerator computes a result.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <span>
@@ -39,6 +40,16 @@ struct Call {
   std::array<uint64_t, TANDEM_MAX_ARG_WORDS> args{};
   uint32_t arg_count = 0;
   std::array<void*, kMaxBuffers> buffers{};  // in BufferList order
+
+  // Copies what is in use (a whole Call is over 300 bytes, a typical one under 100): the
+  // dispatcher stores one per packet.
+  void copy_from(const Call& other) {
+    function = other.function;
+    workload = other.workload;
+    arg_count = other.arg_count;
+    std::copy_n(other.args.begin(), std::min<size_t>(other.arg_count, args.size()), args.begin());
+    buffers = other.buffers;
+  }
 };
 
 // How the software path and the emulated accelerator run a function.

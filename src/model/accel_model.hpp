@@ -18,8 +18,10 @@ struct AccelModel {
   int64_t job_ns(uint64_t workload) const {
     double t = latency_s;
     if (workload > 0) t += throughput > 0 ? static_cast<double>(workload) / throughput : INFINITY;
-    if (!std::isfinite(t)) return INT64_MAX;
-    return static_cast<int64_t>(std::ceil(t * 1e9));
+    const double ns = std::ceil(t * 1e9);
+    // Beyond int64 (a huge workload) the conversion would be undefined: saturate instead.
+    if (!(ns < 9.2e18)) return INT64_MAX;
+    return static_cast<int64_t>(ns);
   }
   int64_t reconfig_ns() const { return static_cast<int64_t>(std::ceil(reconfig_s * 1e9)); }
 };

@@ -152,6 +152,27 @@ TEST_F(EngineScript, FullQueueAndJobSizeBound) {
   EXPECT_EQ(actions[1], "complete k99 queue_full");
 }
 
+// The bound is exact at its edge, with a latency, and for workloads whose time overflows int64 ns.
+TEST_F(EngineScript, JobSizeBoundIsExactAtItsEdge) {
+  EngineConfig c = base_config(2);
+  c.max_job_ns = 1000;
+  c.models[kF].latency_s = 250e-9;  // 250 ns + 1 ns per unit: 750 units fit, 751 do not
+  c.models[kG].throughput = 0;      // no throughput: any work is too large, an empty job fits
+  make(c);
+  resident(0, kF);
+  resident(1, kG);
+  submit(kF, 1, 750);
+  EXPECT_EQ(take(), V{"start s0 k1"});
+  engine->job_finished(0, Status::ok, 0, now, out);
+  take();
+  submit(kF, 2, 751);
+  submit(kF, 3, UINT64_MAX);
+  submit(kG, 4, 1);
+  EXPECT_EQ(take(), (V{"complete k2 job_too_large", "complete k3 job_too_large", "complete k4 job_too_large"}));
+  submit(kG, 5, 0);
+  EXPECT_EQ(take(), V{"start s1 k5"});
+}
+
 TEST_F(EngineScript, SessionsAreServedRoundRobinWithinAQueue) {
   make(base_config(1));
   resident(0, kF);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "model/accel_model.hpp"
 #include "model/cost_model.hpp"
 
 namespace tandem::model {
@@ -229,3 +230,20 @@ TEST(Model, RoundUp) {
 
 }  // namespace
 }  // namespace tandem::model
+
+// A job's modelled time never runs early, and a workload too large for int64 nanoseconds saturates
+// (the engine's job-size bound relies on job_ns being non-decreasing over all workloads).
+TEST(AccelModel, JobTimeRoundsUpAndSaturates) {
+  tandem::model::AccelModel m;
+  m.throughput = 3e9;
+  m.latency_s = 100e-9;
+  EXPECT_EQ(m.job_ns(0), 100);
+  EXPECT_EQ(m.job_ns(1), 101);  // 100.33 ns, rounded up
+  EXPECT_EQ(m.job_ns(UINT64_MAX), 6148914691236516864);  // 6.1e9 s, still within int64 ns
+  m.throughput = 1;                                         // 1 unit per second: 1.8e19 s overflows
+  EXPECT_EQ(m.job_ns(UINT64_MAX), INT64_MAX);
+  EXPECT_LE(m.job_ns(UINT64_MAX / 4), m.job_ns(UINT64_MAX));
+  m.throughput = 0;
+  EXPECT_EQ(m.job_ns(1), INT64_MAX);
+  EXPECT_EQ(m.job_ns(0), 100);
+}
