@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <atomic>
 #include <filesystem>
@@ -44,11 +45,24 @@ bool settle_runtime_threads() {
   return true;
 }
 
+// A joined thread can stay in /proc/self/task for a moment after join() returns (the kernel reaps it
+// after waking the joiner): count once the number has held still for a few milliseconds.
+std::size_t settled_thread_count() {
+  std::size_t last = entries_in("/proc/self/task");
+  for (int same = 0, tries = 0; same < 3 && tries < 500; ++tries) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    const std::size_t now = entries_in("/proc/self/task");
+    same = now == last ? same + 1 : 0;
+    last = now;
+  }
+  return last;
+}
+
 // What a peer must leave exactly as it found it.
 struct ProcessSnapshot {
   bool settled = settle_runtime_threads();
   std::size_t fds = entries_in("/proc/self/fd");
-  std::size_t threads = entries_in("/proc/self/task");
+  std::size_t threads = settled_thread_count();
   std::vector<int> cpus = usable_cpus();
 };
 
@@ -72,6 +86,11 @@ void expect_sane(const Samples& samples, std::size_t expected_count) {
 }
 
 void expect_clean_after(const ProcessSnapshot& before) {
+  // A peer's threads are joined before it returns, but may take a moment to leave /proc; one that is
+  // still running after a second is a leak.
+  for (int i = 0; i < 1000 && entries_in("/proc/self/task") > before.threads; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   const ProcessSnapshot after;
   EXPECT_EQ(after.fds, before.fds) << "file descriptors leaked";
   EXPECT_EQ(after.threads, before.threads) << "threads left running";
