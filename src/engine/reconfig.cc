@@ -77,6 +77,7 @@ void Algorithm1Policy::on_period(Engine& engine, const Monitor& monitor, Time no
 
 StickyPolicy::StickyPolicy(const ReconfigParams& params) : params_(params) {
   last_reaction_.fill(std::numeric_limits<Time>::min() / 2);  // never: the first request may react
+  evictions_.reserve(kMaxEvictions);
 }
 
 double StickyPolicy::seconds(FunctionId f, double units) const {
@@ -220,12 +221,16 @@ void StickyPolicy::on_demand(Engine& engine, const Monitor& monitor, FunctionId 
   (void)monitor;
   if (!(params_.react > 0) || engine.route(f) != kNone || !engine.config().known[f]) return;
   const std::array<model::AccelModel, kMaxFunctions>& models = engine.config().models;
+  judge_evictions(now, f);
   if (now - last_reaction_[f] < models[f].reconfig_ns()) return;  // one reaction per function per delay
   std::array<uint32_t, kMaxFunctions> holding{};  // slots per function, configuring ones included
   for (SlotId s = 0; s < engine.slot_count(); ++s) {
     const SlotView v = engine.slot(s);
     if (v.state != SlotState::empty) ++holding[v.function];
   }
+  // Displacing a resident must pay like the period's displacements (the payoff): with a whole CPU per
+  // application, calls often end before the new accelerator is ready.
+  const bool displace = !(params_.react_payoff > 0) || payoff_ >= params_.min_payoff;
   // An empty slot first; otherwise a slot nobody has used for a while: a replica before a function's
   // only slot (diversity), then the longest idle (the least likely to be wanted back soon).
   SlotId pick = kNone;
@@ -237,12 +242,13 @@ void StickyPolicy::on_demand(Engine& engine, const Monitor& monitor, FunctionId 
       pick = s;
       break;
     }
-    if (v.state != SlotState::idle || !engine.can_reconfigure(s)) continue;
+    if (!displace || v.state != SlotState::idle || !engine.can_reconfigure(s)) continue;
     // A slot taken from a function that still needs it costs that function one reconfiguration
-    // delay, so a short delay allows a short wait. react_idle_s bounds it: an application that was
-    // descheduled in the middle of a call leaves its accelerator idle for a few time slices.
+    // delay, so a short delay allows a short wait. Otherwise react_idle_s, scaled by how often
+    // recent reactions took a slot too early: an application descheduled in the middle of a call
+    // leaves its accelerator idle for a few time slices, more of them the more applications there are.
     const double delay = static_cast<double>(models[v.function].reconfig_ns());
-    const Time min_idle = static_cast<Time>(std::min(params_.react_idle_s * 1e9, params_.react_idle_delays * delay));
+    const Time min_idle = static_cast<Time>(std::min(params_.react_idle_s * 1e9 * idle_scale_, params_.react_idle_delays * delay));
     const Time idle = now - v.idle_since;
     if (idle < min_idle) continue;
     const bool replica = holding[v.function] > 1;
@@ -252,7 +258,35 @@ void StickyPolicy::on_demand(Engine& engine, const Monitor& monitor, FunctionId 
       pick_idle = idle;
     }
   }
-  if (pick != kNone && engine.load(pick, f, now, out)) last_reaction_[f] = now;
+  if (pick == kNone) return;
+  const SlotView victim = engine.slot(pick);
+  if (!engine.load(pick, f, now, out)) return;
+  last_reaction_[f] = now;
+  if (victim.state == SlotState::empty) return;
+  if (params_.react_payoff > 0) watch(pick, f, now + models[f].reconfig_ns());
+  if (params_.react_adapt > 0 && evictions_.size() < kMaxEvictions) {
+    evictions_.push_back(Eviction{victim.function, now + models[victim.function].reconfig_ns()});
+  }
+}
+
+void StickyPolicy::judge_evictions(Time now, FunctionId requested) {
+  // A reaction's victim asked for again within its reconfiguration delay was still in use: wait
+  // longer before the next ones. A victim not asked for was fair game: wait less. Equal steps up and
+  // down keep about half of the evictions premature: each reaction may gamble, but not most.
+  const double step = 1 + params_.react_adapt;
+  for (size_t i = 0; i < evictions_.size();) {
+    const Eviction& e = evictions_[i];
+    if (e.function == requested && now < e.judge_by) {
+      idle_scale_ = std::min(idle_scale_ * step, params_.react_scale_max);
+    } else if (now >= e.judge_by) {
+      idle_scale_ = std::max(idle_scale_ / step, params_.react_scale_min);
+    } else {
+      ++i;
+      continue;
+    }
+    evictions_[i] = evictions_.back();
+    evictions_.pop_back();
+  }
 }
 
 namespace {
@@ -326,6 +360,10 @@ std::unique_ptr<ReconfigPolicy> make_reconfig_policy(std::string_view spec, cons
     else if (key == "react_idle_ms") params.react_idle_s = value * 1e-3;
     else if (key == "react_idle_delays") params.react_idle_delays = value;
     else if (key == "react_period_chase") params.react_period_chase = value;
+    else if (key == "react_payoff") params.react_payoff = value;
+    else if (key == "react_adapt") params.react_adapt = value;
+    else if (key == "react_scale_min") params.react_scale_min = value;
+    else if (key == "react_scale_max") params.react_scale_max = value;
     else throw Error(Status::invalid_argument, "unknown reconfiguration policy parameter '" + key + "'");
   }
   if (name == "none") return nullptr;

@@ -356,6 +356,32 @@ TEST(Reactive, DoesNotThrash) {
   EXPECT_EQ(r.demand(*reactive, kF, t + 2 * kMs + 500'000), (Loads{{2, kF}}));
 }
 
+TEST(Reactive, WaitsLongerAfterTakingASlotThatWasStillInUse) {
+  // Idle threshold min(0.1 ms x scale, 1 ms); each judged eviction doubles or halves the scale.
+  for (const bool premature : {true, false}) {
+    Rig r(3);
+    r.resident(0, kA);
+    r.resident(1, kB);
+    r.resident(2, kC);
+    const auto reactive = make_reconfig_policy("reactive:react_idle_ms=0.1:react_adapt=1", r.params);
+    const Time t = 10 * kMs;
+    ASSERT_EQ(r.demand(*reactive, kD, t), (Loads{{0, kD}}));
+    // A, evicted at t, is asked for again: within its delay (still in use: scale 2, threshold
+    // 0.2 ms) or after it (fair: scale 0.5, 0.05 ms). Its reaction takes B's slot either way.
+    const Time again = premature ? t + 200'000 : t + 1'200'000;
+    ASSERT_EQ(r.demand(*reactive, kA, again), (Loads{{1, kA}}));
+    // C's slot, used until 0.1 ms ago, is the only candidate left for E.
+    r.submit(kC, 100'000, again + 100'000);
+    r.finish(2, again + 200'000);
+    const Loads loads = r.demand(*reactive, kE, again + 300'000);
+    if (premature) {
+      EXPECT_TRUE(loads.empty()) << "C idle 0.1 ms < 0.2 ms";
+    } else {
+      EXPECT_EQ(loads, (Loads{{2, kE}})) << "C idle 0.1 ms >= 0.05 ms";
+    }
+  }
+}
+
 TEST(Reactive, ThePeriodOnlyAddsReplicasItLeavesChasingToTheReactions) {
   // Every resident was used 0.5 ms ago, so E's request finds no slot to take. At the period,
   // sticky (which chases new demand until it learns that it does not pay) displaces one for E;
@@ -387,6 +413,7 @@ TEST(Reactive, SpecAndParameters) {
   EXPECT_TRUE(make_reconfig_policy("sticky:react=1", p)->reacts());
   EXPECT_FALSE(make_reconfig_policy("reactive:react=0", p)->reacts());
   EXPECT_NO_THROW(make_reconfig_policy("reactive:react_idle_ms=5:react_idle_delays=0.5:react_period_chase=1", p));
+  EXPECT_NO_THROW(make_reconfig_policy("reactive:react_adapt=0:react_payoff=0:react_scale_min=1:react_scale_max=4", p));
   EXPECT_THROW(make_reconfig_policy("reactive:react_idle=5", p), Error);
   EXPECT_FALSE(make_reconfig_policy("algorithm1", p)->reacts()) << "Algorithm 1 stays period-driven";
   const std::vector<std::string> names = reconfig_policy_names();
