@@ -165,7 +165,7 @@ int run_thesis(const ThesisOptions& o) {
 
 struct CompareOptions {
   ThesisOptions base;
-  std::vector<std::string> policies{"algorithm1", "sticky"};
+  std::vector<std::string> policies{"algorithm1", "sticky", "reactive"};
 };
 
 int run_compare(const CompareOptions& co) {

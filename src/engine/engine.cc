@@ -393,6 +393,7 @@ void Engine::job_finished(SlotId s, Status status, int64_t value, Time now, Acti
   slot.state = SlotState::idle;
   slot.job = kNone;
   slot.busy_total += now - slot.busy_since;
+  slot.idle_since = now;
   ++slot.jobs_done;
   running_work_[job.spec.function] -= job.spec.workload;
   --running_jobs_[job.spec.function];
@@ -404,6 +405,7 @@ void Engine::job_finished(SlotId s, Status status, int64_t value, Time now, Acti
 void Engine::configure_done(SlotId s, Time now, Actions& out) {
   if (s >= slots_.size() || slots_[s].state != SlotState::configuring) return;
   slots_[s].state = SlotState::idle;
+  slots_[s].idle_since = now;
   ++usable_[slots_[s].function];
   schedule(now, out);
 }
@@ -624,7 +626,7 @@ bool Engine::unload(SlotId s, Actions& out) {
 
 SlotView Engine::slot(SlotId s) const {
   const Slot& x = slots_[s];
-  return SlotView{x.state, x.function, x.queue, x.job, x.until, x.busy_since, x.busy_total, x.jobs_done};
+  return SlotView{x.state, x.function, x.queue, x.job, x.until, x.busy_since, x.busy_total, x.jobs_done, x.idle_since};
 }
 
 QueueView Engine::queue(QueueId q) const {

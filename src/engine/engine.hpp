@@ -41,6 +41,7 @@ struct SlotView {
   Time busy_since = 0;     // busy: start of the current job
   Time busy_total = 0;     // accumulated busy time (for utilisation)
   uint64_t jobs_done = 0;
+  Time idle_since = 0;     // idle: end of its last job or of its configuration (how long unused)
 };
 
 // Per-function counters the monitor turns into period figures (thesis 5.4.6).
@@ -154,6 +155,7 @@ class Engine {
     Time busy_since = 0;
     Time busy_total = 0;
     uint64_t jobs_done = 0;
+    Time idle_since = 0;
   };
   struct Session {
     bool open = false;

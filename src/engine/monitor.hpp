@@ -53,11 +53,20 @@ class Monitor {
 // may load functions into slots through engine.load(), which enforces the two prohibitions (never a
 // busy slot, never the only slot of a non-empty queue). The engine's request bitmap says which
 // unaccelerated functions were asked for during the period; policies clear it when done.
+//
+// An event-driven policy may also act between periods: every driver calls on_demand() when the
+// engine answers a packet for `function` with NOT_ACCELERATED (a job or a demand packet while no slot
+// holds it; the complete action says so), after the packet, with the same engine and clock. Drivers
+// skip the call unless reacts() (a period-driven policy, Algorithm 1 included, sees nothing of it).
 class ReconfigPolicy {
  public:
   virtual ~ReconfigPolicy() = default;
   virtual std::string_view name() const = 0;
   virtual void on_period(Engine& engine, const Monitor& monitor, Time now, Actions& out) = 0;
+  virtual bool reacts() const { return false; }
+  virtual void on_demand(Engine& engine, const Monitor& monitor, FunctionId function, Time now, Actions& out) {
+    (void)engine, (void)monitor, (void)function, (void)now, (void)out;
+  }
 };
 
 }  // namespace tandem::engine

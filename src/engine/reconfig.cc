@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include "status.hpp"
@@ -74,7 +75,10 @@ void Algorithm1Policy::on_period(Engine& engine, const Monitor& monitor, Time no
 
 // ---------------------------------------------------------------- sticky (ours)
 
-StickyPolicy::StickyPolicy(const ReconfigParams& params) : params_(params) {}
+StickyPolicy::StickyPolicy(const ReconfigParams& params) : params_(params) {
+  last_reaction_.fill(std::numeric_limits<Time>::min() / 2);  // never: the first request may react
+  evictions_.reserve(kMaxEvictions);
+}
 
 double StickyPolicy::seconds(FunctionId f, double units) const {
   const double xc = params_.xc[f] > 0 ? params_.xc[f] : params_.default_xc;
@@ -170,6 +174,9 @@ void StickyPolicy::on_period(Engine& engine, const Monitor& monitor, Time now, A
         double value = -1;  // empty
         if (v.state == SlotState::idle) {
           if (!(params_.evict > 0)) continue;  // ablation: only ever fill empty slots
+          // Reacting, a function without a slot got one at its first request if any slot could be
+          // spared; the period only adds replicas.
+          if (current[f] == 0 && params_.react > 0 && !(params_.react_period_chase > 0)) continue;
           // Only demand that has lasted earns a resident's slot: a call that has run for k periods
           // is likely to run on past the reconfiguration delay; a new one often ends before.
           if (streak_[f] < need_streak) continue;
@@ -210,6 +217,78 @@ void StickyPolicy::on_period(Engine& engine, const Monitor& monitor, Time now, A
   engine.clear_requests();
 }
 
+void StickyPolicy::on_demand(Engine& engine, const Monitor& monitor, FunctionId f, Time now, Actions& out) {
+  (void)monitor;
+  if (!(params_.react > 0) || engine.route(f) != kNone || !engine.config().known[f]) return;
+  const std::array<model::AccelModel, kMaxFunctions>& models = engine.config().models;
+  judge_evictions(now, f);
+  if (now - last_reaction_[f] < models[f].reconfig_ns()) return;  // one reaction per function per delay
+  std::array<uint32_t, kMaxFunctions> holding{};  // slots per function, configuring ones included
+  for (SlotId s = 0; s < engine.slot_count(); ++s) {
+    const SlotView v = engine.slot(s);
+    if (v.state != SlotState::empty) ++holding[v.function];
+  }
+  // Displacing a resident must pay like the period's displacements (the payoff): with a whole CPU per
+  // application, calls often end before the new accelerator is ready.
+  const bool displace = !(params_.react_payoff > 0) || payoff_ >= params_.min_payoff;
+  // An empty slot first; otherwise a slot nobody has used for a while: a replica before a function's
+  // only slot (diversity), then the longest idle (the least likely to be wanted back soon).
+  SlotId pick = kNone;
+  bool pick_replica = false;
+  Time pick_idle = -1;
+  for (SlotId s = 0; s < engine.slot_count(); ++s) {
+    const SlotView v = engine.slot(s);
+    if (v.state == SlotState::empty) {
+      pick = s;
+      break;
+    }
+    if (!displace || v.state != SlotState::idle || !engine.can_reconfigure(s)) continue;
+    // A slot taken from a function that still needs it costs that function one reconfiguration
+    // delay, so a short delay allows a short wait. Otherwise react_idle_s, scaled by how often
+    // recent reactions took a slot too early: an application descheduled in the middle of a call
+    // leaves its accelerator idle for a few time slices, more of them the more applications there are.
+    const double delay = static_cast<double>(models[v.function].reconfig_ns());
+    const Time min_idle = static_cast<Time>(std::min(params_.react_idle_s * 1e9 * idle_scale_, params_.react_idle_delays * delay));
+    const Time idle = now - v.idle_since;
+    if (idle < min_idle) continue;
+    const bool replica = holding[v.function] > 1;
+    if (pick == kNone || (replica && !pick_replica) || (replica == pick_replica && idle > pick_idle)) {
+      pick = s;
+      pick_replica = replica;
+      pick_idle = idle;
+    }
+  }
+  if (pick == kNone) return;
+  const SlotView victim = engine.slot(pick);
+  if (!engine.load(pick, f, now, out)) return;
+  last_reaction_[f] = now;
+  if (victim.state == SlotState::empty) return;
+  if (params_.react_payoff > 0) watch(pick, f, now + models[f].reconfig_ns());
+  if (params_.react_adapt > 0 && evictions_.size() < kMaxEvictions) {
+    evictions_.push_back(Eviction{victim.function, now + models[victim.function].reconfig_ns()});
+  }
+}
+
+void StickyPolicy::judge_evictions(Time now, FunctionId requested) {
+  // A reaction's victim asked for again within its reconfiguration delay was still in use: wait
+  // longer before the next ones. A victim not asked for was fair game: wait less. Equal steps up and
+  // down keep about half of the evictions premature: each reaction may gamble, but not most.
+  const double step = 1 + params_.react_adapt;
+  for (size_t i = 0; i < evictions_.size();) {
+    const Eviction& e = evictions_[i];
+    if (e.function == requested && now < e.judge_by) {
+      idle_scale_ = std::min(idle_scale_ * step, params_.react_scale_max);
+    } else if (now >= e.judge_by) {
+      idle_scale_ = std::max(idle_scale_ / step, params_.react_scale_min);
+    } else {
+      ++i;
+      continue;
+    }
+    evictions_[i] = evictions_.back();
+    evictions_.pop_back();
+  }
+}
+
 namespace {
 Time busy_now(const SlotView& v, Time now) { return v.busy_total + (v.state == SlotState::busy ? now - v.busy_since : 0); }
 }  // namespace
@@ -245,13 +324,14 @@ void StickyPolicy::learn_payoff(const Engine& engine, Time now, double reconfig_
 
 // ---------------------------------------------------------------- factory
 
-std::vector<std::string> reconfig_policy_names() { return {"none", "algorithm1", "sticky"}; }
+std::vector<std::string> reconfig_policy_names() { return {"none", "algorithm1", "sticky", "reactive"}; }
 
 std::unique_ptr<ReconfigPolicy> make_reconfig_policy(std::string_view spec, const ReconfigParams& base) {
   // "name" or "name:key=value:key=value" (experiments override parameters without a config file).
   const size_t colon = spec.find(':');
   const std::string_view name = spec.substr(0, colon);
   ReconfigParams params = base;
+  if (name == "reactive") params.react = 1;  // sticky that reacts between periods (keys may override)
   std::string_view rest = colon == std::string_view::npos ? std::string_view{} : spec.substr(colon + 1);
   while (!rest.empty()) {
     const size_t end = rest.find(':');
@@ -276,13 +356,22 @@ std::unique_ptr<ReconfigPolicy> make_reconfig_policy(std::string_view spec, cons
     else if (key == "request_weight_us") params.request_weight_s = value * 1e-6;
     else if (key == "c_reconfig_ms") params.c_reconfig_s = value * 1e-3;
     else if (key == "c_replicate_ms") params.c_replicate_s = value * 1e-3;
+    else if (key == "react") params.react = value;
+    else if (key == "react_idle_ms") params.react_idle_s = value * 1e-3;
+    else if (key == "react_idle_delays") params.react_idle_delays = value;
+    else if (key == "react_period_chase") params.react_period_chase = value;
+    else if (key == "react_payoff") params.react_payoff = value;
+    else if (key == "react_adapt") params.react_adapt = value;
+    else if (key == "react_scale_min") params.react_scale_min = value;
+    else if (key == "react_scale_max") params.react_scale_max = value;
     else throw Error(Status::invalid_argument, "unknown reconfiguration policy parameter '" + key + "'");
   }
   if (name == "none") return nullptr;
   if (name == "algorithm1") return std::make_unique<Algorithm1Policy>(params);
   if (name == "sticky") return std::make_unique<StickyPolicy>(params);
+  if (name == "reactive") return std::make_unique<StickyPolicy>(params);
   throw Error(Status::invalid_argument, "unknown reconfiguration policy '" + std::string(name) +
-                                            "' (none, algorithm1, sticky)");
+                                            "' (none, algorithm1, sticky, reactive)");
 }
 
 }  // namespace tandem::engine

@@ -36,6 +36,17 @@ struct ReconfigParams {
   double min_streak = 3;         // otherwise: periods in a row with demand before displacing a resident
   double evict = 1;              // 0: never replace a resident accelerator (static diversity, ablation)
   double request_weight_s = 100e-6;  // SW work one demand packet stands for (the clients' C_COWORK_MAX)
+  // ---- "reactive" (sticky that also acts between periods; docs/results/policies.md) ----
+  double react = 0;              // 1: load a function as soon as it is asked for, into a free slot
+  // A resident gives its slot to a reaction only after min(react_idle_s x a learnt scale,
+  // react_idle_delays x its reconfiguration delay) idle.
+  double react_idle_s = 20e-3;
+  double react_idle_delays = 1;
+  double react_adapt = 0.1;      // step of the learnt scale (0: fixed at 1), within [scale_min, scale_max]
+  double react_scale_min = 0.25;
+  double react_scale_max = 16;
+  double react_payoff = 1;       // 1: reactions feed sticky's payoff and displace only while it holds
+  double react_period_chase = 0; // 1: the period may still displace a resident for a function with no slot
 };
 
 // Algorithm 1, line by line:
@@ -80,11 +91,22 @@ class Algorithm1Policy final : public ReconfigPolicy {
 //     reconfiguration delay, as at P = 100 ms), only demand that has lasted min_streak periods may
 //     displace a resident.
 //  5. Empty slots are never left empty while some function has none: diversity is free.
+//  6. With react = 1 ("reactive"), it does not wait for the period to serve a request: the moment the
+//     engine turns a packet away for want of an accelerator, the function is loaded into an empty
+//     slot or into one idle long enough (replicas first, then the longest idle). At P = 100 ms the
+//     wait for the period is a third of a call's response time. "Long enough" is min(one
+//     reconfiguration delay, react_idle_s x a scale learnt from the reactions' victims: asked for
+//     again within their delay, the scale grows; not, it shrinks). Displacing a resident also needs
+//     the payoff of 4. At most one reaction per function per delay (once loaded it is routed, so the
+//     engine stops turning its packets away anyway). The period then only replicates and fills
+//     empty slots: chasing new demand is left to the reactions.
 class StickyPolicy final : public ReconfigPolicy {
  public:
   explicit StickyPolicy(const ReconfigParams& params);
-  std::string_view name() const override { return "sticky"; }
+  std::string_view name() const override { return params_.react > 0 ? "reactive" : "sticky"; }
   void on_period(Engine& engine, const Monitor& monitor, Time now, Actions& out) override;
+  bool reacts() const override { return params_.react > 0; }
+  void on_demand(Engine& engine, const Monitor& monitor, FunctionId function, Time now, Actions& out) override;
 
  private:
   double seconds(FunctionId f, double units) const;
@@ -104,9 +126,19 @@ class StickyPolicy final : public ReconfigPolicy {
   void learn_payoff(const Engine& engine, Time now, double reconfig_s);
   std::vector<Watch> watches_;
   double payoff_ = 1;                                    // optimistic until measured
+  std::array<Time, kMaxFunctions> last_reaction_{};      // when on_demand last loaded f
+  struct Eviction {                                      // a reaction's victim, until judged
+    FunctionId function = 0;
+    Time judge_by = 0;                                   // eviction + its reconfiguration delay
+  };
+  static constexpr size_t kMaxEvictions = 64;
+  void judge_evictions(Time now, FunctionId requested);
+  std::vector<Eviction> evictions_;
+  double idle_scale_ = 1;                                // learnt: how long an idle slot is still in use
 };
 
-// Names: "none" (nullptr: static residency), "algorithm1", "sticky". Throws tandem::Error
+// Names: "none" (nullptr: static residency), "algorithm1", "sticky", "reactive" (sticky with
+// react = 1). Throws tandem::Error
 // (invalid_argument) for other names. Set-up code only.
 std::unique_ptr<ReconfigPolicy> make_reconfig_policy(std::string_view name, const ReconfigParams& params);
 // The names make_reconfig_policy accepts, "none" first.

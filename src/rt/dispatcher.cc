@@ -321,12 +321,18 @@ void Dispatcher::apply(int64_t now) {
       }
       case ActionKind::complete: {
         if (a.status != Status::ok) ++stats_.rejected;
-        if (a.completion == 0) break;
-        const bool ran = a.job != engine::kNone && a.slot != engine::kNone;
-        complete_record(reinterpret_cast<tandem_completion_t*>(static_cast<uintptr_t>(a.completion)), a.status,
-                        a.value, ran ? pending_[a.job].result.device_ns : 0, ran ? a.slot : UINT32_MAX);
-        ++stats_.completions;
-        if (a.job != engine::kNone) note_drained(a.function);
+        if (a.completion != 0) {
+          const bool ran = a.job != engine::kNone && a.slot != engine::kNone;
+          complete_record(reinterpret_cast<tandem_completion_t*>(static_cast<uintptr_t>(a.completion)), a.status,
+                          a.value, ran ? pending_[a.job].result.device_ns : 0, ran ? a.slot : UINT32_MAX);
+          ++stats_.completions;
+          if (a.job != engine::kNone) note_drained(a.function);
+        }
+        // An event-driven policy loads what was just asked for, once the client has its answer (the
+        // begin_configure it appends is carried out further down this loop).
+        if (a.status == Status::not_accelerated && policy_reacts_) {
+          policy_->on_demand(engine_, monitor_, a.function, now, actions_);
+        }
         break;
       }
       case ActionKind::begin_configure:

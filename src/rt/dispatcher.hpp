@@ -101,7 +101,10 @@ class Dispatcher {
 
   // The reconfiguration manager's policy, run once per monitoring period (none: static residency).
   // Set before start().
-  void set_reconfig_policy(std::unique_ptr<engine::ReconfigPolicy> policy) { policy_ = std::move(policy); }
+  void set_reconfig_policy(std::unique_ptr<engine::ReconfigPolicy> policy) {
+    policy_ = std::move(policy);
+    policy_reacts_ = policy_ && policy_->reacts();
+  }
 
   const engine::EngineConfig& engine_config() const { return engine_.config(); }
   const tandem_metrics_page_t& metrics_page() const { return *metrics_page_; }
@@ -147,6 +150,7 @@ class Dispatcher {
   DispatcherOptions options_;
   engine::Monitor monitor_;
   std::unique_ptr<engine::ReconfigPolicy> policy_;
+  bool policy_reacts_ = false;  // the policy wants on_demand between periods
   std::shared_ptr<tandem_metrics_page_t> metrics_page_;
   int64_t next_tick_ = 0;  // the monitor's period boundary (not in the wheel: it needs no precision)
   TimerWheel timers_;

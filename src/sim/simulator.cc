@@ -88,6 +88,7 @@ struct Simulator::Impl {
     rp.period_ns = config.period_ns;
     rp.default_xc = config.cpu_hz;
     policy = engine::make_reconfig_policy(config.policy, rp);
+    reacts = policy && policy->reacts();
     cost.xc = config.cpu_hz;
     cost.xa = config.speedup * config.cpu_hz;
     cost.o0 = config.o0_s;
@@ -175,7 +176,8 @@ struct Simulator::Impl {
 
   // ---------------------------------------------------------------- engine actions
   void apply_actions() {
-    for (const engine::Action& act : actions) {
+    for (size_t i = 0; i < actions.size(); ++i) {
+      const engine::Action act = actions[i];  // a copy: an event-driven policy may append while we work
       switch (act.kind) {
         case engine::ActionKind::start_job: {
           push(now + ec.models[act.function].job_ns(act.workload), EventKind::job_done, act.slot);
@@ -186,6 +188,7 @@ struct Simulator::Impl {
           break;
         }
         case engine::ActionKind::complete: {
+          if (act.status == Status::not_accelerated && reacts) policy->on_demand(eng, monitor, act.function, now, actions);
           if (act.completion == 0) break;  // demand packet
           const uint32_t a = static_cast<uint32_t>(act.tag);
           const auto job = static_cast<engine::JobId>(act.completion - 1);
@@ -467,6 +470,7 @@ struct Simulator::Impl {
   engine::Engine eng;
   engine::Monitor monitor;
   std::unique_ptr<engine::ReconfigPolicy> policy;
+  bool reacts = false;  // the policy wants on_demand between periods
   model::CostParams cost;
   double ns_per_unit = 1;
   Time o0_ns = 0;

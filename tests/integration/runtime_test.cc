@@ -1,8 +1,10 @@
 // The embedded runtime end to end: real rings, the dispatcher thread, the emulated fabric.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <numeric>
 #include <random>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -61,6 +63,38 @@ TEST(Runtime, UnacceleratedFunctionFallsBackToSoftware) {
   const uint64_t units = 1000;
   ASSERT_EQ(rt->default_queue().dispatch(TANDEM_FN_WORK, &units, 1, units, &rec), Status::ok);
   EXPECT_EQ(rt->wait(&rec, {}), Status::not_accelerated);
+}
+
+TEST(Runtime, ReactivePolicyLoadsARequestedFunctionBetweenPeriods) {
+  // The dispatcher hands every NOT_ACCELERATED answer to an event-driven policy: with a 10 s period,
+  // only the reaction can load `work` within the test. Sticky (period-driven) leaves it out.
+  const std::string base =
+      "[fabric]\nslots = 2\nresident = [\"nop\", \"accumulate\"]\n[functions.work]\nreconfig_ms = 5\n"
+      "[monitor]\nperiod_ms = 10000\n[reconfig]\nreact_idle_ms = 0\npolicy = ";
+  for (const char* policy : {"reactive", "sticky"}) {
+    auto rt = open_embedded(base + "\"" + policy + "\"\n", client::Mode::hw);
+    ASSERT_TRUE(rt) << policy;
+    const uint64_t units = 1000;
+    const auto dispatch_work = [&] {
+      tandem_completion_t rec;
+      rt::reset_record(&rec);
+      EXPECT_EQ(rt->default_queue().dispatch(TANDEM_FN_WORK, &units, 1, units, &rec), Status::ok);
+      return rt->wait(&rec, {});
+    };
+    EXPECT_EQ(dispatch_work(), Status::not_accelerated) << policy;
+    if (std::string_view(policy) == "sticky") {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      EXPECT_EQ(dispatch_work(), Status::not_accelerated) << "sticky waits for the period";
+      continue;
+    }
+    const int64_t deadline = rt::now_ns() + 2'000'000'000;  // generous: a loaded CI machine
+    Status st = Status::not_accelerated;
+    while (st == Status::not_accelerated && rt::now_ns() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      st = dispatch_work();
+    }
+    EXPECT_EQ(st, Status::ok) << "loaded after its 5 ms reconfiguration delay, long before the next period";
+  }
 }
 
 TEST(Runtime, EveryWaitStrategyObservesCompletion) {

@@ -1,22 +1,24 @@
-// Algorithm 1 (thesis 5.4.7) and our sticky policy on hand-written engine states, including the two
-// prohibitions, and the monitor's demand on scripted traces.
+// Algorithm 1 (thesis 5.4.7) and our sticky and reactive policies on hand-written engine states,
+// including the two prohibitions, and the monitor's demand on scripted traces.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
+#include <string_view>
 
 #include "engine/reconfig.hpp"
 
 namespace tandem::engine {
 namespace {
 
-constexpr FunctionId kA = 1, kB = 2, kC = 3, kD = 4;
+constexpr FunctionId kA = 1, kB = 2, kC = 3, kD = 4, kE = 5, kF = 6;
 constexpr Time kP = 1'000'000;  // P = 1 ms
 // 1 unit = 1 ns of SW work (X_c = 1e9): C_RECONFIG = 0.5 ms = 500'000 units, C_REPLICATE = P/2 = 500'000.
 
 struct Rig {
   explicit Rig(uint32_t slots = 4) {
     config.slots = slots;
-    for (FunctionId f : {kA, kB, kC, kD}) {
+    for (FunctionId f : {kA, kB, kC, kD, kE, kF}) {
       config.known.set(f);
       config.models[f].throughput = 1e9;  // accelerator = CPU speed: a job of w units takes w ns
       config.models[f].reconfig_s = 1e-3;
@@ -48,6 +50,32 @@ struct Rig {
     j.flags = TANDEM_FLAG_DEMAND_ONLY;
     j.session = session;
     engine->submit(j, 0, out);
+  }
+  // A demand packet for f at `now`, handed to an event-driven policy as the drivers do (on every
+  // NOT_ACCELERATED completion); returns the slots it began to configure.
+  std::vector<std::pair<SlotId, FunctionId>> demand(ReconfigPolicy& policy, FunctionId f, Time now) {
+    out.clear();
+    JobSpec j;
+    j.function = f;
+    j.flags = TANDEM_FLAG_DEMAND_ONLY;
+    j.session = session;
+    engine->submit(j, now, out);
+    for (size_t i = 0; i < out.size(); ++i) {
+      const Action a = out[i];
+      if (a.kind == ActionKind::complete && a.status == Status::not_accelerated && policy.reacts()) {
+        policy.on_demand(*engine, *monitor, a.function, now, out);
+      }
+    }
+    std::vector<std::pair<SlotId, FunctionId>> loads;
+    for (const Action& a : out) {
+      if (a.kind == ActionKind::begin_configure) loads.emplace_back(a.slot, a.function);
+    }
+    out.clear();
+    return loads;
+  }
+  void finish(SlotId s, Time now) {
+    engine->job_finished(s, Status::ok, 0, now, out);
+    out.clear();
   }
   // Samples the period ending at `now` and runs the policy; returns the slots it began to configure.
   std::vector<std::pair<SlotId, FunctionId>> period(ReconfigPolicy& policy, Time now) {
@@ -231,6 +259,165 @@ TEST(Sticky, ReplicatesInProportionToDemandWithoutTakingSlotsInUse) {
   for (SlotId s = 2; s < 4; ++s) r.engine->configure_done(s, 2 * kP, r.out);
   r.out.clear();
   EXPECT_TRUE(r.period(sticky, 2 * kP).empty());
+}
+
+// ---------------------------------------------------------------- reactive (sticky, event-driven)
+// In the rig every reconfiguration takes 1 ms, so a resident may give its slot to a request after
+// min(20 ms, 1 ms) = 1 ms idle.
+
+constexpr Time kMs = 1'000'000;
+
+TEST(Reactive, LoadsARequestedFunctionAtOnceAndTheDelayStillApplies) {
+  Rig r(4);
+  for (FunctionId f : {kA, kB, kC, kD}) r.resident(f - kA, f);
+  const auto reactive = make_reconfig_policy("reactive", r.params);
+  const auto sticky = make_reconfig_policy("sticky", r.params);
+  EXPECT_TRUE(reactive->reacts());
+  EXPECT_EQ(reactive->name(), "reactive");
+  EXPECT_FALSE(sticky->reacts()) << "period-driven: the drivers never call its on_demand";
+  EXPECT_TRUE(r.period(*reactive, 0).empty()) << "no demand: nothing moves";
+  // 5.4 ms into the period, E is asked for: it is loaded now, not at the period boundary (P = 1 ms
+  // here, 100 ms in the thesis's slow case). Every resident has been idle 5.4 ms: slot 0 goes.
+  const Time t = 5 * kMs + 400'000;
+  EXPECT_EQ(r.demand(*reactive, kE, t), (Loads{{0, kE}}));
+  const SlotView v = r.engine->slot(0);
+  EXPECT_EQ(v.state, SlotState::configuring);
+  EXPECT_EQ(v.until, t + kMs) << "the reconfiguration delay still applies";
+  EXPECT_EQ(r.engine->accelerators(kE), 0u) << "not an accelerator until configure_done";
+  EXPECT_NE(r.engine->route(kE), kNone) << "routed: its jobs queue while it loads";
+  r.engine->configure_done(0, t + kMs, r.out);
+  EXPECT_EQ(r.engine->accelerators(kE), 1u);
+  // The same request to sticky between periods changes nothing.
+  Rig s(4);
+  for (FunctionId f : {kA, kB, kC, kD}) s.resident(f - kA, f);
+  EXPECT_TRUE(s.demand(*sticky, kE, t).empty());
+}
+
+TEST(Reactive, TakesOnlyEmptyOrLongIdleSlotsNeverBusyOrLoadingOnes) {
+  Rig r(4);
+  r.resident(0, kA);
+  r.resident(2, kC);
+  r.resident(3, kD);
+  const auto reactive = make_reconfig_policy("reactive", r.params);
+  const Time t = 10 * kMs;
+  r.submit(kA, 5 * kMs, t - 2 * kMs);            // slot 0: busy until t + 3 ms
+  ASSERT_TRUE(r.engine->load(1, kB, t - kMs / 2, r.out));  // slot 1: B still loading
+  r.submit(kB, kMs, t - kMs / 2);                 // ... with a job queued on it (prohibition 2)
+  r.submit(kC, 100'000, t - kMs);                 // slot 2: C used until t - 0.9 ms
+  r.finish(2, t - 900'000);
+  r.out.clear();                                  // slot 3: D idle since 0
+  EXPECT_EQ(r.demand(*reactive, kE, t), (Loads{{3, kE}}));
+  // F: nothing else may go (busy, loading, C idle 0.9 ms only): it is refused, not forced.
+  EXPECT_TRUE(r.demand(*reactive, kF, t).empty());
+  EXPECT_EQ(r.engine->slot(0).function, kA);
+  EXPECT_EQ(r.engine->slot(1).function, kB);
+  EXPECT_EQ(r.engine->slot(2).function, kC);
+  // Once C has been idle for one delay, F's next request takes it.
+  EXPECT_EQ(r.demand(*reactive, kF, t + 200'000), (Loads{{2, kF}}));
+}
+
+TEST(Reactive, TakesAReplicaBeforeAFunctionsOnlySlot) {
+  Rig r(4);
+  r.resident(0, kA);
+  r.resident(1, kA);
+  r.resident(2, kB);
+  r.resident(3, kC);
+  const auto reactive = make_reconfig_policy("reactive", r.params);
+  const Time t = 10 * kMs;
+  r.submit(kA, 100'000, 4 * kMs);  // both A replicas used until 4.1 ms; B and C idle since 0
+  r.submit(kA, 100'000, 4 * kMs);
+  r.finish(0, 4 * kMs + 100'000);
+  r.finish(1, 4 * kMs + 200'000);
+  // A keeps one slot; among the replicas the longer idle goes.
+  EXPECT_EQ(r.demand(*reactive, kD, t), (Loads{{0, kD}}));
+  // With no replica left, the longest idle: B (slot 2) before C? Both since 0: the first found.
+  EXPECT_EQ(r.demand(*reactive, kE, t), (Loads{{2, kE}}));
+}
+
+TEST(Reactive, DoesNotThrash) {
+  Rig r(4);
+  for (FunctionId f : {kA, kB, kC, kD}) r.resident(f - kA, f);
+  const auto reactive = make_reconfig_policy("reactive", r.params);
+  const Time t = 10 * kMs;
+  EXPECT_EQ(r.demand(*reactive, kE, t), (Loads{{0, kE}}));
+  // E is routed from now on: its further requests are not turned away, so nothing reacts.
+  EXPECT_TRUE(r.demand(*reactive, kE, t + 1).empty());
+  // At most one reaction per function per delay, even if something else took its slot meanwhile
+  // (slots 1-3 have been idle for 10 ms).
+  ASSERT_TRUE(r.engine->load(0, kA, t + 100'000, r.out));
+  r.out.clear();
+  EXPECT_EQ(r.engine->route(kE), kNone);
+  EXPECT_TRUE(r.demand(*reactive, kE, t + 500'000).empty());
+  EXPECT_EQ(r.demand(*reactive, kE, t + kMs), (Loads{{1, kE}}));
+  // A freshly loaded slot is not idle while it loads, and once ready its function has one delay of
+  // grace: F takes C's slot (idle 12.5 ms), not E's (idle 0.5 ms) nor A's (loading).
+  r.engine->configure_done(1, t + 2 * kMs, r.out);
+  r.out.clear();
+  EXPECT_EQ(r.demand(*reactive, kF, t + 2 * kMs + 500'000), (Loads{{2, kF}}));
+}
+
+TEST(Reactive, WaitsLongerAfterTakingASlotThatWasStillInUse) {
+  // Idle threshold min(0.1 ms x scale, 1 ms); each judged eviction doubles or halves the scale.
+  for (const bool premature : {true, false}) {
+    Rig r(3);
+    r.resident(0, kA);
+    r.resident(1, kB);
+    r.resident(2, kC);
+    const auto reactive = make_reconfig_policy("reactive:react_idle_ms=0.1:react_adapt=1", r.params);
+    const Time t = 10 * kMs;
+    ASSERT_EQ(r.demand(*reactive, kD, t), (Loads{{0, kD}}));
+    // A, evicted at t, is asked for again: within its delay (still in use: scale 2, threshold
+    // 0.2 ms) or after it (fair: scale 0.5, 0.05 ms). Its reaction takes B's slot either way.
+    const Time again = premature ? t + 200'000 : t + 1'200'000;
+    ASSERT_EQ(r.demand(*reactive, kA, again), (Loads{{1, kA}}));
+    // C's slot, used until 0.1 ms ago, is the only candidate left for E.
+    r.submit(kC, 100'000, again + 100'000);
+    r.finish(2, again + 200'000);
+    const Loads loads = r.demand(*reactive, kE, again + 300'000);
+    if (premature) {
+      EXPECT_TRUE(loads.empty()) << "C idle 0.1 ms < 0.2 ms";
+    } else {
+      EXPECT_EQ(loads, (Loads{{2, kE}})) << "C idle 0.1 ms >= 0.05 ms";
+    }
+  }
+}
+
+TEST(Reactive, ThePeriodOnlyAddsReplicasItLeavesChasingToTheReactions) {
+  // Every resident was used 0.5 ms ago, so E's request finds no slot to take. At the period,
+  // sticky (which chases new demand until it learns that it does not pay) displaces one for E;
+  // reactive leaves it: a slot will be taken by E's next request once one has been idle long enough.
+  for (const char* name : {"sticky", "reactive"}) {
+    Rig r(2);
+    r.resident(0, kA);
+    r.resident(1, kB);
+    const auto policy = make_reconfig_policy(name, r.params);
+    r.period(*policy, 0);
+    r.submit(kA, 10'000, 0);  // A and B: 10 us of work each, E's request stands for 100 us
+    r.submit(kB, 10'000, 0);
+    r.finish(0, 400'000);
+    r.finish(1, 500'000);
+    EXPECT_TRUE(r.demand(*policy, kE, 900'000).empty()) << name;
+    const Loads loads = r.period(*policy, kP);
+    if (std::string_view(name) == "sticky") {
+      EXPECT_EQ(loads.size(), 1u) << name;
+    } else {
+      EXPECT_TRUE(loads.empty()) << name;
+      EXPECT_EQ(r.demand(*policy, kE, 1'500'000), (Loads{{0, kE}})) << "A idle 1.1 ms";
+    }
+  }
+}
+
+TEST(Reactive, SpecAndParameters) {
+  ReconfigParams p;
+  EXPECT_FALSE(make_reconfig_policy("sticky", p)->reacts());
+  EXPECT_TRUE(make_reconfig_policy("sticky:react=1", p)->reacts());
+  EXPECT_FALSE(make_reconfig_policy("reactive:react=0", p)->reacts());
+  EXPECT_NO_THROW(make_reconfig_policy("reactive:react_idle_ms=5:react_idle_delays=0.5:react_period_chase=1", p));
+  EXPECT_NO_THROW(make_reconfig_policy("reactive:react_adapt=0:react_payoff=0:react_scale_min=1:react_scale_max=4", p));
+  EXPECT_THROW(make_reconfig_policy("reactive:react_idle=5", p), Error);
+  EXPECT_FALSE(make_reconfig_policy("algorithm1", p)->reacts()) << "Algorithm 1 stays period-driven";
+  const std::vector<std::string> names = reconfig_policy_names();
+  EXPECT_NE(std::find(names.begin(), names.end(), "reactive"), names.end());
 }
 
 }  // namespace

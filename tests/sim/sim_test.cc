@@ -97,6 +97,8 @@ TEST(Simulator, ConservesWork) {
   cases.push_back({"algorithm1 P=1ms", dynamic_config(3, 1, "algorithm1")});
   cases.push_back({"algorithm1 P=100ms", dynamic_config(10, 100, "algorithm1")});
   cases.push_back({"sticky P=1ms", dynamic_config(2, 1, "sticky")});
+  cases.push_back({"reactive P=1ms", dynamic_config(2, 1, "reactive")});
+  cases.push_back({"reactive P=100ms", dynamic_config(10, 100, "reactive")});
   SimConfig one_job = dynamic_config(5, 1, "algorithm1");
   one_job.partitioner.jobs_per_round = 0;
   cases.push_back({"one job per replica", one_job});
@@ -130,15 +132,16 @@ TEST(Simulator, CpusAreSharedByTimeSlices) {
 
 TEST(SanityLaws, SpeedupZeroChangesNothing) {
   const std::vector<AppSpec> apps = make_workload(small_workload(8, 16));
-  for (const char* policy : {"algorithm1", "sticky"}) {
+  for (const char* policy : {"algorithm1", "sticky", "reactive"}) {
     SimConfig c = dynamic_config(0, 1, policy);
     c.jitter_seed = 5;
     const SimResult with = simulate(c, apps);
     const SimResult base = simulate_sw_baseline(c, apps);
     EXPECT_EQ(with.makespan, base.makespan) << policy;
     EXPECT_EQ(with.hw_units, 0u);
-    // No call asks for an accelerator that cannot help; sticky only fills the empty slots once.
-    EXPECT_LE(with.reconfigurations, std::string(policy) == "sticky" ? c.slots : 0u) << policy;
+    // No call asks for an accelerator that cannot help (so nothing reacts); sticky and reactive only
+    // fill the empty slots once.
+    EXPECT_LE(with.reconfigurations, std::string(policy) == "algorithm1" ? 0u : c.slots) << policy;
   }
   FigureSpec spec = thesis_figure("5.11", true);
   RunOptions o;
@@ -148,6 +151,29 @@ TEST(SanityLaws, SpeedupZeroChangesNothing) {
   for (const PointResult& p : r.points) {
     if (p.x == 0) {
       EXPECT_DOUBLE_EQ(p.normalized_makespan, 1.0) << p.series;
+    }
+  }
+}
+
+TEST(Simulator, EventDrivenPolicyLoadsBetweenPeriods) {
+  // The simulator hands every NOT_ACCELERATED answer to a reacting policy: reactive begins loads
+  // between period boundaries, sticky and Algorithm 1 only at them.
+  const std::vector<AppSpec> apps = make_workload(small_workload(8, 16));
+  for (const char* policy : {"algorithm1", "sticky", "reactive"}) {
+    SimConfig c = dynamic_config(10, 100, policy);
+    c.trace = true;
+    const SimResult r = simulate(c, apps);
+    uint32_t between = 0, configures = 0;
+    for (const TraceSpan& s : r.trace) {
+      if (s.kind != TraceSpan::configure) continue;
+      ++configures;
+      between += s.begin % c.period_ns != 0 ? 1 : 0;
+    }
+    EXPECT_GT(configures, 0u) << policy;
+    if (std::string(policy) == "reactive") {
+      EXPECT_GT(between, 0u) << policy;
+    } else {
+      EXPECT_EQ(between, 0u) << policy;
     }
   }
 }

@@ -65,6 +65,9 @@ TEST(Config, ReconfigurationManager) {
   EXPECT_EQ(p.period_ns, 100'000'000);
   EXPECT_GT(p.xc[TANDEM_FN_WORK_BASE], 0);
   EXPECT_NE(engine::make_reconfig_policy(c.reconfig.policy, p), nullptr);
+  const Config r = parse_config("[reconfig]\npolicy = \"reactive\"\nreact_idle_ms = 5\n", "t.toml");
+  EXPECT_DOUBLE_EQ(reconfig_params(r).react_idle_s, 5e-3);
+  EXPECT_TRUE(engine::make_reconfig_policy(r.reconfig.policy, reconfig_params(r))->reacts());
   EXPECT_NE(error_of("[reconfig]\npolicy = \"magic\"\n").find("reconfig.policy"), std::string::npos);
   EXPECT_NE(error_of("[reconfig]\nperiod = 3\n").find("unknown key 'period'"), std::string::npos);
 }

@@ -203,11 +203,11 @@ bool apply_config(Config& c, std::string_view text, std::string_view source) {
                "monitor.available_bandwidth_mbps", source) * 1e6;
   }
   if (auto* rc = root["reconfig"].as_table()) {
-    check_keys(*rc, "reconfig", {"policy", "c_reconfig_ms", "c_replicate_ms", "history", "min_gain"}, source);
+    check_keys(*rc, "reconfig", {"policy", "c_reconfig_ms", "c_replicate_ms", "history", "min_gain", "react_idle_ms"}, source);
     if (rc->contains("policy")) {
       auto name = r["reconfig"]["policy"].value<std::string>();
-      if (!name || (*name != "none" && *name != "algorithm1" && *name != "sticky")) {
-        fail(source, "reconfig.policy must be \"none\", \"algorithm1\" or \"sticky\"");
+      if (!name || (*name != "none" && *name != "algorithm1" && *name != "sticky" && *name != "reactive")) {
+        fail(source, "reconfig.policy must be \"none\", \"algorithm1\", \"sticky\" or \"reactive\"");
       }
       c.reconfig.policy = *name;
     }
@@ -218,6 +218,8 @@ bool apply_config(Config& c, std::string_view text, std::string_view source) {
     }
     c.reconfig.history = number(r["reconfig"]["history"], c.reconfig.history, "reconfig.history", source, 0, 1);
     c.reconfig.min_gain = number(r["reconfig"]["min_gain"], c.reconfig.min_gain, "reconfig.min_gain", source, 0, 1e6);
+    c.reconfig.react_idle_s =
+        number(r["reconfig"]["react_idle_ms"], c.reconfig.react_idle_s * 1e3, "reconfig.react_idle_ms", source, 0, 1e6) * 1e-3;
   }
   if (auto* d = root["daemon"].as_table()) {
     check_keys(*d, "daemon", {"socket", "allowed_uids"}, source);
@@ -344,6 +346,7 @@ engine::ReconfigParams reconfig_params(const Config& config) {
   p.c_replicate_s = config.reconfig.c_replicate_s;
   p.history = config.reconfig.history;
   p.min_gain = config.reconfig.min_gain;
+  p.react_idle_s = config.reconfig.react_idle_s;
   for (const funcs::FunctionInfo* fn : funcs::all_functions()) p.xc[fn->id] = funcs::software_throughput(fn->id);
   return p;
 }

@@ -61,11 +61,12 @@ struct MonitorSettings {
 
 // The reconfiguration manager (thesis 5.4.7) run every monitoring period.
 struct ReconfigSettings {
-  std::string policy = "none";   // none | algorithm1 | sticky (engine/reconfig.hpp)
+  std::string policy = "none";   // none | algorithm1 | sticky | reactive (engine/reconfig.hpp)
   double c_reconfig_s = 0.5e-3;  // C_RECONFIG, seconds of SW work
   double c_replicate_s = -1;     // C_REPLICATE, seconds of SW work; < 0 = P / 2
   double history = 0.25;         // sticky: demand decay per period
   double min_gain = 2.0;         // sticky: hysteresis
+  double react_idle_s = 20e-3;   // reactive: a slot idle this long (or one reconfiguration delay) may be taken
 };
 
 struct DaemonSettings {
