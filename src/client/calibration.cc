@@ -9,6 +9,7 @@
 #include <sstream>
 #include <toml++/toml.h>
 
+#include "devices/emu/toml_checks.hpp"
 #include "status.hpp"
 
 namespace tandem::client {
@@ -21,19 +22,9 @@ constexpr double kDefaultRoundTripS = 1.5e-6;  // submit -> dispatcher -> comple
 constexpr double kDefaultCallOverheadS = 60e-9;  // O_0: a high-level call that runs in software
 constexpr double kDefaultJobOverheadS = 400e-9;  // O_c: submit, collect and combine one job
 
-[[noreturn]] void fail(std::string_view source, const std::string& what) {
-  throw Error(Status::invalid_argument, std::string(source) + ": " + what);
-}
+using devices::check_keys;
 
-void check_keys(const toml::table& t, std::string_view where, std::initializer_list<std::string_view> allowed,
-                std::string_view source) {
-  for (const auto& [key, node] : t) {
-    (void)node;
-    bool ok = false;
-    for (std::string_view a : allowed) ok = ok || key.str() == a;
-    if (!ok) fail(source, "unknown key '" + std::string(key.str()) + "' in [" + std::string(where) + "]");
-  }
-}
+[[noreturn]] void fail(std::string_view source, const std::string& what) { devices::toml_fail(source, what); }
 
 double number(const toml::table& t, std::string_view key, std::string_view where, std::string_view source,
               double min, double max) {

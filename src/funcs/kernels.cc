@@ -1,6 +1,5 @@
 #include "kernels.hpp"
 
-#include <time.h>
 
 #include <algorithm>
 #include <cstring>
@@ -10,6 +9,7 @@
 #include "funcs/ref/matmul_ref.hpp"
 #include "funcs/ref/pq_ref.hpp"
 #include "funcs/ref/sobel_ref.hpp"
+#include "rt/clock.hpp"  // header-only: the one CLOCK_MONOTONIC reader
 
 namespace tandem::funcs::kernels {
 
@@ -228,19 +228,13 @@ int64_t pq_run(const Call& call, uint64_t begin, uint64_t end) {
 void pq_slice(const Call& whole, uint64_t, uint64_t, Call& part) { part = whole; }
 
 // ---- software rates for funcs::software_throughput ----
-int64_t monotonic_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
-
 double best_rate(const FunctionInfo& fn, const Call& call) {
   double best = 0;
   volatile int64_t sink = 0;
   for (int run = 0; run < 5; ++run) {
-    const int64_t t0 = monotonic_ns();
+    const int64_t t0 = rt::now_ns();
     sink = sink + fn.run_sw(call, 0, call.workload);
-    const int64_t t1 = monotonic_ns();
+    const int64_t t1 = rt::now_ns();
     if (t1 > t0) best = std::max(best, static_cast<double>(call.workload) * 1e9 / static_cast<double>(t1 - t0));
   }
   return best;

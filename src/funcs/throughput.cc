@@ -1,23 +1,17 @@
 #include "throughput.hpp"
 
-#include <time.h>
 
 #include <algorithm>
 #include <mutex>
 #include <vector>
 
 #include "function.hpp"
+#include "rt/clock.hpp"  // header-only: the one CLOCK_MONOTONIC reader
 #include "kernels.hpp"
 
 namespace tandem::funcs {
 
 namespace {
-
-int64_t monotonic_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
 
 // Best rate over several runs of the software path on a cache-resident input.
 double measure_accumulate() {
@@ -31,9 +25,9 @@ double measure_accumulate() {
   double best = 0;
   volatile int64_t sink = 0;
   for (int run = 0; run < 9; ++run) {
-    const int64_t t0 = monotonic_ns();
+    const int64_t t0 = rt::now_ns();
     sink = sink + fn->run_sw(call, 0, call.workload);
-    const int64_t t1 = monotonic_ns();
+    const int64_t t1 = rt::now_ns();
     if (t1 > t0) best = std::max(best, static_cast<double>(call.workload) * 1e9 / static_cast<double>(t1 - t0));
   }
   return best;

@@ -1,12 +1,12 @@
 // The calibrated loop behind the `work` function: one work unit is one CPU cycle (thesis 5.5.2).
 // A unit is one tick of the invariant TSC; the loop is calibrated in iterations per tick, so it
 // progresses only while the thread runs (a descheduled thread does no work, as on real hardware).
-#include <time.h>
 
 #include <algorithm>
 #include <cstdint>
 
 #include "function.hpp"
+#include "rt/clock.hpp"  // header-only: the one CLOCK_MONOTONIC reader
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -16,17 +16,11 @@ namespace tandem::funcs {
 
 namespace {
 
-int64_t monotonic_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
-
 uint64_t ticks() {
 #if defined(__x86_64__) || defined(__i386__)
   return __rdtsc();
 #else
-  return static_cast<uint64_t>(monotonic_ns());
+  return static_cast<uint64_t>(rt::now_ns());
 #endif
 }
 
@@ -40,12 +34,12 @@ struct Calibration {
 
   Calibration() {
     // TSC rate against CLOCK_MONOTONIC over ~10 ms.
-    const int64_t t0 = monotonic_ns();
+    const int64_t t0 = rt::now_ns();
     const uint64_t c0 = ticks();
-    while (monotonic_ns() - t0 < 10'000'000) {
+    while (rt::now_ns() - t0 < 10'000'000) {
     }
     const uint64_t c1 = ticks();
-    const int64_t t1 = monotonic_ns();
+    const int64_t t1 = rt::now_ns();
     ticks_per_second = static_cast<double>(c1 - c0) * 1e9 / static_cast<double>(t1 - t0);
     // Loop speed: the best of several short runs (the fastest run is the undisturbed one).
     double best = 0;

@@ -1,4 +1,5 @@
-// The real-time driver's clock: CLOCK_MONOTONIC in nanoseconds (the engine's Time in real time).
+// The clock of everything that runs in real time: CLOCK_MONOTONIC in nanoseconds (the engine's Time
+// in the real-time driver; the functions' throughput probes). Header-only, so any layer may use it.
 #pragma once
 
 #include <time.h>

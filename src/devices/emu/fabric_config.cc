@@ -9,25 +9,14 @@
 #include "devices/rtl/rtl_catalog.hpp"
 #include "funcs/function.hpp"
 #include "funcs/throughput.hpp"
+#include "devices/emu/toml_checks.hpp"
 #include "status.hpp"
 
 namespace tandem::devices {
 
 namespace {
 
-[[noreturn]] void fail(std::string_view source, const std::string& what) {
-  throw Error(Status::invalid_argument, std::string(source) + ": " + what);
-}
-
-void check_keys(const toml::table& t, std::string_view where, std::initializer_list<std::string_view> allowed,
-                std::string_view source) {
-  for (const auto& [key, node] : t) {
-    (void)node;
-    bool ok = false;
-    for (std::string_view a : allowed) ok = ok || key.str() == a;
-    if (!ok) fail(source, "unknown key '" + std::string(key.str()) + "' in [" + std::string(where) + "]");
-  }
-}
+[[noreturn]] void fail(std::string_view source, const std::string& what) { toml_fail(source, what); }
 
 double number(const toml::node_view<const toml::node>& n, double fallback, std::string_view name,
               std::string_view source, double min = 0, double max = 1e300) {

@@ -1,0 +1,28 @@
+// The checks every TOML file of tandem gets (the configuration, the calibration file): one error
+// style, "<source>: <what>", and no key that the reader does not know (a typo is an error, not a
+// silently ignored setting).
+#pragma once
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <toml++/toml.h>
+
+#include "status.hpp"
+
+namespace tandem::devices {
+
+[[noreturn]] inline void toml_fail(std::string_view source, const std::string& what) {
+  throw Error(Status::invalid_argument, std::string(source) + ": " + what);
+}
+
+inline void check_keys(const toml::table& t, std::string_view where, std::initializer_list<std::string_view> allowed,
+                       std::string_view source) {
+  for (const auto& [key, node] : t) {
+    (void)node;
+    bool ok = false;
+    for (std::string_view a : allowed) ok = ok || key.str() == a;
+    if (!ok) toml_fail(source, "unknown key '" + std::string(key.str()) + "' in [" + std::string(where) + "]");
+  }
+}
+
+}  // namespace tandem::devices
