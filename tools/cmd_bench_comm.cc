@@ -18,7 +18,6 @@
 #include <nlohmann/json.hpp>
 #include <time.h>
 
-#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -26,6 +25,7 @@
 
 #include "client/runtime.hpp"
 #include "commands.hpp"
+#include "output.hpp"
 #include "support/measure.hpp"
 #include "support/peers.hpp"
 
@@ -289,14 +289,7 @@ void run_comm(const CommOptions& o) {
   if (block1 != nullptr) ratios["block_inline_1w_over_futex"] = block1_rtt.median / futex.median;
   j["ratios"] = ratios;
 
-  if (!o.out.empty()) {
-    std::ofstream f(o.out);
-    f << j.dump(2) << "\n";
-  }
-  if (o.json_output) {
-    fmt::print("{}\n", j.dump(2));
-    return;
-  }
+  if (emit_json_report(j, o.out, o.json_output)) return;
 
   // Table 4.1's analogue: what sending costs the caller.
   fmt::print("\nCPU overhead of the caller, ns (median of {} x {}): writing the words and publishing the packet "

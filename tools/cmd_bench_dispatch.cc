@@ -10,7 +10,6 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
-#include <fstream>
 #include <thread>
 #include <vector>
 
@@ -20,6 +19,7 @@
 
 #include "client/runtime.hpp"
 #include "commands.hpp"
+#include "output.hpp"
 #include "daemon_launcher.hpp"
 #include "rt/clock.hpp"
 #include "support/measure.hpp"
@@ -338,14 +338,7 @@ void run_dispatch(const DispatchOptions& o) {
   j["rounds"] = o.rounds;
   j["samples"] = o.samples;
 
-  if (!o.out.empty()) {
-    std::ofstream f(o.out);
-    f << j.dump(2) << "\n";
-  }
-  if (o.json_output) {
-    fmt::print("{}\n", j.dump(2));
-    return;
-  }
+  if (emit_json_report(j, o.out, o.json_output)) return;
   bench::TextTable t({"measurement", "median ns", "min ns", "p99 ns", "note"});
   auto row = [&](const std::string& name, const Summary& s, const std::string& note) {
     t.add_row({name, bench::fixed(s.median, 0), bench::fixed(s.min, 0), bench::fixed(s.p99, 0), note});

@@ -4,12 +4,12 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "commands.hpp"
+#include "output.hpp"
 #include "status.hpp"
 #if TANDEM_HAVE_RTL_DEVICE
 #include "devices/rtl/calibrate.hpp"
@@ -53,10 +53,7 @@ void run_calibrate_rtl(const CalibrateRtlOptions& o) {
     results.push_back(std::move(c).value());
   }
   const std::string layer = rtl::timing_config_layer(results);
-  if (!o.out.empty()) {
-    std::ofstream file(o.out);
-    if (!(file << layer)) throw Error(Status::io_error, "cannot write '" + o.out + "'");
-  }
+  if (!o.out.empty()) write_file(o.out, layer);
   if (o.json_output) {  // written by hand: every value is a number or a plain name
     std::string json = fmt::format("{{\n  \"clock_hz\": {},\n  \"functions\": {{", options.clock_hz);
     for (size_t i = 0; i < results.size(); ++i) {

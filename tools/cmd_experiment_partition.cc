@@ -21,7 +21,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -33,6 +32,7 @@
 #include "client/embedded.hpp"
 #include "client/partitioned_call.hpp"
 #include "commands.hpp"
+#include "output.hpp"
 #include "support/measure.hpp"
 
 namespace tandem::tools {
@@ -579,43 +579,44 @@ void run_experiment(const ExperimentOptions& o, const std::string& command_line)
 
   // ---- files ----
   {
-    std::ofstream f(o.out + "/results.csv");
-    f << "size,nl_predicted,model_alpha,model_hw_units,predicted_ns,model_ns,auto_ns,opt_alpha,opt_hw_units,opt_ns,"
-         "best_partitioned_alpha,best_partitioned_ns,sw_ns,hw_ns,gap,prediction_error\n";
+    std::string csv =
+        "size,nl_predicted,model_alpha,model_hw_units,predicted_ns,model_ns,auto_ns,opt_alpha,opt_hw_units,opt_ns,"
+        "best_partitioned_alpha,best_partitioned_ns,sw_ns,hw_ns,gap,prediction_error\n";
     for (const SizeResult& r : results) {
       const Split& o2 = r.splits[r.opt];
       const Split& bp = r.splits[r.best_partitioned];
       const double n = static_cast<double>(r.size);
-      f << fmt::format("{},{},{:.4f},{},{:.1f},{:.1f},{:.1f},{:.4f},{},{:.1f},{:.4f},{:.1f},{:.1f},{:.1f},{:.5f},{:.5f}\n",
-                       r.size, r.nl, r.model_alpha, r.model_hw_units, r.predicted_s * 1e9, r.model_s * 1e9,
-                       r.auto_s * 1e9, static_cast<double>(o2.hw_units) / n, o2.hw_units, o2.confirm_median * 1e9,
-                       static_cast<double>(bp.hw_units) / n, bp.confirm_median * 1e9, r.sw_s * 1e9,
-                       r.hw_s * 1e9, (r.model_s - o2.confirm_median) / o2.confirm_median,
-                       std::abs(r.predicted_s - r.model_s) / r.model_s);
+      csv += fmt::format("{},{},{:.4f},{},{:.1f},{:.1f},{:.1f},{:.4f},{},{:.1f},{:.4f},{:.1f},{:.1f},{:.1f},{:.5f},{:.5f}\n",
+                         r.size, r.nl, r.model_alpha, r.model_hw_units, r.predicted_s * 1e9, r.model_s * 1e9,
+                         r.auto_s * 1e9, static_cast<double>(o2.hw_units) / n, o2.hw_units, o2.confirm_median * 1e9,
+                         static_cast<double>(bp.hw_units) / n, bp.confirm_median * 1e9, r.sw_s * 1e9,
+                         r.hw_s * 1e9, (r.model_s - o2.confirm_median) / o2.confirm_median,
+                         std::abs(r.predicted_s - r.model_s) / r.model_s);
     }
+    write_file(o.out + "/results.csv", csv);
   }
   {
-    std::ofstream f(o.out + "/sweep.csv");
-    f << "size,alpha_min,alpha_max,hw_units,actual_hw_units,on_grid,sweep_median_ns,samples,confirm_median_ns\n";
+    std::string csv = "size,alpha_min,alpha_max,hw_units,actual_hw_units,on_grid,sweep_median_ns,samples,confirm_median_ns\n";
     for (const auto* set : {&results, &fine}) {
       for (const SizeResult& r : *set) {
         for (const Split& sp : r.splits) {
-          f << fmt::format("{},{:.4f},{:.4f},{},{},{},{:.1f},{},{}\n", r.size, sp.alpha_min, sp.alpha_max, sp.hw_units,
-                           sp.actual_hw_units, sp.on_grid ? 1 : 0, sp.sweep_median * 1e9, sp.sweep.size(),
-                           sp.confirm.empty() ? std::string() : fmt::format("{:.1f}", sp.confirm_median * 1e9));
+          csv += fmt::format("{},{:.4f},{:.4f},{},{},{},{:.1f},{},{}\n", r.size, sp.alpha_min, sp.alpha_max, sp.hw_units,
+                             sp.actual_hw_units, sp.on_grid ? 1 : 0, sp.sweep_median * 1e9, sp.sweep.size(),
+                             sp.confirm.empty() ? std::string() : fmt::format("{:.1f}", sp.confirm_median * 1e9));
         }
       }
     }
+    write_file(o.out + "/sweep.csv", csv);
   }
   {
-    std::ofstream f(o.out + "/nl_grid.csv");
-    f << "size,sw_ns,best_partitioned_ns,best_partitioned_alpha,model_ns,predicted_ns\n";
+    std::string csv = "size,sw_ns,best_partitioned_ns,best_partitioned_alpha,model_ns,predicted_ns\n";
     for (const SizeResult& r : fine) {
       const Split& bp = r.splits[r.best_partitioned];
-      f << fmt::format("{},{:.1f},{:.1f},{:.4f},{:.1f},{:.1f}\n", r.size, r.sw_s * 1e9, bp.confirm_median * 1e9,
-                       static_cast<double>(bp.hw_units) / static_cast<double>(r.size), r.model_s * 1e9,
-                       r.predicted_s * 1e9);
+      csv += fmt::format("{},{:.1f},{:.1f},{:.4f},{:.1f},{:.1f}\n", r.size, r.sw_s * 1e9, bp.confirm_median * 1e9,
+                         static_cast<double>(bp.hw_units) / static_cast<double>(r.size), r.model_s * 1e9,
+                         r.predicted_s * 1e9);
     }
+    write_file(o.out + "/nl_grid.csv", csv);
   }
   nlohmann::ordered_json j;
   j["command"] = command_line;
@@ -673,10 +674,7 @@ void run_experiment(const ExperimentOptions& o, const std::string& command_line)
                     {"hw_ns", r.hw_s * 1e9}});
   }
   j["sizes"] = rows;
-  {
-    std::ofstream f(o.out + "/summary.json");
-    f << j.dump(2) << "\n";
-  }
+  write_file(o.out + "/summary.json", j.dump(2) + "\n");
 
   fmt::print("\nN_L: predicted {} {}, empirical {:.0f} {} ({}; raw grid crossover {}): {:.1f}% apart (target <= 8%)\n",
              nl_predicted, fn->units, nl_empirical, fn->units, fit_ok ? "fitted lines" : "raw", nl_raw,

@@ -7,10 +7,10 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 
 #include "commands.hpp"
+#include "output.hpp"
 #include "engine/reconfig.hpp"
 #include "sim/experiment.hpp"
 #include "status.hpp"
@@ -34,12 +34,6 @@ struct ThesisOptions {
   uint32_t trace_apps = 2;
   double trace_speedup = 10;
 };
-
-void write_file(const fs::path& p, const std::string& text) {
-  std::ofstream f(p, std::ios::binary);
-  if (!f) throw Error(Status::io_error, "cannot write " + p.string());
-  f << text;
-}
 
 std::string quote(const std::string& s) {
   std::string q = "'";
@@ -118,9 +112,9 @@ void write_trace(const ThesisOptions& o, const sim::FigureSpec& spec, const fs::
   c.trace = true;
   const std::vector<sim::AppSpec> apps = sim::make_workload(w);
   const sim::SimResult r = sim::simulate(c, apps);
-  write_file(dir / "trace.json", sim::chrome_trace_json(r, apps));
-  write_file(dir / "residency.csv", sim::residency_csv(r));
-  write_file(dir / "calls.csv", sim::calls_csv(r));
+  write_file((dir / "trace.json").string(), sim::chrome_trace_json(r, apps));
+  write_file((dir / "residency.csv").string(), sim::residency_csv(r));
+  write_file((dir / "calls.csv").string(), sim::calls_csv(r));
   const std::string title = fmt::format("{} apps, {:g}x, P = {:g} ms, {}: makespan {:.1f} ms", w.apps, c.speedup,
                                         static_cast<double>(c.period_ns) * 1e-6, c.policy, static_cast<double>(r.makespan) * 1e-6);
   plot("plot_trace.py", {(dir / "residency.csv").string(), (dir / "calls.csv").string(), (dir / "trace.png").string(), title});
@@ -147,11 +141,11 @@ int run_thesis(const ThesisOptions& o) {
   fs::create_directories(dir);
   const sim::RunOptions ro = run_options(o, "figure " + o.figure);
   const sim::FigureResult r = sim::run_figure(spec, ro);
-  write_file(dir / "figure.csv", sim::figure_csv(r));
+  write_file((dir / "figure.csv").string(), sim::figure_csv(r));
   nlohmann::json j = figure_json(r, ro);
   j["quick"] = o.quick;
   j["policy"] = o.policy.empty() ? "default" : o.policy;
-  write_file(dir / "summary.json", j.dump(2) + "\n");
+  write_file((dir / "summary.json").string(), j.dump(2) + "\n");
   plot("plot_thesis.py", {(dir / "figure.csv").string(), r.spec.metric, "Figure " + r.spec.id + ": " + r.spec.title,
                           (dir / "figure.png").string()});
   if (o.trace) write_trace(o, spec, dir);
@@ -210,8 +204,8 @@ int run_compare(const CompareOptions& co) {
     fmt::print("best: {} ({:.1f}% lower average normalised makespan than algorithm1)\n", best_name,
                100.0 * (1.0 - best / alg1));
   }
-  write_file(dir / "policies.csv", csv);
-  write_file(dir / "summary.json", summary.dump(2) + "\n");
+  write_file((dir / "policies.csv").string(), csv);
+  write_file((dir / "summary.json").string(), summary.dump(2) + "\n");
   plot("plot_thesis.py", {(dir / "policies.csv").string(), "normalized_makespan",
                           "Reconfiguration policies: 8 apps, 16 functions, 8 slots", (dir / "policies.png").string()});
   fmt::print("wrote {}\n", dir.string());
