@@ -27,6 +27,8 @@ struct FunctionMetrics {
   double demand = 0;
   double demand_per_accelerator = 0;
   uint64_t requests = 0;
+
+  bool operator==(const FunctionMetrics&) const = default;
 };
 
 void init_metrics_page(tandem_metrics_page_t& page, uint32_t slot_count, uint64_t period_ns);

@@ -373,14 +373,8 @@ void Dispatcher::refresh_drained() {
     if (engine_.running_jobs(f) != 0 || (q != engine::kNone && engine_.queue(q).jobs != 0)) continue;
     const abi::FunctionMetrics before = monitor_.metrics(f);
     monitor_.refresh(engine_, f);
-    const abi::FunctionMetrics& after = monitor_.metrics(f);
     // Rewrite the entry only if a figure changed: every write costs each reader a cache miss.
-    if (after.queue_wait_s != before.queue_wait_s || after.outstanding_work != before.outstanding_work ||
-        after.running_jobs != before.running_jobs || after.queued_jobs != before.queued_jobs ||
-        after.queued_work != before.queued_work || after.accelerators != before.accelerators ||
-        after.configuring != before.configuring || after.requests != before.requests) {
-      publish(f);
-    }
+    if (monitor_.metrics(f) != before) publish(f);
   }
   drained_count_ = 0;
 }
