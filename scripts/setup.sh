@@ -4,7 +4,7 @@
 set -euo pipefail
 
 debian_packages=(
-  cmake ninja-build g++ pkg-config
+  cmake ninja-build g++ pkg-config python3-pip
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev
   liburing-dev libstarpu-dev
