@@ -18,7 +18,7 @@
 #include <thread>
 
 #include "client/runtime.hpp"
-#include "rt/clock.hpp"
+#include "base/clock.hpp"
 #include "rt/control_channel.hpp"
 
 namespace tandem::testing {

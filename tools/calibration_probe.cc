@@ -1,4 +1,5 @@
 #include "calibration_probe.hpp"
+#include "base/stats.hpp"
 
 #include <unistd.h>
 
@@ -53,12 +54,6 @@ Plan plan_for(const funcs::FunctionInfo& fn, bool quick) {
   return p;
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  const size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
-  return v[mid];
-}
 
 // The slope b of T = a + b N through the points, for a given intercept a, that minimises the
 // relative residuals sum(((a + b N - T) / T)^2): the model predicts T from its measured fixed cost

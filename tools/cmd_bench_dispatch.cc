@@ -21,7 +21,7 @@
 #include "commands.hpp"
 #include "output.hpp"
 #include "daemon_launcher.hpp"
-#include "rt/clock.hpp"
+#include "base/clock.hpp"
 #include "support/measure.hpp"
 #include "support/measure_json.hpp"
 #include "support/peers.hpp"
@@ -157,10 +157,10 @@ double throughput(client::Runtime& rt, std::vector<std::unique_ptr<client::Queue
     });
   }
   while (ready.load() < static_cast<int>(queues.size())) std::this_thread::yield();
-  const int64_t t0 = rt::now_ns();
+  const int64_t t0 = tandem::now_ns();
   go.store(true, std::memory_order_release);
   for (auto& t : threads) t.join();
-  const double seconds = static_cast<double>(rt::now_ns() - t0) / 1e9;
+  const double seconds = static_cast<double>(tandem::now_ns() - t0) / 1e9;
   if (failures.load() != 0) throw Error(Status::device_error, "throughput run: some batches failed");
   return static_cast<double>(per_producer * queues.size()) / seconds;
 }
@@ -199,7 +199,7 @@ double daemon_throughput(const std::string& socket, unsigned processes, uint64_t
           shared->failures.fetch_add(1);
           rc = 1;
         }
-        int64_t end = rt::now_ns(), seen = shared->end_ns.load();
+        int64_t end = tandem::now_ns(), seen = shared->end_ns.load();
         while (end > seen && !shared->end_ns.compare_exchange_weak(seen, end)) {
         }
       }
@@ -208,7 +208,7 @@ double daemon_throughput(const std::string& socket, unsigned processes, uint64_t
     children.push_back(pid);
   }
   while (shared->ready.load() < static_cast<int>(processes)) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  const int64_t t0 = rt::now_ns();
+  const int64_t t0 = tandem::now_ns();
   shared->go.store(1, std::memory_order_release);
   for (pid_t c : children) waitpid(c, nullptr, 0);
   const int failures = shared->failures.load();

@@ -10,7 +10,7 @@
 
 #include "commands.hpp"
 #include "output.hpp"
-#include "status.hpp"
+#include "abi/status.hpp"
 #if TANDEM_HAVE_RTL_DEVICE
 #include "devices/rtl/calibrate.hpp"
 #endif

@@ -20,7 +20,7 @@
 
 #include "commands.hpp"
 #include "daemon_launcher.hpp"
-#include "rt/clock.hpp"
+#include "base/clock.hpp"
 #include "status_report.hpp"
 #include "tandem/tandem.h"
 
@@ -50,7 +50,7 @@ struct PhaseResult {
 PhaseResult run_calls(const DemoOptions& o, tandem_runtime_t* rt, const std::vector<const int32_t*>& inputs,
                       const std::vector<int64_t>& expected) {
   std::atomic<uint64_t> wrong{0}, failed{0};
-  const int64_t t0 = rt::now_ns();
+  const int64_t t0 = tandem::now_ns();
   std::vector<std::thread> threads;
   for (unsigned t = 0; t < o.threads; ++t) {
     threads.emplace_back([&, t] {
@@ -67,7 +67,7 @@ PhaseResult run_calls(const DemoOptions& o, tandem_runtime_t* rt, const std::vec
   }
   for (auto& th : threads) th.join();
   PhaseResult r;
-  r.makespan_ms = static_cast<double>(rt::now_ns() - t0) / 1e6;
+  r.makespan_ms = static_cast<double>(tandem::now_ns() - t0) / 1e6;
   r.wrong = wrong;
   r.failed = failed;
   return r;
@@ -104,10 +104,10 @@ std::pair<double, double> dispatch_latency(const DemoOptions& o) {
   std::vector<double> samples;
   for (int i = 0; i < 3000; ++i) {
     tandem_completion_init(&rec);
-    const int64_t t0 = rt::now_ns();
+    const int64_t t0 = tandem::now_ns();
     tandem_dispatch(q, TANDEM_FN_NOP, nullptr, 0, 0, &rec);
     tandem_wait(rt, &rec, TANDEM_WAIT_SPIN, 0, 1'000'000'000);
-    if (i >= 500) samples.push_back(static_cast<double>(rt::now_ns() - t0));
+    if (i >= 500) samples.push_back(static_cast<double>(tandem::now_ns() - t0));
   }
   tandem_queue_destroy(q);
   tandem_close(rt);
@@ -152,7 +152,7 @@ void run_daemon_phase(const DemoOptions& o) {
              daemon.pid(), daemon.socket(), o.processes, o.threads);
   auto* times = static_cast<double*>(mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
   std::vector<pid_t> children;
-  const int64_t t0 = rt::now_ns();
+  const int64_t t0 = tandem::now_ns();
   for (unsigned p = 0; p < o.processes; ++p) {
     const pid_t pid = fork();
     if (pid == 0) _exit(daemon_client(o, daemon.socket(), p, &times[p]));
@@ -167,7 +167,7 @@ void run_daemon_phase(const DemoOptions& o) {
     all_ok = all_ok && ok;
     fmt::print("{:<10} {:>10} {:>14.1f} {:>10}\n", p, children[p], times[p], ok ? "all ok" : "WRONG");
   }
-  fmt::print("all {} processes finished in {:.1f} ms\n\n", o.processes, static_cast<double>(rt::now_ns() - t0) / 1e6);
+  fmt::print("all {} processes finished in {:.1f} ms\n\n", o.processes, static_cast<double>(tandem::now_ns() - t0) / 1e6);
   munmap(times, 4096);
   fmt::print("$ tandem status\n");
   print_status(fetch_status(daemon.socket()));

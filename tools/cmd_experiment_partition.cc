@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "calibration_probe.hpp"
+#include "base/stats.hpp"
 #include "client/embedded.hpp"
 #include "client/partitioned_call.hpp"
 #include "commands.hpp"
@@ -96,12 +97,6 @@ struct SizeResult {
   double sw_s = 0, hw_s = 0;
 };
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  const size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
-  return v[mid];
-}
 
 uint64_t parse_size(const std::string& text) {
   size_t used = 0;

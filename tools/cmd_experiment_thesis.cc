@@ -13,7 +13,7 @@
 #include "output.hpp"
 #include "engine/reconfig.hpp"
 #include "sim/experiment.hpp"
-#include "status.hpp"
+#include "abi/status.hpp"
 
 namespace tandem::tools {
 

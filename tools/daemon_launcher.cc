@@ -13,7 +13,7 @@
 #include <cstring>
 #include <thread>
 
-#include "status.hpp"
+#include "abi/status.hpp"
 
 namespace tandem::tools {
 

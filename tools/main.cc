@@ -4,7 +4,7 @@
 #include <exception>
 
 #include "commands.hpp"
-#include "status.hpp"
+#include "abi/status.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"tandem: share accelerator slots among many short-running tasks"};

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "status.hpp"
+#include "abi/status.hpp"
 
 namespace tandem::tools {
 

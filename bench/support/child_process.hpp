@@ -12,7 +12,7 @@
 #include <string>
 #include <utility>
 
-#include "status.hpp"
+#include "abi/status.hpp"
 
 namespace tandem::bench {
 

@@ -1,4 +1,5 @@
 #include "support/measure.hpp"
+#include "base/stats.hpp"
 
 #include <pthread.h>
 #include <time.h>
@@ -82,10 +83,8 @@ Summary summarize(std::span<const double> samples) {
   s.samples = n;
   s.min = sorted.front();
   s.max = sorted.back();
-  s.median = n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0;
-  // Nearest rank: the smallest sample with at least 99% of the samples at or below it.
-  const auto rank = static_cast<std::size_t>(std::ceil(0.99 * static_cast<double>(n)));
-  s.p99 = sorted[std::clamp<std::size_t>(rank, 1, n) - 1];
+  s.median = median(std::span<const double>(sorted));
+  s.p99 = percentile_sorted(sorted, 0.99);
   s.mean = std::accumulate(sorted.begin(), sorted.end(), 0.0) / static_cast<double>(n);
   return s;
 }

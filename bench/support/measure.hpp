@@ -14,7 +14,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "status.hpp"
+#include "abi/status.hpp"
 
 namespace tandem::bench {
 

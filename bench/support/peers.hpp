@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "status.hpp"
+#include "abi/status.hpp"
 
 namespace tandem::bench {
 

@@ -1,4 +1,4 @@
-#include "metrics.hpp"
+#include "abi/metrics.hpp"
 
 #include <bit>
 

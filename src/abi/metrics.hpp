@@ -5,8 +5,8 @@
 
 #include <cstring>
 
-#include "atomics.hpp"
-#include "tandem_abi.h"
+#include "abi/atomics.hpp"
+#include "tandem/tandem_abi.h"
 
 namespace tandem::abi {
 

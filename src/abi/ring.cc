@@ -1,4 +1,4 @@
-#include "ring.hpp"
+#include "abi/ring.hpp"
 
 namespace tandem::abi {
 

@@ -22,10 +22,10 @@
 #include <cstdint>
 #include <cstring>
 
-#include "atomics.hpp"
-#include "futex.hpp"
-#include "status.hpp"
-#include "tandem_abi.h"
+#include "abi/atomics.hpp"
+#include "abi/futex.hpp"
+#include "abi/status.hpp"
+#include "tandem/tandem_abi.h"
 
 namespace tandem::abi {
 

@@ -1,4 +1,4 @@
-#include "status.hpp"
+#include "abi/status.hpp"
 
 namespace tandem {
 

@@ -11,7 +11,7 @@
 #include <utility>
 #include <optional>
 
-#include "tandem_abi.h"
+#include "tandem/tandem_abi.h"
 
 namespace tandem {
 

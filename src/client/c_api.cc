@@ -6,7 +6,7 @@
 #include <new>
 #include <string>
 
-#include "runtime.hpp"
+#include "client/runtime.hpp"
 #include "tandem/tandem.h"
 
 struct tandem_runtime {

@@ -1,4 +1,4 @@
-#include "calibration.hpp"
+#include "client/calibration.hpp"
 
 #include <sys/stat.h>
 
@@ -10,7 +10,7 @@
 #include <toml++/toml.h>
 
 #include "devices/emu/toml_checks.hpp"
-#include "status.hpp"
+#include "abi/status.hpp"
 
 namespace tandem::client {
 

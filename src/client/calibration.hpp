@@ -18,7 +18,7 @@
 #include "funcs/function.hpp"
 #include "model/accel_model.hpp"
 #include "model/cost_model.hpp"
-#include "tandem_abi.h"
+#include "tandem/tandem_abi.h"
 
 namespace tandem::client {
 

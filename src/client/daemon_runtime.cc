@@ -1,4 +1,4 @@
-#include "daemon_runtime.hpp"
+#include "client/daemon_runtime.hpp"
 
 #include <poll.h>
 #include <sys/socket.h>

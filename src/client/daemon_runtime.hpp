@@ -11,7 +11,7 @@
 
 #include "rt/control_channel.hpp"
 #include "rt/shm.hpp"
-#include "runtime.hpp"
+#include "client/runtime.hpp"
 
 namespace tandem::client {
 

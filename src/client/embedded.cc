@@ -1,4 +1,4 @@
-#include "embedded.hpp"
+#include "client/embedded.hpp"
 
 #include <sys/mman.h>
 

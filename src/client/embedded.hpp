@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "rt/dispatcher.hpp"
-#include "runtime.hpp"
+#include "client/runtime.hpp"
 
 namespace tandem::client {
 

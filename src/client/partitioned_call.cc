@@ -1,4 +1,4 @@
-#include "partitioned_call.hpp"
+#include "client/partitioned_call.hpp"
 
 #include <time.h>
 
@@ -12,7 +12,7 @@
 #include "abi/atomics.hpp"
 #include "abi/futex.hpp"
 #include "abi/metrics.hpp"
-#include "rt/clock.hpp"
+#include "base/clock.hpp"
 
 namespace tandem::client {
 
@@ -76,7 +76,7 @@ class Driver {
 
   Status run(const model::LiveMetrics& first, int64_t& value) {
     metrics_ = first;
-    origin_ = rt::now_ns();
+    origin_ = tandem::now_ns();
     part_.start(call_.workload, 0.0, first);
     for (;;) {
       const double t = now();  // one clock reading per step: events are reported at the time they were seen
@@ -102,7 +102,7 @@ class Driver {
   }
 
  private:
-  double now() const { return static_cast<double>(rt::now_ns() - origin_) * 1e-9; }
+  double now() const { return static_cast<double>(tandem::now_ns() - origin_) * 1e-9; }
 
   void combine(int64_t partial) {
     value_ = have_value_ ? fn_.combine(value_, partial) : partial;
@@ -202,7 +202,7 @@ class Driver {
     if (!cancel_outstanding_ && outstanding_count_ == 0) return;  // nothing can arrive: decide again
     const int64_t wake_ns = std::isfinite(wake_at) ? origin_ + static_cast<int64_t>(std::ceil(wake_at * 1e9))
                                                    : std::numeric_limits<int64_t>::max();
-    const int64_t start = rt::now_ns();
+    const int64_t start = tandem::now_ns();
     const int64_t spin_until = wait_.mode == rt::WaitMode::block  ? start
                                : wait_.mode == rt::WaitMode::spin ? std::numeric_limits<int64_t>::max()
                                                                   : start + wait_.spin_ns;
@@ -210,7 +210,7 @@ class Driver {
       if (any_event()) return;
       abi::cpu_relax();
       if ((i & 31) != 0) continue;
-      const int64_t t = rt::now_ns();
+      const int64_t t = tandem::now_ns();
       if (t >= wake_ns) return;
       if (t >= spin_until) break;
     }
@@ -229,10 +229,10 @@ class Driver {
       }
       if (n == 0 || event) return;
       // Bounded slices so that a dead daemon is noticed (rt::Liveness).
-      const int64_t slice_end = std::min(wake_ns, rt::now_ns() + 100'000'000);
+      const int64_t slice_end = std::min(wake_ns, tandem::now_ns() + 100'000'000);
       const int rc = abi::futex_waitv({targets.data(), n}, slice_end);
       if (rc == ENOSYS) abi::futex_wait(targets[0].word, TANDEM_PENDING, 50'000);
-      if (any_event() || rt::now_ns() >= wake_ns) return;
+      if (any_event() || tandem::now_ns() >= wake_ns) return;
       if (rt::Liveness* l = rt_.liveness(); l != nullptr) {
         if (Status alive = l->check(); alive != Status::ok) {
           fail_outstanding(alive);

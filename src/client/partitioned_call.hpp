@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "runtime.hpp"
+#include "client/runtime.hpp"
 
 namespace tandem::client {
 

@@ -1,4 +1,4 @@
-#include "runtime.hpp"
+#include "client/runtime.hpp"
 
 #include <sched.h>
 #include <time.h>
@@ -13,11 +13,11 @@
 
 #include <unistd.h>
 
-#include "daemon_runtime.hpp"
-#include "embedded.hpp"
+#include "client/daemon_runtime.hpp"
+#include "client/embedded.hpp"
 #include "funcs/throughput.hpp"
-#include "partitioned_call.hpp"
-#include "rt/clock.hpp"
+#include "client/partitioned_call.hpp"
+#include "base/clock.hpp"
 
 namespace tandem::client {
 

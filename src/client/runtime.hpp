@@ -13,14 +13,14 @@
 #include <vector>
 
 #include "abi/ring.hpp"
-#include "calibration.hpp"
+#include "client/calibration.hpp"
 #include "engine/partitioner.hpp"
 #include "funcs/function.hpp"
 #include "model/accel_model.hpp"
 #include "model/cost_model.hpp"
 #include "rt/completion.hpp"
-#include "status.hpp"
-#include "tandem_abi.h"
+#include "abi/status.hpp"
+#include "tandem/tandem_abi.h"
 
 namespace tandem::client {
 

@@ -1,4 +1,4 @@
-#include "daemon.hpp"
+#include "daemon/daemon.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -25,7 +25,7 @@
 #include "abi/metrics.hpp"
 #include "abi/ring.hpp"
 #include "funcs/function.hpp"
-#include "rt/clock.hpp"
+#include "base/clock.hpp"
 #include "rt/runtime_setup.hpp"
 
 namespace tandem::daemon {
@@ -99,7 +99,7 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const DaemonOptions& options) {
   d->socket_path_ = !options.socket_path.empty()   ? options.socket_path
                     : !options.config.daemon.socket.empty() ? options.config.daemon.socket
                                                             : rt::default_socket_path();
-  d->started_ns_ = rt::now_ns();
+  d->started_ns_ = tandem::now_ns();
   if (Status s = d->open_socket(); s != Status::ok) {
     return Result<std::unique_ptr<Daemon>>(s, "cannot listen on " + d->socket_path_ + ": " +
                                                   (s == Status::permission_denied ? "another tandemd owns it"
@@ -247,7 +247,7 @@ void Daemon::accept_clients() {
     c->uid = cred.uid;
     c->pid = cred.pid;
     c->id = next_connection_++;
-    c->connected_ns = rt::now_ns();
+    c->connected_ns = tandem::now_ns();
     const int raw = fd.get();
     c->fd = std::move(fd);
     if (!uid_ok || connections_.size() >= options_.config.daemon.max_sessions) {
@@ -524,7 +524,7 @@ std::string Daemon::status_json() {
   json j;
   const rt::Snapshot snap = dispatcher_->snapshot();
   const engine::TlbStats tlb = dispatcher_->with_engine([&](engine::Engine&) { return translator_->stats(); });
-  const double uptime = static_cast<double>(rt::now_ns() - started_ns_) / 1e9;
+  const double uptime = static_cast<double>(tandem::now_ns() - started_ns_) / 1e9;
   j["daemon"] = {{"pid", getpid()},
                  {"socket", socket_path_},
                  {"uptime_s", uptime},
@@ -552,7 +552,7 @@ std::string Daemon::status_json() {
                         {"queues", c->queues.size()},
                         {"regions", c->regions.size()},
                         {"registered_bytes", c->registered_bytes},
-                        {"connected_s", static_cast<double>(rt::now_ns() - c->connected_ns) / 1e9}});
+                        {"connected_s", static_cast<double>(tandem::now_ns() - c->connected_ns) / 1e9}});
   }
   j["sessions"] = sessions;
   json queues = json::array();

@@ -7,7 +7,7 @@
 
 #include <cstdio>
 
-#include "daemon.hpp"
+#include "daemon/daemon.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"tandemd: share one accelerator fabric among many processes"};

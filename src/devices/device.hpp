@@ -8,7 +8,7 @@
 
 #include "funcs/function.hpp"
 #include "model/accel_model.hpp"
-#include "status.hpp"
+#include "abi/status.hpp"
 
 namespace tandem::devices {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "model/accel_model.hpp"
-#include "types.hpp"
+#include "engine/types.hpp"
 
 namespace tandem::engine {
 

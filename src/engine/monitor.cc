@@ -1,4 +1,4 @@
-#include "monitor.hpp"
+#include "engine/monitor.hpp"
 
 #include <algorithm>
 #include <cmath>

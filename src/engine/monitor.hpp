@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "abi/metrics.hpp"
-#include "engine.hpp"
+#include "engine/engine.hpp"
 
 namespace tandem::engine {
 

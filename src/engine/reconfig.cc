@@ -1,11 +1,11 @@
-#include "reconfig.hpp"
+#include "engine/reconfig.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 
-#include "status.hpp"
+#include "abi/status.hpp"
 
 namespace tandem::engine {
 

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "monitor.hpp"
+#include "engine/monitor.hpp"
 
 namespace tandem::engine {
 

@@ -1,4 +1,4 @@
-#include "translation.hpp"
+#include "engine/translation.hpp"
 
 #include <algorithm>
 #include <bit>

@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "status.hpp"
+#include "abi/status.hpp"
 
 namespace tandem::engine {
 

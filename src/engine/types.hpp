@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "status.hpp"
-#include "tandem_abi.h"
+#include "abi/status.hpp"
+#include "tandem/tandem_abi.h"
 
 namespace tandem::engine {
 

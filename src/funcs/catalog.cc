@@ -3,8 +3,8 @@
 #include <array>
 #include <cstring>
 
-#include "function.hpp"
-#include "kernels.hpp"
+#include "funcs/function.hpp"
+#include "funcs/kernels.hpp"
 
 namespace tandem::funcs {
 

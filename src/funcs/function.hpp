@@ -9,8 +9,8 @@
 #include <string_view>
 
 #include "model/accel_model.hpp"
-#include "status.hpp"
-#include "tandem_abi.h"
+#include "abi/status.hpp"
+#include "tandem/tandem_abi.h"
 
 namespace tandem::funcs {
 

@@ -1,4 +1,4 @@
-#include "kernels.hpp"
+#include "funcs/kernels.hpp"
 
 
 #include <algorithm>
@@ -9,7 +9,7 @@
 #include "funcs/ref/matmul_ref.hpp"
 #include "funcs/ref/pq_ref.hpp"
 #include "funcs/ref/sobel_ref.hpp"
-#include "rt/clock.hpp"  // header-only: the one CLOCK_MONOTONIC reader
+#include "base/clock.hpp"
 
 namespace tandem::funcs::kernels {
 
@@ -232,9 +232,9 @@ double best_rate(const FunctionInfo& fn, const Call& call) {
   double best = 0;
   volatile int64_t sink = 0;
   for (int run = 0; run < 5; ++run) {
-    const int64_t t0 = rt::now_ns();
+    const int64_t t0 = tandem::now_ns();
     sink = sink + fn.run_sw(call, 0, call.workload);
-    const int64_t t1 = rt::now_ns();
+    const int64_t t1 = tandem::now_ns();
     if (t1 > t0) best = std::max(best, static_cast<double>(call.workload) * 1e9 / static_cast<double>(t1 - t0));
   }
   return best;

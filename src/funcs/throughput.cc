@@ -1,13 +1,13 @@
-#include "throughput.hpp"
+#include "funcs/throughput.hpp"
 
 
 #include <algorithm>
 #include <mutex>
 #include <vector>
 
-#include "function.hpp"
-#include "rt/clock.hpp"  // header-only: the one CLOCK_MONOTONIC reader
-#include "kernels.hpp"
+#include "funcs/function.hpp"
+#include "base/clock.hpp"
+#include "funcs/kernels.hpp"
 
 namespace tandem::funcs {
 
@@ -25,9 +25,9 @@ double measure_accumulate() {
   double best = 0;
   volatile int64_t sink = 0;
   for (int run = 0; run < 9; ++run) {
-    const int64_t t0 = rt::now_ns();
+    const int64_t t0 = tandem::now_ns();
     sink = sink + fn->run_sw(call, 0, call.workload);
-    const int64_t t1 = rt::now_ns();
+    const int64_t t1 = tandem::now_ns();
     if (t1 > t0) best = std::max(best, static_cast<double>(call.workload) * 1e9 / static_cast<double>(t1 - t0));
   }
   return best;

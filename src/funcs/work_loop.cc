@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "function.hpp"
-#include "rt/clock.hpp"  // header-only: the one CLOCK_MONOTONIC reader
+#include "funcs/function.hpp"
+#include "base/clock.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -20,7 +20,7 @@ uint64_t ticks() {
 #if defined(__x86_64__) || defined(__i386__)
   return __rdtsc();
 #else
-  return static_cast<uint64_t>(rt::now_ns());
+  return static_cast<uint64_t>(tandem::now_ns());
 #endif
 }
 
@@ -34,12 +34,12 @@ struct Calibration {
 
   Calibration() {
     // TSC rate against CLOCK_MONOTONIC over ~10 ms.
-    const int64_t t0 = rt::now_ns();
+    const int64_t t0 = tandem::now_ns();
     const uint64_t c0 = ticks();
-    while (rt::now_ns() - t0 < 10'000'000) {
+    while (tandem::now_ns() - t0 < 10'000'000) {
     }
     const uint64_t c1 = ticks();
-    const int64_t t1 = rt::now_ns();
+    const int64_t t1 = tandem::now_ns();
     ticks_per_second = static_cast<double>(c1 - c0) * 1e9 / static_cast<double>(t1 - t0);
     // Loop speed: the best of several short runs (the fastest run is the undisturbed one).
     double best = 0;

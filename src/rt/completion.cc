@@ -1,6 +1,6 @@
-#include "completion.hpp"
+#include "rt/completion.hpp"
 
-#include "clock.hpp"
+#include "base/clock.hpp"
 
 namespace tandem::rt {
 

@@ -6,8 +6,8 @@
 
 #include "abi/atomics.hpp"
 #include "abi/futex.hpp"
-#include "status.hpp"
-#include "tandem_abi.h"
+#include "abi/status.hpp"
+#include "tandem/tandem_abi.h"
 
 namespace tandem::rt {
 

@@ -1,4 +1,4 @@
-#include "control_channel.hpp"
+#include "rt/control_channel.hpp"
 
 #include <poll.h>
 #include <sys/socket.h>
@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "clock.hpp"
+#include "base/clock.hpp"
 
 namespace tandem::rt {
 

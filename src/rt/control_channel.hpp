@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "abi/control.hpp"
-#include "shm.hpp"
-#include "status.hpp"
+#include "rt/shm.hpp"
+#include "abi/status.hpp"
 
 namespace tandem::rt {
 

@@ -1,10 +1,10 @@
-#include "decode.hpp"
+#include "rt/decode.hpp"
 
 #include <cstring>
 
 #include "abi/atomics.hpp"
 #include "abi/ring.hpp"
-#include "completion.hpp"
+#include "rt/completion.hpp"
 
 namespace tandem::rt {
 

@@ -6,10 +6,10 @@
 
 #include <cstdint>
 
-#include "address_space.hpp"
+#include "rt/address_space.hpp"
 #include "engine/types.hpp"
 #include "funcs/function.hpp"
-#include "tandem_abi.h"
+#include "tandem/tandem_abi.h"
 
 namespace tandem::rt {
 

@@ -1,4 +1,4 @@
-#include "dispatcher.hpp"
+#include "rt/dispatcher.hpp"
 
 #include <pthread.h>
 #include <sched.h>
@@ -8,8 +8,8 @@
 
 #include "abi/atomics.hpp"
 #include "abi/futex.hpp"
-#include "clock.hpp"
-#include "completion.hpp"
+#include "base/clock.hpp"
+#include "rt/completion.hpp"
 
 namespace tandem::rt {
 

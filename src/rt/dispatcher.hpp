@@ -20,12 +20,12 @@
 #include <vector>
 
 #include "abi/ring.hpp"
-#include "address_space.hpp"
-#include "decode.hpp"
+#include "rt/address_space.hpp"
+#include "rt/decode.hpp"
 #include "devices/device.hpp"
 #include "engine/engine.hpp"
 #include "engine/monitor.hpp"
-#include "timer_wheel.hpp"
+#include "rt/timer_wheel.hpp"
 
 namespace tandem::rt {
 

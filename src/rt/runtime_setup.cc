@@ -1,4 +1,4 @@
-#include "runtime_setup.hpp"
+#include "rt/runtime_setup.hpp"
 
 #include "devices/device_factory.hpp"
 

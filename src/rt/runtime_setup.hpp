@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "devices/emu/fabric_config.hpp"
-#include "dispatcher.hpp"
+#include "rt/dispatcher.hpp"
 
 namespace tandem::rt {
 

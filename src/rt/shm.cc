@@ -1,4 +1,4 @@
-#include "shm.hpp"
+#include "rt/shm.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>

@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "status.hpp"
+#include "abi/status.hpp"
 
 namespace tandem::rt {
 

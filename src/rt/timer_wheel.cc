@@ -1,4 +1,4 @@
-#include "timer_wheel.hpp"
+#include "rt/timer_wheel.hpp"
 
 #include <algorithm>
 #include <bit>

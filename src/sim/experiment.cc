@@ -1,4 +1,5 @@
-#include "experiment.hpp"
+#include "sim/experiment.hpp"
+#include "base/stats.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -10,7 +11,7 @@
 #include <thread>
 
 #include "model/cost_model.hpp"
-#include "status.hpp"
+#include "abi/status.hpp"
 
 namespace tandem::sim {
 
@@ -118,11 +119,6 @@ FigureSpec dynamic_periods(const std::string& id, const std::string& metric, boo
   return f;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 }  // namespace
 

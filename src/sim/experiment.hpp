@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "simulator.hpp"
-#include "workload.hpp"
+#include "sim/simulator.hpp"
+#include "sim/workload.hpp"
 
 namespace tandem::sim {
 

@@ -1,4 +1,4 @@
-#include "simulator.hpp"
+#include "sim/simulator.hpp"
 
 #include <algorithm>
 #include <cmath>

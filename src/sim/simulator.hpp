@@ -14,7 +14,7 @@
 #include "engine/monitor.hpp"
 #include "engine/partitioner.hpp"
 #include "engine/reconfig.hpp"
-#include "workload.hpp"
+#include "sim/workload.hpp"
 
 namespace tandem::sim {
 

@@ -2,7 +2,7 @@
 // the resident-accelerator heat map.
 #include <cstdio>
 
-#include "experiment.hpp"
+#include "sim/experiment.hpp"
 
 namespace tandem::sim {
 

@@ -1,4 +1,4 @@
-#include "workload.hpp"
+#include "sim/workload.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -15,7 +15,7 @@
 #include "client/embedded.hpp"
 #include "client/partitioned_call.hpp"
 #include "funcs/throughput.hpp"
-#include "rt/clock.hpp"
+#include "base/clock.hpp"
 #include "test_util.hpp"
 
 namespace tandem {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "client/embedded.hpp"
-#include "rt/clock.hpp"
+#include "base/clock.hpp"
 #include "test_util.hpp"
 
 namespace tandem {
@@ -87,9 +87,9 @@ TEST(Runtime, ReactivePolicyLoadsARequestedFunctionBetweenPeriods) {
       EXPECT_EQ(dispatch_work(), Status::not_accelerated) << "sticky waits for the period";
       continue;
     }
-    const int64_t deadline = rt::now_ns() + 2'000'000'000;  // generous: a loaded CI machine
+    const int64_t deadline = tandem::now_ns() + 2'000'000'000;  // generous: a loaded CI machine
     Status st = Status::not_accelerated;
-    while (st == Status::not_accelerated && rt::now_ns() < deadline) {
+    while (st == Status::not_accelerated && tandem::now_ns() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
       st = dispatch_work();
     }
@@ -139,10 +139,10 @@ latency_us = 50
     for (int rep = 0; rep < 5; ++rep) {
       tandem_completion_t rec;
       rt::reset_record(&rec);
-      const int64_t t0 = rt::now_ns();
+      const int64_t t0 = tandem::now_ns();
       ASSERT_EQ(rt->default_queue().dispatch(TANDEM_FN_WORK_BASE, &units, 1, units, &rec), Status::ok);
       ASSERT_EQ(rt->wait(&rec, {}), Status::ok);
-      const int64_t elapsed = rt::now_ns() - t0;
+      const int64_t elapsed = tandem::now_ns() - t0;
       EXPECT_EQ(static_cast<int64_t>(rec.device_ns), modelled);
       EXPECT_GE(elapsed, modelled) << "never early";
       EXPECT_EQ(rec.value, static_cast<int64_t>(units));
@@ -159,12 +159,12 @@ latency_us = 50
 // `earlier` was still pending (read `later` first, so a true answer is never a false alarm).
 bool seen_out_of_order(const tandem_completion_t& earlier, const tandem_completion_t& later) {
   bool violated = false;
-  const int64_t give_up = rt::now_ns() + 5'000'000'000;
+  const int64_t give_up = tandem::now_ns() + 5'000'000'000;
   for (;;) {
     const bool later_done = abi::load_acquire(later.status) != TANDEM_PENDING;
     const bool earlier_done = abi::load_acquire(earlier.status) != TANDEM_PENDING;
     violated = violated || (later_done && !earlier_done);
-    if ((later_done && earlier_done) || rt::now_ns() > give_up) return violated;
+    if ((later_done && earlier_done) || tandem::now_ns() > give_up) return violated;
   }
 }
 

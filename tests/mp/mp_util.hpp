@@ -48,8 +48,8 @@ inline nlohmann::json daemon_status(const DaemonProcess& d) {
 // Polls the daemon's status until pred(status) holds, at most `seconds`.
 template <class Pred>
 bool eventually(const DaemonProcess& d, double seconds, Pred pred) {
-  const int64_t until = rt::now_ns() + static_cast<int64_t>(seconds * 1e9);
-  while (rt::now_ns() < until) {
+  const int64_t until = tandem::now_ns() + static_cast<int64_t>(seconds * 1e9);
+  while (tandem::now_ns() < until) {
     auto j = daemon_status(d);
     if (!j.is_null() && pred(j)) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

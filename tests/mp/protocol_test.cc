@@ -52,8 +52,8 @@ class Protocol : public ::testing::Test {
   }
   // True if the daemon closes the connection (within 3 s), whatever it said before.
   static bool hung_up(int fd) {
-    const int64_t until = rt::now_ns() + 3'000'000'000;
-    while (rt::now_ns() < until) {
+    const int64_t until = tandem::now_ns() + 3'000'000'000;
+    while (tandem::now_ns() < until) {
       pollfd p{fd, POLLIN, 0};
       if (poll(&p, 1, 100) <= 0) continue;
       char buf[4096];

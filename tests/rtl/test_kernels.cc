@@ -18,7 +18,7 @@
 #include "funcs/ref/pq_ref.hpp"
 #include "funcs/ref/sobel_ref.hpp"
 #include "funcs/throughput.hpp"
-#include "status.hpp"
+#include "abi/status.hpp"
 
 namespace tandem {
 namespace {

@@ -4,8 +4,8 @@
 #include <cstddef>
 
 #include "abi/ring.hpp"
-#include "status.hpp"
-#include "tandem_abi.h"
+#include "abi/status.hpp"
+#include "tandem/tandem_abi.h"
 
 namespace tandem::abi {
 namespace {

@@ -6,7 +6,7 @@
 #include <thread>
 #include <utility>
 
-#include "status.hpp"
+#include "abi/status.hpp"
 #include "support/measure.hpp"
 #include "support/peers.hpp"
 

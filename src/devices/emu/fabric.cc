@@ -1,4 +1,4 @@
-#include "fabric.hpp"
+#include "devices/emu/fabric.hpp"
 
 namespace tandem::devices {
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "devices/device.hpp"
-#include "fabric_config.hpp"
+#include "devices/emu/fabric_config.hpp"
 
 namespace tandem::devices {
 

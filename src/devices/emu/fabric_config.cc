@@ -1,4 +1,4 @@
-#include "fabric_config.hpp"
+#include "devices/emu/fabric_config.hpp"
 
 #include <algorithm>
 #include <fstream>
@@ -10,7 +10,7 @@
 #include "funcs/function.hpp"
 #include "funcs/throughput.hpp"
 #include "devices/emu/toml_checks.hpp"
-#include "status.hpp"
+#include "abi/status.hpp"
 
 namespace tandem::devices {
 

@@ -13,7 +13,7 @@
 #include "engine/engine.hpp"
 #include "engine/reconfig.hpp"
 #include "model/accel_model.hpp"
-#include "tandem_abi.h"
+#include "tandem/tandem_abi.h"
 
 namespace tandem::devices {
 

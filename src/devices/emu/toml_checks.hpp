@@ -7,7 +7,7 @@
 #include <string_view>
 #include <toml++/toml.h>
 
-#include "status.hpp"
+#include "abi/status.hpp"
 
 namespace tandem::devices {
 

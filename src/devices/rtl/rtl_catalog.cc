@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <array>
 
-#include "tandem_abi.h"
+#include "tandem/tandem_abi.h"
 
 namespace tandem::devices::rtl {
 

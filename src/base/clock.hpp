@@ -1,12 +1,13 @@
 // The clock of everything that runs in real time: CLOCK_MONOTONIC in nanoseconds (the engine's Time
-// in the real-time driver; the functions' throughput probes). Header-only, so any layer may use it.
+// in the real-time driver; the functions' throughput probes). Header-only, in the base layer below
+// every other, so any layer may use it.
 #pragma once
 
 #include <time.h>
 
 #include <cstdint>
 
-namespace tandem::rt {
+namespace tandem {
 
 inline int64_t now_ns() {
   timespec ts;
@@ -14,4 +15,4 @@ inline int64_t now_ns() {
   return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
 }
 
-}  // namespace tandem::rt
+}  // namespace tandem
