@@ -124,7 +124,7 @@ class Driver {
       return;
     }
     if (s != Status::invalid_argument) failure_ = s;  // the runtime is unusable; SW still finishes the call
-    (void)part_.report(step.job, JobEvent::failed, t);
+    (void)part_.report(step.job, JobEvent::failed, t, s);
   }
 
   void cancel(const Step& step, double t) {
@@ -182,7 +182,7 @@ class Driver {
       } else if (s == Status::cancelled && is_cancel_target) {
         (void)part_.report(j, JobEvent::cancelled, t);
       } else {
-        (void)part_.report(j, JobEvent::failed, t);  // its range goes back to the software side
+        (void)part_.report(j, JobEvent::failed, t, s);  // the partitioner decides: retry, or software
       }
       if (is_cancel_target) cancel_job_ = -1;
     }
@@ -199,9 +199,13 @@ class Driver {
   // Until a record changes or `wake_at` (s since the call began; +inf: events only) passes: spin for
   // the wait policy's budget, then sleep on every outstanding record at once.
   void wait_for_event(double wake_at) {
-    if (!cancel_outstanding_ && outstanding_count_ == 0) return;  // nothing can arrive: decide again
     const int64_t wake_ns = std::isfinite(wake_at) ? origin_ + static_cast<int64_t>(std::ceil(wake_at * 1e9))
                                                    : std::numeric_limits<int64_t>::max();
+    if (!cancel_outstanding_ && outstanding_count_ == 0) {
+      // Nothing can arrive: a back-off (sleep it out) or a decision to take again at once.
+      if (wake_ns != std::numeric_limits<int64_t>::max()) sleep_until(wake_ns);
+      return;
+    }
     const int64_t start = tandem::now_ns();
     const int64_t spin_until = wait_.mode == rt::WaitMode::block  ? start
                                : wait_.mode == rt::WaitMode::spin ? std::numeric_limits<int64_t>::max()
@@ -242,13 +246,20 @@ class Driver {
     }
   }
 
+  static void sleep_until(int64_t deadline_ns) {
+    const int64_t left = deadline_ns - tandem::now_ns();
+    if (left <= 0) return;
+    timespec ts{static_cast<time_t>(left / 1'000'000'000), static_cast<long>(left % 1'000'000'000)};
+    nanosleep(&ts, nullptr);
+  }
+
   // The engine is gone: nobody will complete our records. Their work goes back to the software side.
   void fail_outstanding(Status why) {
     failure_ = why;
     for (uint32_t j = 0; j < jobs_limit_; ++j) {
       if (!outstanding_[j]) continue;
       outstanding_[j] = false;
-      (void)part_.report(j, JobEvent::failed, now());
+      (void)part_.report(j, JobEvent::failed, now(), why);
     }
     outstanding_count_ = 0;
     cancel_outstanding_ = false;

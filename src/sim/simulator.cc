@@ -57,7 +57,12 @@ struct Simulator::Impl {
     engine::SessionId session = 0;
     uint32_t wake_gen = 0;
     std::optional<engine::Partitioner> part;
-    std::vector<std::pair<engine::JobId, engine::JobEvent>> pending;  // observed, not yet reported
+    struct Observed {
+      engine::JobId job;
+      engine::JobEvent event;
+      Status status;  // a failed job's status
+    };
+    std::vector<Observed> pending;  // observed, not yet reported
     std::vector<uint64_t> job_units;                                   // per partitioner job id
   };
   struct Cpu {
@@ -182,7 +187,7 @@ struct Simulator::Impl {
         case engine::ActionKind::start_job: {
           push(now + ec.models[act.function].job_ns(act.workload), EventKind::job_done, act.slot);
           const uint32_t a = static_cast<uint32_t>(act.tag);
-          apps[a].pending.emplace_back(static_cast<engine::JobId>(act.completion - 1), engine::JobEvent::started);
+          apps[a].pending.push_back({static_cast<engine::JobId>(act.completion - 1), engine::JobEvent::started, Status::ok});
           slot_trace[act.slot].job_start = now;
           slot_trace[act.slot].job_app = a;
           break;
@@ -205,7 +210,7 @@ struct Simulator::Impl {
             ev = engine::JobEvent::cancelled;
             ++result.jobs_cancelled;
           }
-          apps[a].pending.emplace_back(job, ev);
+          apps[a].pending.push_back({job, ev, act.status});
           if (apps[a].state == AppState::blocked) make_ready(a);
           break;
         }
@@ -297,7 +302,7 @@ struct Simulator::Impl {
         return;
       }
       const double now_s = seconds(now);
-      for (const auto& [job, ev] : app.pending) part.report(job, ev, now_s);
+      for (const auto& [job, ev, status] : app.pending) part.report(job, ev, now_s, status);
       app.pending.clear();
       const std::vector<LibraryCall>& calls = specs[a].calls;
       if (!app.in_call) {
@@ -350,7 +355,7 @@ struct Simulator::Impl {
         }
         case engine::StepKind::cancel_job: {
           if (!eng.cancel_queued(app.session, static_cast<uint64_t>(step.job) + 1, actions)) {
-            app.pending.emplace_back(step.job, engine::JobEvent::cancel_refused);
+            app.pending.push_back({step.job, engine::JobEvent::cancel_refused, Status::ok});
           }
           apply_actions();
           app.op_left = oc_ns;
