@@ -200,6 +200,7 @@ void* DaemonRuntime::alloc(size_t bytes) {
   chunk->free_blocks[0] = chunk_bytes;
   void* p = carve(*chunk, bytes);
   allocations_[reinterpret_cast<uintptr_t>(p)] = {chunk.get(), bytes};
+  add_bounds(reinterpret_cast<uintptr_t>(chunk->mapping->address), chunk_bytes);
   chunks_.push_back(std::move(chunk));
   return p;
 }
@@ -232,6 +233,7 @@ void DaemonRuntime::free(void* memory) {
   if (chunk->used == 0 && chunks_.size() > 1 && chunk != chunks_.front().get()) {
     abi::control::UnregisterMemory req;
     req.region_id = chunk->region;
+    remove_bounds(reinterpret_cast<uintptr_t>(chunk->mapping->address));
     request(MessageType::unregister_memory, &req, sizeof req);
     std::erase_if(chunks_, [chunk](const std::unique_ptr<Chunk>& c) { return c.get() == chunk; });
   }
@@ -242,6 +244,7 @@ Status DaemonRuntime::register_memory(void* address, size_t bytes, int memfd, ui
   if (!region) return region.status();
   std::lock_guard lock(memory_mutex_);
   registered_[reinterpret_cast<uintptr_t>(address)] = Registered{nullptr, region.value()};
+  add_bounds(reinterpret_cast<uintptr_t>(address), bytes);
   return Status::ok;
 }
 
@@ -253,11 +256,33 @@ Status DaemonRuntime::unregister_memory(void* address) {
     if (it == registered_.end()) return Status::invalid_argument;
     region = it->second.region;
     registered_.erase(it);
+    remove_bounds(reinterpret_cast<uintptr_t>(address));
   }
   abi::control::UnregisterMemory req;
   req.region_id = region;
   auto reply = request(MessageType::unregister_memory, &req, sizeof req);
   return reply ? Status::ok : reply.status();
+}
+
+void DaemonRuntime::add_bounds(uintptr_t base, size_t bytes) {
+  std::unique_lock lock(bounds_mutex_);
+  bounds_[base] = base + bytes;
+}
+
+void DaemonRuntime::remove_bounds(uintptr_t base) {
+  std::unique_lock lock(bounds_mutex_);
+  bounds_.erase(base);
+}
+
+bool DaemonRuntime::reachable(const void* address, size_t bytes) const {
+  if (bytes == 0) return true;
+  const auto begin = reinterpret_cast<uintptr_t>(address);
+  if (begin + bytes < begin) return false;
+  std::shared_lock lock(bounds_mutex_);
+  auto it = bounds_.upper_bound(begin);  // the first region starting after `begin`
+  if (it == bounds_.begin()) return false;
+  --it;
+  return begin >= it->first && begin + bytes <= it->second;  // inside one region, as translation wants
 }
 
 }  // namespace tandem::client

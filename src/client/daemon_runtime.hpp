@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@ class DaemonRuntime final : public Runtime, public rt::Liveness {
   void free(void* memory) override;
   Status register_memory(void* address, size_t bytes, int memfd, uint64_t offset) override;
   Status unregister_memory(void* address) override;
+  bool reachable(const void* address, size_t bytes) const override;
   rt::Liveness* liveness() override { return this; }
   const tandem_metrics_page_t& metrics_page() const override {
     return *static_cast<const tandem_metrics_page_t*>(metrics_->address);
@@ -54,6 +56,9 @@ class DaemonRuntime final : public Runtime, public rt::Liveness {
     std::shared_ptr<rt::Mapping> keep;  // null: the user owns the mapping
     uint32_t region = 0;
   };
+  // Every region the daemon translates for this session (chunks and user regions): base -> end.
+  void add_bounds(uintptr_t base, size_t bytes);
+  void remove_bounds(uintptr_t base);
   Result<uint32_t> register_region(uint64_t base, uint64_t bytes, int fd, uint64_t offset);
   void* carve(Chunk& c, size_t bytes);
 
@@ -68,6 +73,9 @@ class DaemonRuntime final : public Runtime, public rt::Liveness {
   std::vector<std::unique_ptr<Chunk>> chunks_;
   std::map<uintptr_t, std::pair<Chunk*, size_t>> allocations_;  // address -> (chunk, bytes)
   std::map<uintptr_t, Registered> registered_;                  // by client address
+
+  mutable std::shared_mutex bounds_mutex_;  // readers: every accelerated call (reachable())
+  std::map<uintptr_t, uintptr_t> bounds_;
 };
 
 }  // namespace tandem::client

@@ -289,6 +289,20 @@ class Driver {
   double done_s_ = 0;
 };
 
+// Whether the engine can reach every buffer of the call in place (the call's own addresses).
+bool buffers_reachable(const Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& call) {
+  if (fn.describe == nullptr) return true;
+  funcs::BufferList buffers;
+  uint64_t workload = 0;
+  const std::span<const uint64_t> args(call.args.data(), std::min<size_t>(call.arg_count, call.args.size()));
+  if (fn.describe(args, workload, buffers) != Status::ok) return false;  // the engine would refuse it too
+  for (uint32_t b = 0; b < buffers.count; ++b) {
+    const funcs::BufferUse& use = buffers.items[b];
+    if (!rt.reachable(reinterpret_cast<const void*>(args[use.arg]), use.bytes)) return false;
+  }
+  return true;
+}
+
 void count(Runtime& rt, const engine::PartitionerCounters& c) {
   CallStats& s = rt.stats();
   constexpr auto relaxed = std::memory_order_relaxed;
@@ -349,6 +363,26 @@ Status run_partitioned(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::
     value = fn.run_sw(call, 0, units);
     CallStats& s = rt.stats();
     s.sw_calls.fetch_add(1, std::memory_order_relaxed);
+    s.sw_units.fetch_add(units, std::memory_order_relaxed);
+    if (report != nullptr) {
+      *report = CallReport{};
+      report->predicted_s = model::sw_only_time(params, static_cast<double>(units));
+      report->break_even_units = nl;
+      report->counters.sw_steps = 1;
+      report->counters.sw_units = units;
+    }
+    return Status::ok;
+  }
+
+  // How the accelerators get at the call's buffers is decided here, once per call. Today the only
+  // access method is zero copy, so a buffer outside what the engine can reach (under tandemd: the
+  // session's memory) runs in software rather than sending jobs that must fail with
+  // TRANSLATION_FAULT. Copy and scatter-gather methods will make such buffers reachable here.
+  if (!buffers_reachable(rt, fn, call)) {
+    value = fn.run_sw(call, 0, units);
+    CallStats& s = rt.stats();
+    s.unreachable_calls.fetch_add(1, std::memory_order_relaxed);
+    s.fallbacks.fetch_add(1, std::memory_order_relaxed);
     s.sw_units.fetch_add(units, std::memory_order_relaxed);
     if (report != nullptr) {
       *report = CallReport{};

@@ -69,7 +69,8 @@ struct CallStats {
   std::atomic<uint64_t> cancels{0};            // withdrawal requests sent
   std::atomic<uint64_t> jobs_cancelled{0};     // jobs withdrawn before they started (work went to SW)
   std::atomic<uint64_t> fallbacks{0};          // calls that wanted the hardware but ran (partly) in SW:
-                                               // no accelerator resident, or a job was refused
+                                               // no accelerator resident, a job was refused, or
+  std::atomic<uint64_t> unreachable_calls{0};  // ... a buffer the accelerators cannot reach (all SW)
 };
 
 // What one high-level call did (Runtime::run's optional report).
@@ -155,6 +156,13 @@ class Runtime {
   virtual Status unregister_memory(void* address) {
     (void)address;
     return Status::ok;
+  }
+  // Whether the engine can reach [address, address + bytes) in place: the embedded runtime reaches all
+  // of the process's memory; a daemon session only its session memory (tandem_alloc chunks and
+  // registered regions), each range inside one region. Thread-safe; an empty range is reachable.
+  virtual bool reachable(const void* address, size_t bytes) const {
+    (void)address, (void)bytes;
+    return true;
   }
   // Null in embedded mode; the daemon session's liveness otherwise.
   virtual rt::Liveness* liveness() { return nullptr; }
