@@ -114,11 +114,10 @@ Status DaemonRuntime::check() {
     disconnected_ = true;
     return Status::disconnected;
   }
-  if ((p.revents & POLLIN) && control_mutex_.try_lock()) {  // the daemon sends nothing unasked: EOF?
+  if (p.revents & POLLIN) {  // the daemon sends nothing unasked: EOF? (A request in flight reads it.)
+    std::unique_lock lock(control_mutex_, std::try_to_lock);
     char c;
-    const ssize_t n = recv(sock_.get(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
-    control_mutex_.unlock();
-    if (n == 0) {
+    if (lock.owns_lock() && recv(sock_.get(), &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0) {
       disconnected_ = true;
       return Status::disconnected;
     }

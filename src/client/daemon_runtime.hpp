@@ -36,6 +36,7 @@ class DaemonRuntime final : public Runtime, public rt::Liveness {
   }
   // DISCONNECTED once the daemon is gone (checked without blocking).
   Status check() override;
+  bool known_lost() const override { return disconnected_.load(std::memory_order_relaxed); }
 
   uint32_t asid() const { return asid_; }
   // Sends a request and waits for its reply (any thread; requests are serialised).

@@ -98,6 +98,12 @@ class Driver {
           done_s_ = now();
           return failure_;
       }
+      // The runtime broke (the daemon died): the call fails now, whatever is left of it; its value
+      // would not be delivered anyway. The partitioner forgets the abandoned call at its next start().
+      if (failure_ != Status::ok) {
+        done_s_ = now();
+        return failure_;
+      }
     }
   }
 
@@ -144,7 +150,11 @@ class Driver {
   void drain_cancel() {
     rt::WaitPolicy p = wait_;
     p.timeout_ns = -1;
-    (void)rt::wait_record(&records_[kCancelRecord], p, rt_.liveness());
+    const Status s = rt::wait_record(&records_[kCancelRecord], p, rt_.liveness());
+    if (s == Status::disconnected) {
+      fail_outstanding(s);
+      return;
+    }
     note_cancel_answer();
   }
 
@@ -210,6 +220,7 @@ class Driver {
     const int64_t spin_until = wait_.mode == rt::WaitMode::block  ? start
                                : wait_.mode == rt::WaitMode::spin ? std::numeric_limits<int64_t>::max()
                                                                   : start + wait_.spin_ns;
+    int64_t next_check = start + rt::kLivenessPeriodNs;
     for (uint32_t i = 0;; ++i) {
       if (any_event()) return;
       abi::cpu_relax();
@@ -217,6 +228,10 @@ class Driver {
       const int64_t t = tandem::now_ns();
       if (t >= wake_ns) return;
       if (t >= spin_until) break;
+      if (t >= next_check) {  // spin mode spins until an event: a dead daemon must still end it
+        if (!alive()) return;
+        next_check = t + rt::kLivenessPeriodNs;
+      }
     }
     std::array<abi::FutexWaitTarget, kMaxCallJobs + 1> targets{};
     for (;;) {
@@ -233,17 +248,22 @@ class Driver {
       }
       if (n == 0 || event) return;
       // Bounded slices so that a dead daemon is noticed (rt::Liveness).
-      const int64_t slice_end = std::min(wake_ns, tandem::now_ns() + 100'000'000);
+      const int64_t slice_end = std::min(wake_ns, tandem::now_ns() + rt::kLivenessPeriodNs);
       const int rc = abi::futex_waitv({targets.data(), n}, slice_end);
       if (rc == ENOSYS) abi::futex_wait(targets[0].word, TANDEM_PENDING, 50'000);
       if (any_event() || tandem::now_ns() >= wake_ns) return;
-      if (rt::Liveness* l = rt_.liveness(); l != nullptr) {
-        if (Status alive = l->check(); alive != Status::ok) {
-          fail_outstanding(alive);
-          return;
-        }
-      }
+      if (!alive()) return;
     }
+  }
+
+  // False (and the call failed) once the runtime's engine is gone.
+  bool alive() {
+    rt::Liveness* l = rt_.liveness();
+    if (l == nullptr) return true;
+    const Status s = l->check();
+    if (s == Status::ok) return true;
+    fail_outstanding(s);
+    return false;
   }
 
   static void sleep_until(int64_t deadline_ns) {

@@ -94,16 +94,24 @@ Queue::~Queue() {
 
 Status Queue::reserve(uint64_t& index, uint32_t count) {
   if (count == 0 || count > producer_.capacity()) return Status::invalid_argument;
+  rt::Liveness* liveness = runtime_.liveness();
+  if (liveness != nullptr && liveness->known_lost()) return Status::disconnected;  // nobody would consume it
   index = producer_.reserve(count);
   // Back-pressure: the indices are ours, but a slot is free only once the dispatcher consumed it.
+  // Spin briefly, then sleep in short steps, asking whether the daemon lives every kLivenessPeriodNs.
+  int64_t next_check = 0;
   for (uint32_t spins = 0; !producer_.has_space(index + count - 1); ++spins) {
     if (spins < 1024) {
       abi::cpu_relax();
       continue;
     }
-    if (rt::Liveness* l = runtime_.liveness(); l != nullptr && (spins & 1023) == 0) {
-      Status alive = l->check();
-      if (alive != Status::ok) return alive;
+    if (liveness != nullptr) {
+      const int64_t now = tandem::now_ns();
+      if (next_check == 0) next_check = now + rt::kLivenessPeriodNs;
+      if (now >= next_check) {
+        if (Status alive = liveness->check(); alive != Status::ok) return alive;
+        next_check = now + rt::kLivenessPeriodNs;
+      }
     }
     timespec ts{0, 20'000};
     nanosleep(&ts, nullptr);
@@ -300,6 +308,11 @@ tandem_completion_t* Runtime::thread_records() {
 }
 
 Status Runtime::run(const funcs::FunctionInfo& fn, funcs::Call& call, int64_t& value, CallReport* report) {
+  // A session whose daemon died fails every call at once, in every mode; a call that never waits on
+  // the daemon still notices within kLivenessPeriodNs (the check is one coarse clock read otherwise).
+  if (rt::Liveness* l = liveness(); l != nullptr) {
+    if (Status alive = l->check_at_most_every(rt::kLivenessPeriodNs); alive != Status::ok) return alive;
+  }
   return run_partitioned(*this, fn, call, value, report);
 }
 

@@ -2,6 +2,9 @@
 // clients and daemons killed mid-flight.
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+
+#include <atomic>
 #include <numeric>
 #include <random>
 
@@ -201,6 +204,74 @@ TEST(Daemon, DaemonKilledEveryWaitReturnsDisconnectedWithinOneSecond) {
     EXPECT_LT(after_kill_s, 1.0);
     // Everything after that fails fast with the same status; nothing hangs.
     EXPECT_EQ(rt->create_queue(8).status(), Status::disconnected);
+  }
+}
+
+// High-level calls in every mode and wait mode, running when the daemon is killed: the call in flight
+// and every later one return DISCONNECTED within a second of the death, and once one did, later calls
+// return at once instead of paying a liveness timeout each. (hw mode used to spin forever.)
+TEST(Daemon, DaemonKilledEveryModeCallsReturnDisconnectedWithinOneSecond) {
+  struct Shared {
+    std::atomic<int64_t> first_disconnected_ns{0};
+    std::atomic<int64_t> later_calls_ns{0};  // 1000 calls after the first DISCONNECTED
+    std::atomic<uint32_t> calls{0};
+    std::atomic<uint32_t> wrong{0};
+  };
+  for (client::Mode mode : {client::Mode::hw, client::Mode::auto_mode, client::Mode::sw, client::Mode::alpha}) {
+    for (rt::WaitMode wait : {rt::WaitMode::spin, rt::WaitMode::block, rt::WaitMode::spin_then_block}) {
+      const std::string what = client::mode_name(mode, 0.5) + " wait " + std::to_string(static_cast<int>(wait));
+      DaemonProcess d;
+      void* mem = mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+      ASSERT_NE(mem, MAP_FAILED);
+      auto* shared = new (mem) Shared;
+      const pid_t child = spawn([&]() -> int {
+        alarm(20);
+        client::RuntimeOptions o;
+        o.socket_path = d.socket();
+        o.mode = mode;
+        o.alpha = 0.5;
+        o.wait.mode = wait;
+        auto opened = client::Runtime::open(o);
+        if (!opened) return 2;
+        client::Runtime& rt = *opened.value();
+        constexpr size_t kN = 1 << 20;
+        auto* data = static_cast<int32_t*>(rt.alloc(kN * sizeof(int32_t)));
+        if (data == nullptr) return 3;
+        for (size_t i = 0; i < kN; ++i) data[i] = static_cast<int32_t>(i % 77);
+        const int64_t expected = std::accumulate(data, data + kN, int64_t{0});
+        const auto* fn = funcs::find_function(TANDEM_FN_ACCUMULATE);
+        const uint64_t args[2] = {reinterpret_cast<uintptr_t>(data), kN};
+        funcs::Call call;
+        funcs::BufferList buffers;
+        funcs::describe_call(*fn, args, call, buffers);
+        call.buffers[0] = data;
+        for (;;) {
+          int64_t v = 0;
+          const Status s = rt.run(*fn, call, v);
+          shared->calls.fetch_add(1);
+          if (s == Status::disconnected) break;
+          if (s != Status::ok || v != expected) shared->wrong.fetch_add(1);
+        }
+        shared->first_disconnected_ns = tandem::now_ns();
+        const int64_t t0 = tandem::now_ns();
+        for (int i = 0; i < 1000; ++i) {
+          int64_t v = 0;
+          if (rt.run(*fn, call, v) != Status::disconnected) return 4;
+        }
+        shared->later_calls_ns = tandem::now_ns() - t0;
+        return 0;
+      });
+      while (shared->calls.load() < 20) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      const int64_t killed = tandem::now_ns();
+      d.kill_hard();
+      EXPECT_EQ(join(child), 0) << what;
+      EXPECT_EQ(shared->wrong.load(), 0u) << what;
+      const double after_s = static_cast<double>(shared->first_disconnected_ns.load() - killed) / 1e9;
+      EXPECT_LT(after_s, 1.0) << what;
+      EXPECT_LT(static_cast<double>(shared->later_calls_ns.load()) / 1e9, 0.05)
+          << what << ": 1000 calls after the first DISCONNECTED";
+      munmap(mem, sizeof(Shared));
+    }
   }
 }
 
