@@ -25,9 +25,8 @@ class DaemonRuntime final : public Runtime, public rt::Liveness {
   std::string_view kind() const override { return "daemon"; }
   Result<std::unique_ptr<Queue>> create_queue(uint32_t capacity) override;
   // Session memory: carved from memfd chunks registered with the daemon (zero-copy for both sides).
-  void* alloc(size_t bytes) override;
+  Result<void*> allocate(size_t bytes) override;
   void free(void* memory) override;
-  Status register_memory(void* address, size_t bytes, int memfd, uint64_t offset) override;
   Status unregister_memory(void* address) override;
   bool reachable(const void* address, size_t bytes) const override;
   rt::Liveness* liveness() override { return this; }
@@ -46,6 +45,7 @@ class DaemonRuntime final : public Runtime, public rt::Liveness {
  private:
   explicit DaemonRuntime(const RuntimeOptions& options) : Runtime(options) {}
   void release_ring(uint32_t ring_id) override;
+  Status attach_memory(void* address, size_t bytes, int memfd, uint64_t offset, std::string& why) override;
 
   struct Chunk {
     std::shared_ptr<rt::Mapping> mapping;
@@ -68,6 +68,7 @@ class DaemonRuntime final : public Runtime, public rt::Liveness {
   uint32_t next_request_ = 1;
   std::atomic<bool> disconnected_{false};
   uint32_t asid_ = 0;
+  uint64_t max_registered_bytes_ = 0;  // the session's limit, from hello_ok
   std::shared_ptr<rt::Mapping> metrics_;
 
   std::mutex memory_mutex_;

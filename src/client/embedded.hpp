@@ -16,7 +16,7 @@ class EmbeddedRuntime final : public Runtime {
 
   std::string_view kind() const override { return "embedded"; }
   Result<std::unique_ptr<Queue>> create_queue(uint32_t capacity) override;
-  void* alloc(size_t bytes) override;
+  Result<void*> allocate(size_t bytes) override;
   void free(void* memory) override;
   rt::Dispatcher& dispatcher() { return *dispatcher_; }
   const tandem_metrics_page_t& metrics_page() const override { return dispatcher_->metrics_page(); }

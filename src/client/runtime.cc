@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "client/daemon_runtime.hpp"
+#include "rt/shm.hpp"
 #include "client/embedded.hpp"
 #include "funcs/throughput.hpp"
 #include "client/partitioned_call.hpp"
@@ -266,6 +267,28 @@ void Runtime::release_thread_records() {
   std::lock_guard lock(records_mutex_);
   for (tandem_completion_t* block : record_blocks_) free(block);
   record_blocks_.clear();
+}
+
+Status Runtime::register_memory(void* address, size_t bytes, int memfd, uint64_t offset, std::string* why) {
+  std::string reason;
+  const uintptr_t base = reinterpret_cast<uintptr_t>(address);
+  const uint64_t page = rt::page_size();
+  Status s = Status::ok;
+  if (address == nullptr || bytes == 0) {
+    s = Status::invalid_argument;
+    reason = "the region is empty";
+  } else if (base % page != 0 || bytes % page != 0 || offset % page != 0) {
+    s = Status::invalid_argument;
+    reason = "address, size and offset must be multiples of the page size";
+  } else if (base + bytes < base || offset + bytes < offset) {
+    s = Status::invalid_argument;
+    reason = "the region wraps around";
+  } else {
+    s = rt::check_shareable_memfd(memfd, offset + bytes, reason);
+  }
+  if (s == Status::ok) s = attach_memory(address, bytes, memfd, offset, reason);
+  if (why != nullptr) *why = std::move(reason);
+  return s;
 }
 
 Status Runtime::init_default_queue() {

@@ -413,6 +413,10 @@ bool Daemon::on_destroy_queue(Connection& c, const rt::Frame& f) {
 bool Daemon::on_register(Connection& c, rt::Frame& f) {
   const auto req = f.as<abi::control::RegisterMemory>();
   const uint32_t id = f.header.request_id;
+  if (!f.fd.valid()) {
+    reply_error(c, id, Status::invalid_argument, "register_memory needs a memfd (none came with the request)");
+    return true;
+  }
   if (req.bytes == 0 || req.client_base == 0 || !page_aligned(req.client_base) || !page_aligned(req.bytes) ||
       !page_aligned(req.fd_offset) || req.client_base + req.bytes < req.client_base ||
       req.fd_offset + req.bytes < req.fd_offset || (req.flags & ~abi::control::kRegionWritable) != 0) {

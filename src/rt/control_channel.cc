@@ -54,6 +54,7 @@ Status send_frame(int sock, MessageType type, uint32_t request_id, const void* p
         if (poll(&p, 1, 1000) <= 0) return Status::timeout;
         continue;
       }
+      if (errno == EBADF && fd >= 0 && sent == 0) return Status::invalid_argument;  // the descriptor to pass
       return errno == EPIPE || errno == ECONNRESET ? Status::disconnected : Status::io_error;
     }
     sent += static_cast<size_t>(n);
@@ -125,9 +126,12 @@ Result<bool> FrameReader::next(Frame& out) {
   buf_.erase(buf_.begin(), buf_.begin() + static_cast<std::ptrdiff_t>(sizeof h + h.length));
   out.fd.reset();
   if (abi::control::carries_fd(out.type())) {
-    if (fds_.empty()) return Result<bool>(Status::protocol_error, "message needs a file descriptor");
-    out.fd = std::move(fds_.front());
-    fds_.pop_front();
+    // A frame that needs a descriptor and came without one is the handler's to refuse (an error
+    // reply); the stream itself is intact.
+    if (!fds_.empty()) {
+      out.fd = std::move(fds_.front());
+      fds_.pop_front();
+    }
   } else if (!fds_.empty() && buf_.empty()) {
     return Result<bool>(Status::protocol_error, "file descriptor sent with a message that takes none");
   }

@@ -59,7 +59,8 @@ class FrameReader {
   // PROTOCOL_ERROR if the peer sent too many descriptors.
   Status read_some(int sock);
   // The next complete frame into `out`: true if one was extracted, false if more bytes are needed;
-  // PROTOCOL_ERROR if the stream is malformed (the connection should be closed).
+  // PROTOCOL_ERROR if the stream is malformed (the connection should be closed). A frame whose type
+  // carries a descriptor has the next one that arrived, or none (out.fd invalid) if none did.
   Result<bool> next(Frame& out);
   size_t buffered() const { return buf_.size(); }
 
