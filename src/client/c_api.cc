@@ -109,6 +109,8 @@ tandem_status_t tandem_open(const tandem_options_t* o, tandem_runtime_t** out) {
     *out = new (std::nothrow) tandem_runtime{kRuntimeMagic, std::move(rt).value()};
     if (*out == nullptr) return fail(tandem::Status::no_memory, "tandem_open: out of memory");
     return ok();
+  } catch (const tandem::Error& e) {  // set-up code's errors keep their status
+    return fail(e.status(), std::string("tandem_open: ") + e.what());
   } catch (const std::exception& e) {
     return fail(tandem::Status::io_error, std::string("tandem_open: ") + e.what());
   }
