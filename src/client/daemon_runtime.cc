@@ -89,16 +89,25 @@ Result<rt::Frame> DaemonRuntime::request(MessageType type, const void* payload, 
   const uint32_t id = next_request_++;
   Status s = rt::send_frame(sock_.get(), type, id, payload, bytes, fd);
   if (s == Status::invalid_argument) return Result<rt::Frame>(s, "descriptor " + std::to_string(fd) + " is not open");
-  if (s != Status::ok) {
-    if (s == Status::disconnected || s == Status::io_error) disconnected_ = true;
+  if (s != Status::ok && s != Status::disconnected) {
+    if (s == Status::io_error) disconnected_ = true;
     return Result<rt::Frame>(s, "cannot send to the daemon");
   }
-  auto reply = rt::recv_frame(sock_.get(), kRequestTimeoutNs);
+  // Gone before it read our request: it may have said why first (a refused connection), so read that.
+  auto reply = rt::recv_frame(sock_.get(), s == Status::disconnected ? 100'000'000 : kRequestTimeoutNs);
   if (!reply) {
-    if (reply.status() == Status::disconnected || reply.status() == Status::io_error) disconnected_ = true;
-    return reply;
+    if (reply.status() == Status::disconnected || reply.status() == Status::io_error || s != Status::ok) {
+      disconnected_ = true;
+    }
+    if (s == Status::ok) return reply;
+    return Result<rt::Frame>(Status::disconnected, "the daemon closed the connection");
   }
-  if (reply.value().header.request_id != id) return Result<rt::Frame>(Status::protocol_error, "reply out of order");
+  // Request id 0: the daemon speaks about the connection itself (refused, timed out, dropped).
+  const bool about_connection = reply.value().header.request_id == 0 && reply.value().type() == MessageType::error;
+  if (reply.value().header.request_id != id && !about_connection) {
+    return Result<rt::Frame>(Status::protocol_error, "reply out of order");
+  }
+  if (about_connection) disconnected_ = true;  // it hangs up after saying so
   if (reply.value().type() == MessageType::error) {
     std::string message;
     const Status err = status_of_error(reply.value(), message);

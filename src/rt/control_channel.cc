@@ -1,5 +1,6 @@
 #include "rt/control_channel.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -136,6 +137,57 @@ Result<bool> FrameReader::next(Frame& out) {
     return Result<bool>(Status::protocol_error, "file descriptor sent with a message that takes none");
   }
   return true;
+}
+
+Status FrameWriter::queue(MessageType type, uint32_t request_id, const void* payload, size_t bytes, int fd) {
+  if (bytes > abi::control::kMaxPayload) return Status::invalid_argument;
+  Outgoing out;
+  if (fd >= 0) {
+    out.fd.reset(fcntl(fd, F_DUPFD_CLOEXEC, 0));
+    if (!out.fd.valid()) return Status::io_error;
+  }
+  FrameHeader h;
+  h.type = static_cast<uint16_t>(type);
+  h.length = static_cast<uint32_t>(bytes);
+  h.request_id = request_id;
+  out.bytes.resize(sizeof h + bytes);
+  std::memcpy(out.bytes.data(), &h, sizeof h);
+  if (bytes > 0) std::memcpy(out.bytes.data() + sizeof h, payload, bytes);
+  bytes_ += out.bytes.size();
+  frames_.push_back(std::move(out));
+  return Status::ok;
+}
+
+Status FrameWriter::flush(int sock) {
+  while (!frames_.empty()) {
+    Outgoing& out = frames_.front();
+    iovec iov{out.bytes.data() + out.sent, out.bytes.size() - out.sent};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    if (out.sent == 0 && out.fd.valid()) {
+      msg.msg_control = control;
+      msg.msg_controllen = sizeof control;
+      cmsghdr* c = CMSG_FIRSTHDR(&msg);
+      c->cmsg_level = SOL_SOCKET;
+      c->cmsg_type = SCM_RIGHTS;
+      c->cmsg_len = CMSG_LEN(sizeof(int));
+      const int raw = out.fd.get();
+      std::memcpy(CMSG_DATA(c), &raw, sizeof raw);
+    }
+    const ssize_t n = sendmsg(sock, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN) return Status::ok;  // the peer reads later (or never: the owner bounds us)
+      return errno == EPIPE || errno == ECONNRESET ? Status::disconnected : Status::io_error;
+    }
+    out.sent += static_cast<size_t>(n);
+    bytes_ -= static_cast<size_t>(n);
+    out.fd.reset();  // the descriptor went with the first bytes
+    if (out.sent == out.bytes.size()) frames_.pop_front();
+  }
+  return Status::ok;
 }
 
 Result<Frame> recv_frame(int sock, int64_t timeout_ns) {

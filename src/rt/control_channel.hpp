@@ -69,6 +69,29 @@ class FrameReader {
   std::deque<UniqueFd> fds_;
 };
 
+// Outgoing frames of a non-blocking socket (the daemon side): queued whole, sent as the peer reads,
+// never waited for. Each frame's descriptor (duplicated when queued) goes with its first byte.
+class FrameWriter {
+ public:
+  // Queues a frame; `fd` (if >= 0) is duplicated, so the caller keeps its own. IO_ERROR if it cannot
+  // be duplicated, INVALID_ARGUMENT if the payload is too large.
+  Status queue(abi::control::MessageType type, uint32_t request_id, const void* payload, size_t bytes, int fd = -1);
+  // Sends what the socket takes now: ok (pending() says whether bytes are left), DISCONNECTED if the
+  // peer is gone, IO_ERROR on another failure.
+  Status flush(int sock);
+  bool pending() const { return !frames_.empty(); }
+  size_t pending_bytes() const { return bytes_; }
+
+ private:
+  struct Outgoing {
+    std::vector<std::byte> bytes;
+    UniqueFd fd;
+    size_t sent = 0;
+  };
+  std::deque<Outgoing> frames_;
+  size_t bytes_ = 0;
+};
+
 // Blocking receive of one frame (client side), at most timeout_ns (negative: no limit).
 Result<Frame> recv_frame(int sock, int64_t timeout_ns);
 

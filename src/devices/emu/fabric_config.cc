@@ -230,7 +230,8 @@ bool apply_config(Config& c, std::string_view text, std::string_view source) {
   }
   if (auto* l = root["limits"].as_table()) {
     check_keys(*l, "limits", {"sessions", "queues_per_session", "registered_mib_per_session",
-                              "jobs_in_flight_per_session", "max_queue_capacity"}, source);
+                              "jobs_in_flight_per_session", "max_queue_capacity", "connections_per_uid",
+                              "hello_timeout_ms", "output_buffer_kib"}, source);
     DaemonSettings& d = c.daemon;
     d.max_sessions = count(r["limits"]["sessions"], d.max_sessions, "limits.sessions", source, 1, 65536);
     d.queues_per_session = count(r["limits"]["queues_per_session"], d.queues_per_session, "limits.queues_per_session",
@@ -243,6 +244,12 @@ bool apply_config(Config& c, std::string_view text, std::string_view source) {
                                          "limits.jobs_in_flight_per_session", source, 1, 1u << 20);
     d.max_queue_capacity = count(r["limits"]["max_queue_capacity"], d.max_queue_capacity, "limits.max_queue_capacity",
                                  source, TANDEM_RING_MIN_CAPACITY, TANDEM_RING_MAX_CAPACITY);
+    d.connections_per_uid = count(r["limits"]["connections_per_uid"], d.connections_per_uid,
+                                  "limits.connections_per_uid", source, 1, 65536);
+    d.hello_timeout_ms = count(r["limits"]["hello_timeout_ms"], d.hello_timeout_ms, "limits.hello_timeout_ms", source,
+                               1, 3'600'000);
+    d.output_buffer_kib = count(r["limits"]["output_buffer_kib"], d.output_buffer_kib, "limits.output_buffer_kib",
+                                source, 128, 1u << 20);
   }
   return named_resident;
 }
