@@ -141,6 +141,73 @@ TEST(Daemon, ManyProcessesManyJobsEveryResultChecked) {
   EXPECT_GT(status["tlb"]["hit_rate"].get<double>(), 0.9) << "the unified TLB serves repeated translations";
 }
 
+// Three processes flood one function queue (each keeps 2,048 jobs in flight, twice the queue); a
+// fourth submits 20,000 jobs 16 at a time. Each session has a fair share of the queue, so the victim,
+// far below its share, never meets QUEUE_FULL (it lost 1-10% of its jobs to the flooders before).
+TEST(Daemon, FloodingSessionsCannotStarveAnotherThroughASharedQueue) {
+  DaemonProcess d("[fabric]\nresident = [\"work0\"]\n[functions.work0]\nthroughput = 1e9\nlatency_us = 0\n");
+  constexpr int kFlooders = 3, kVictimJobs = 20'000, kWindow = 16;
+  constexpr uint64_t kUnits = 10'000;  // 10 us per job
+  int go[2];
+  ASSERT_EQ(pipe(go), 0);
+  std::vector<pid_t> flooders;
+  for (int f = 0; f < kFlooders; ++f) {
+    flooders.push_back(spawn([&]() -> int {
+      auto rt = d.open();
+      if (!rt) return 2;
+      constexpr int kInFlight = 2048;
+      auto q = rt->create_queue(4096);
+      auto* recs = static_cast<tandem_completion_t*>(rt->alloc(kInFlight * sizeof(tandem_completion_t)));
+      if (!q.ok() || recs == nullptr) return 3;
+      for (int i = 0; i < kInFlight; ++i) {
+        rt::reset_record(&recs[i]);
+        (void)q.value()->dispatch(TANDEM_FN_WORK_BASE, &kUnits, 1, kUnits, &recs[i]);
+      }
+      (void)!write(go[1], "f", 1);
+      for (;;) {  // until killed: resubmit every job that finished, whatever its status
+        for (int i = 0; i < kInFlight; ++i) {
+          if (rt::record_status(&recs[i]) == TANDEM_PENDING) continue;
+          rt::reset_record(&recs[i]);
+          if (q.value()->dispatch(TANDEM_FN_WORK_BASE, &kUnits, 1, kUnits, &recs[i]) != Status::ok) return 4;
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+      }
+    }));
+  }
+  char c;
+  for (int f = 0; f < kFlooders; ++f) ASSERT_EQ(read(go[0], &c, 1), 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the queue is full now
+  const int64_t queue_full = testing::join(spawn([&]() -> int {
+    auto rt = d.open();
+    if (!rt) return 200;
+    auto* recs = static_cast<tandem_completion_t*>(rt->alloc(kWindow * sizeof(tandem_completion_t)));
+    int full = 0, other = 0;
+    for (int done = 0; done < kVictimJobs; done += kWindow) {
+      for (int w = 0; w < kWindow; ++w) {
+        rt::reset_record(&recs[w]);
+        if (rt->default_queue().dispatch(TANDEM_FN_WORK_BASE, &kUnits, 1, kUnits, &recs[w]) != Status::ok) return 201;
+      }
+      for (int w = 0; w < kWindow; ++w) {
+        const Status s = rt->wait(&recs[w], {});
+        full += s == Status::queue_full;
+        other += s != Status::ok && s != Status::queue_full;
+      }
+    }
+    std::fprintf(stderr, "victim: %d of %d jobs QUEUE_FULL, %d other failures\n", full, kVictimJobs, other);
+    return other > 0 ? 202 : std::min(full, 199);
+  }));
+  auto status = testing::daemon_status(d);
+  for (pid_t f : flooders) {
+    kill(f, SIGKILL);
+    join(f);
+  }
+  close(go[0]);
+  close(go[1]);
+  EXPECT_EQ(queue_full, 0) << "QUEUE_FULL jobs of the victim (>= 199: 199 or more; 200+: other failure)";
+  ASSERT_FALSE(status.is_null());
+  EXPECT_GT(status["functions"][0]["submitted_jobs"].get<uint64_t>(), 3u * kVictimJobs) << "the flooders flooded";
+}
+
 TEST(Daemon, ClientKilledMidFlightIsCleanedUpAndOthersCarryOn) {
   DaemonProcess d("[fabric]\nresident = [\"work0\", \"accumulate\"]\n[functions.work0]\nthroughput = 1e9\n");
   int ready[2];
