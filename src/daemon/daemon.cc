@@ -461,9 +461,8 @@ bool Daemon::handle(Connection& c, rt::Frame& f) {
     case MessageType::register_memory: return on_register(c, f);
     case MessageType::unregister_memory: return on_unregister(c, f);
     case MessageType::status: {
-      const std::string text = status_json();
-      reply(c, MessageType::status_reply, id, text.data(),
-                     std::min<size_t>(text.size(), abi::control::kMaxPayload));
+      const std::string& text = recent_status();
+      reply(c, MessageType::status_reply, id, text.data(), std::min<size_t>(text.size(), abi::control::kMaxPayload));
       return true;
     }
     case MessageType::bye: return false;
@@ -472,6 +471,18 @@ bool Daemon::handle(Connection& c, rt::Frame& f) {
       reply_error(c, id, Status::protocol_error, "not a request");
       return true;
   }
+}
+
+const std::string& Daemon::recent_status() {
+  // A report costs two trips to the dispatcher thread; a flood of status requests must not turn the
+  // control thread into a waiter on it. Requests within kStatusReuseNs of a report share it.
+  constexpr int64_t kStatusReuseNs = 10'000'000;
+  const int64_t now = tandem::now_ns();
+  if (status_text_.empty() || now - status_made_ns_ >= kStatusReuseNs) {
+    status_text_ = status_json();
+    status_made_ns_ = tandem::now_ns();
+  }
+  return status_text_;
 }
 
 bool Daemon::on_hello(Connection& c, const rt::Frame& f) {
@@ -640,15 +651,14 @@ void Daemon::close_connection(int fd) {
   epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, fd, nullptr);
   if (c.hello && dispatcher_) {
     // Running jobs may still write into the session's memory: hand every mapping to the dispatcher's
-    // copy of the session, which lives until the session has drained.
+    // copy of the session, which lives until the session has drained. The control thread does not
+    // wait for it (a busy dispatcher must not hold up other clients).
     auto memory = c.memory;
     std::vector<std::shared_ptr<rt::Mapping>> mappings;
     for (auto& [rid, r] : c.regions) mappings.push_back(r.memory);
-    dispatcher_->with_engine([&](engine::Engine&) {
+    dispatcher_->close_session_later(c.session, [memory, mappings = std::move(mappings)]() mutable {
       for (auto& m : mappings) memory->retire(std::move(m));
-      return 0;
     });
-    dispatcher_->close_session(c.session);
     log("session %u: pid %d disconnected", c.session, c.pid);
   }
   if (auto u = connections_per_uid_.find(c.uid); u != connections_per_uid_.end() && --u->second == 0) {

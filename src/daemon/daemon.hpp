@@ -114,6 +114,8 @@ class Daemon {
   int next_timeout_ms(int timeout_ms, int64_t now) const;
   void refuse(rt::UniqueFd fd, Status s, const std::string& why, pid_t pid, uid_t uid);
   void log_limited(const char* what, const std::string& detail);
+  // status_json(), made at most once per 10 ms (answers to requests in between share it).
+  const std::string& recent_status();
   void close_connection(int fd);
   void shutdown();
   void log(const char* fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -141,6 +143,8 @@ class Daemon {
   std::vector<int> unfinished_;   // connections with buffered frames left over from the last round
   int64_t accept_paused_until_ = 0;  // out of descriptors: accept again from then on
   int64_t next_limited_log_ns_ = 0;
+  std::string status_text_;
+  int64_t status_made_ns_ = 0;
   uint64_t limited_logs_suppressed_ = 0;
   uint64_t next_connection_ = 1;
   uint64_t sessions_served_ = 0;
