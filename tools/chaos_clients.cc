@@ -149,6 +149,10 @@ int low_level(Board& b, ClientSlot& slot, std::mt19937_64& rng) {
       continue;
     }
     for (uint32_t w = 0; w < kWindow; ++w) abi::store_relaxed(recs[w].status, kConsumed);
+    // Bad arguments fail their call alone: a size that overflows, descriptors that are no memfd.
+    if (tandem_alloc(s.rt(), SIZE_MAX - rng() % 64) != nullptr) slot.other_errors.fetch_add(1, relaxed);
+    const int bad_fd = rng() % 2 ? -1 : 1000 + static_cast<int>(rng() % 1000);
+    if (tandem_register(s.rt(), data, 4096, bad_fd, 0) != TANDEM_INVALID_ARGUMENT) slot.other_errors.fetch_add(1, relaxed);
     int64_t expected[kWindow];
     bool alive = true;
     while (alive && !stopping(b)) {
