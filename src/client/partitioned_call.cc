@@ -379,30 +379,20 @@ Status run_partitioned(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::
   const bool software = units == 0 || config.policy == PartitionPolicy::sw_only ||
                         (config.policy == PartitionPolicy::fixed_alpha && !(config.fixed_alpha > 0)) ||
                         (config.policy == PartitionPolicy::automatic && units <= nl);
-  if (software) {
-    value = fn.run_sw(call, 0, units);
-    CallStats& s = rt.stats();
-    s.sw_calls.fetch_add(1, std::memory_order_relaxed);
-    s.sw_units.fetch_add(units, std::memory_order_relaxed);
-    if (report != nullptr) {
-      *report = CallReport{};
-      report->predicted_s = model::sw_only_time(params, static_cast<double>(units));
-      report->break_even_units = nl;
-      report->counters.sw_steps = 1;
-      report->counters.sw_units = units;
-    }
-    return Status::ok;
-  }
-
   // How the accelerators get at the call's buffers is decided here, once per call. Today the only
   // access method is zero copy, so a buffer outside what the engine can reach (under tandemd: the
   // session's memory) runs in software rather than sending jobs that must fail with
   // TRANSLATION_FAULT. Copy and scatter-gather methods will make such buffers reachable here.
-  if (!buffers_reachable(rt, fn, call)) {
+  const bool unreachable = !software && !buffers_reachable(rt, fn, call);
+  if (software || unreachable) {
     value = fn.run_sw(call, 0, units);
     CallStats& s = rt.stats();
-    s.unreachable_calls.fetch_add(1, std::memory_order_relaxed);
-    s.fallbacks.fetch_add(1, std::memory_order_relaxed);
+    if (unreachable) {
+      s.unreachable_calls.fetch_add(1, std::memory_order_relaxed);
+      s.fallbacks.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      s.sw_calls.fetch_add(1, std::memory_order_relaxed);
+    }
     s.sw_units.fetch_add(units, std::memory_order_relaxed);
     if (report != nullptr) {
       *report = CallReport{};

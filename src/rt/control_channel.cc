@@ -17,6 +17,21 @@ namespace tandem::rt {
 using abi::control::FrameHeader;
 using abi::control::MessageType;
 
+namespace {
+
+// One descriptor as SCM_RIGHTS in `msg`; `control` is CMSG_SPACE(sizeof(int)) bytes, cmsghdr-aligned.
+void attach_descriptor(msghdr& msg, char* control, int fd) {
+  msg.msg_control = control;
+  msg.msg_controllen = CMSG_SPACE(sizeof(int));
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
+}
+
+}  // namespace
+
 Status check_header(const FrameHeader& h) {
   if (h.magic != abi::control::kMagic || h.version != abi::control::kVersion) return Status::protocol_error;
   if (!abi::control::known_type(h.type) || h.length > abi::control::kMaxPayload) return Status::protocol_error;
@@ -36,15 +51,7 @@ Status send_frame(int sock, MessageType type, uint32_t request_id, const void* p
   msghdr msg{};
   msg.msg_iov = iov;
   msg.msg_iovlen = bytes > 0 ? 2 : 1;
-  if (fd >= 0) {
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-  }
+  if (fd >= 0) attach_descriptor(msg, control, fd);
   size_t total = sizeof h + bytes, sent = 0;
   while (sent < total) {
     ssize_t n = sendmsg(sock, &msg, MSG_NOSIGNAL);
@@ -166,16 +173,7 @@ Status FrameWriter::flush(int sock) {
     msghdr msg{};
     msg.msg_iov = &iov;
     msg.msg_iovlen = 1;
-    if (out.sent == 0 && out.fd.valid()) {
-      msg.msg_control = control;
-      msg.msg_controllen = sizeof control;
-      cmsghdr* c = CMSG_FIRSTHDR(&msg);
-      c->cmsg_level = SOL_SOCKET;
-      c->cmsg_type = SCM_RIGHTS;
-      c->cmsg_len = CMSG_LEN(sizeof(int));
-      const int raw = out.fd.get();
-      std::memcpy(CMSG_DATA(c), &raw, sizeof raw);
-    }
+    if (out.sent == 0 && out.fd.valid()) attach_descriptor(msg, control, out.fd.get());
     const ssize_t n = sendmsg(sock, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0) {
       if (errno == EINTR) continue;
