@@ -48,7 +48,7 @@ Status run_packet(client::Runtime& rt, const Case& c, uint64_t workload, tandem_
 }
 
 TEST(RtlDaemon, SessionBuffersAreTranslatedForTheAccelerators) {
-  DaemonProcess d("[device]\nkind = \"rtl\"\n");
+  DaemonProcess d("[device]\nkinds = [\"rtl\"]\n");
   auto rt = d.open();
   ASSERT_TRUE(rt);
   auto* rec = static_cast<tandem_completion_t*>(rt->alloc(sizeof(tandem_completion_t)));
@@ -75,7 +75,7 @@ TEST(RtlDaemon, SessionBuffersAreTranslatedForTheAccelerators) {
 
 TEST(RtlDaemon, BadJobsCompleteWithAStatusAndTheDaemonKeepsServing) {
   // A short cycle limit: a large hardware job times out inside the daemon.
-  DaemonProcess d("[device]\nkind = \"rtl\"\n[device.rtl]\nmax_cycles = 2000\n");
+  DaemonProcess d("[device]\nkinds = [\"rtl\"]\n[device.rtl]\nmax_cycles = 2000\n");
   auto rt = d.open();
   ASSERT_TRUE(rt);
   auto* rec = static_cast<tandem_completion_t*>(rt->alloc(sizeof(tandem_completion_t)));
