@@ -99,11 +99,32 @@ struct Named {
 const std::initializer_list<std::string_view> kDeviceKinds = {"emu", "rtl"};
 
 void apply_emu(EmuSettings& e, const toml::table& t, std::string_view source, Named& named) {
-  check_keys(t, "device.emu", {"slots", "resident", "reconfig_delay"}, source);
+  check_keys(t, "device.emu",
+             {"slots", "resident", "reconfig_delay", "link_gbps", "dma_setup_us", "sg_gbps", "sg_setup_us",
+              "sg_page_ns", "local_memory_mib", "local_gbps", "copy_engines", "copy_engine_gbps",
+              "copy_engine_setup_us"},
+             source);
   Node v{t};
   e.slots = count(v["slots"], e.slots, "device.emu.slots", source, 1, 1024);
   function_list(t, "device.emu", e.resident, named.emu_resident, source);
   word(t, "reconfig_delay", "device.emu", {"fixed", "bitstream"}, e.reconfig_delay, source);
+  // Bandwidths in GB/s (0: free, no transfer charged), times in us or ns.
+  e.link_bps = number(v["link_gbps"], e.link_bps / 1e9, "device.emu.link_gbps", source, 0, 1e5) * 1e9;
+  e.dma_setup_s = number(v["dma_setup_us"], e.dma_setup_s * 1e6, "device.emu.dma_setup_us", source, 0, 1e6) * 1e-6;
+  e.sg_bps = number(v["sg_gbps"], e.sg_bps / 1e9, "device.emu.sg_gbps", source, 0, 1e5) * 1e9;
+  e.sg_setup_s = number(v["sg_setup_us"], e.sg_setup_s * 1e6, "device.emu.sg_setup_us", source, 0, 1e6) * 1e-6;
+  e.sg_page_s = number(v["sg_page_ns"], e.sg_page_s * 1e9, "device.emu.sg_page_ns", source, 0, 1e9) * 1e-9;
+  e.local_bytes = static_cast<uint64_t>(number(v["local_memory_mib"], static_cast<double>(e.local_bytes >> 20),
+                                               "device.emu.local_memory_mib", source, 0, 1 << 20)) << 20;
+  e.local_bps = number(v["local_gbps"], e.local_bps / 1e9, "device.emu.local_gbps", source, 0, 1e5) * 1e9;
+  e.copy_engines = count(v["copy_engines"], e.copy_engines, "device.emu.copy_engines", source, 0, 64);
+  e.copy_engine_bps =
+      number(v["copy_engine_gbps"], e.copy_engine_bps / 1e9, "device.emu.copy_engine_gbps", source, 1e-6, 1e5) * 1e9;
+  e.copy_engine_setup_s = number(v["copy_engine_setup_us"], e.copy_engine_setup_s * 1e6,
+                                 "device.emu.copy_engine_setup_us", source, 0, 1e6) * 1e-6;
+  if (e.local_bytes > 0 && e.copy_engines == 0) {
+    fail(source, "device.emu: local memory needs copy engines to fill it (copy_engines >= 1, or local_memory_mib = 0)");
+  }
 }
 
 void apply_rtl(RtlSettings& r, const toml::table& t, std::string_view source, Named& named) {

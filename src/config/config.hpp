@@ -37,11 +37,22 @@ struct BitstreamSettings {
   double reconfig_setup_s = 0;    // fixed cost per reconfiguration
 };
 
-// [device.emu]: the emulated reconfigurable fabric (timing from [functions], reference results).
+// [device.emu]: the emulated reconfigurable fabric (timing from [functions], reference results), and
+// what moving data costs it (docs/access.md): a host link, scatter-gather, local memory, copy engines.
 struct EmuSettings {
   uint32_t slots = 8;
   std::vector<std::string> resident;     // functions loaded at start, one per slot in slot order
   std::string reconfig_delay = "fixed";  // "fixed" | "bitstream" (functions with an RTL accelerator)
+  double link_bps = 16e9;                // host <-> device, per direction (a PCIe 4.0 x16 link)
+  double dma_setup_s = 0.5e-6;           // per zero-copy or copy job that moves data
+  double sg_bps = 11.2e9;                // scatter-gather streaming (seed 001: AGSG/AGD = 250/350)
+  double sg_setup_s = 1e-6;              // fetching a job's page list
+  double sg_page_s = 50e-9;              // per page-list entry
+  uint64_t local_bytes = uint64_t{256} << 20;  // device-local memory (0: none)
+  double local_bps = 50e9;               // local memory bandwidth, per job
+  uint32_t copy_engines = 2;             // shared by the slots to fill and drain local memory
+  double copy_engine_bps = 12e9;
+  double copy_engine_setup_s = 1e-6;
 };
 
 // [device.rtl]: the Verilog accelerators of rtl/, simulated with Verilator (docs/rtl.md).
