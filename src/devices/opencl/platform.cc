@@ -1,10 +1,10 @@
 #include "devices/opencl/platform.hpp"
 
+#include "devices/selector.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
-#include <charconv>
 #include <cstring>
 
 namespace tandem::devices::opencl {
@@ -67,21 +67,6 @@ ClDeviceInfo read_device(cl_device_id d) {
   // Only 2.0+ devices answer; a 1.x device leaves it 0.
   info.svm = device_value<cl_device_svm_capabilities>(d, CL_DEVICE_SVM_CAPABILITIES);
   return info;
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
-// An index ("0", "12") or a case-insensitive substring of the name; "" matches everything.
-bool matches(std::string_view selector, uint32_t index, std::string_view name) {
-  if (selector.empty()) return true;
-  uint32_t wanted = 0;
-  const auto [end, error] = std::from_chars(selector.data(), selector.data() + selector.size(), wanted);
-  if (error == std::errc{} && end == selector.data() + selector.size()) return wanted == index;
-  return lower(name).find(lower(selector)) != std::string::npos;
 }
 
 std::string gib(uint64_t bytes) { return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (1u << 30)); }
@@ -147,10 +132,10 @@ Result<ClSelection> select_device(const std::vector<ClPlatformInfo>& platforms, 
                                   std::string_view device_selector) {
   if (platforms.empty()) return Result<ClSelection>(Status::device_error, "opencl: " + describe_platforms(platforms));
   for (uint32_t p = 0; p < platforms.size(); ++p) {
-    if (!matches(platform_selector, p, platforms[p].name)) continue;
+    if (!selector_matches(platform_selector, p, platforms[p].name)) continue;
     for (uint32_t d = 0; d < platforms[p].devices.size(); ++d) {
       const ClDeviceInfo& dev = platforms[p].devices[d];
-      if (!dev.available || !dev.compiler_available || !matches(device_selector, d, dev.name)) continue;
+      if (!dev.available || !dev.compiler_available || !selector_matches(device_selector, d, dev.name)) continue;
       return ClSelection{p, d, platforms[p], dev};
     }
   }
