@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -21,6 +22,22 @@ namespace tandem::testing {
 class KernelCase {
  public:
   static constexpr size_t kGuard = 64;
+  // Where cases put their buffers: plain memory by default; a runtime's session memory (alloc/free)
+  // for jobs that go through tandem (the engine translates only registered memory).
+  struct Memory {
+    std::function<void*(size_t)> alloc;
+    std::function<void(void*)> free;
+  };
+  static Memory& memory() {
+    static Memory m;
+    return m;
+  }
+  KernelCase() = default;
+  ~KernelCase() {
+    for (void* p : placed_) memory().free(p);
+  }
+  KernelCase(const KernelCase&) = delete;
+  KernelCase& operator=(const KernelCase&) = delete;
   static constexpr uint8_t kFill = 0xa5;
 
   std::string name;
@@ -138,6 +155,10 @@ class KernelCase {
   };
 
   uint8_t* input(size_t bytes) {
+    if (memory().alloc) {
+      placed_.push_back(memory().alloc(bytes + 128));
+      return static_cast<uint8_t*>(placed_.back());
+    }
     // 128-byte aligned storage (what OpenCL devices want for zero-copy); cases offset into it.
     storage_.push_back(std::make_unique<Block[]>(bytes / sizeof(Block) + 1));
     return reinterpret_cast<uint8_t*>(storage_.back().get());
@@ -174,6 +195,7 @@ class KernelCase {
     uint8_t bytes[128];
   };
   std::vector<std::unique_ptr<Block[]>> storage_;
+  std::vector<void*> placed_;
   std::vector<Output> outputs_;
   std::array<funcs::Call, 2> calls_{};
   bool ref_done_ = false;

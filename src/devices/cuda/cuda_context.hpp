@@ -76,6 +76,7 @@ class CudaSlot {
   CudaSlot& operator=(const CudaSlot&) = delete;
 
   CudaMode mode() const { return mode_; }
+  cudaStream_t stream() const { return stream_; }
   uint32_t index() const { return index_; }
 
   // Starts `job` (planned from `call`) and returns at once.
