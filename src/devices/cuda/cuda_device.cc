@@ -77,22 +77,19 @@ void CudaDevice::submit(uint32_t slot, const DeviceJob& job) {
   refused.token = job.token;
   refused.slot = slot;
   refused.status = Status::device_error;
-  if (slot >= slots_.size() || !slots_[slot]->health.in_service) return ready_.push_back(refused);
+  if (slot >= slots_.size() || !slots_[slot]->job.health.in_service) return ready_.push_back(refused);
   Slot& s = *slots_[slot];
   KernelJob plan;
   if (plan_kernel_job(job.call, plan) != Status::ok || !s.loaded_valid || plan.kernel != s.loaded) {
-    s.health.last_error = fmt::format("function {} started on a slot loaded with another", job.call.function);
+    s.job.health.last_error = fmt::format("function {} started on a slot loaded with another", job.call.function);
     return ready_.push_back(refused);
   }
   if (Status st = s.stream->enqueue(job.call, plan, access_); st != Status::ok) {
     refused.status = st;
-    s.health.last_error = s.stream->last_error();
+    s.job.health.last_error = s.stream->last_error();
     return ready_.push_back(refused);
   }
-  s.busy = true;
-  s.abandoned = false;
-  s.token = job.token;
-  s.start_ns = job.start_ns;
+  s.job.start(job.token, job.start_ns);
   if (mode_ == CudaMode::launch && plan.launch) {
     callbacks_pending_.fetch_add(1, std::memory_order_relaxed);
     if (cudaLaunchHostFunc(s.stream->stream(), &CudaDevice::on_done, &s) != cudaSuccess) {
@@ -106,11 +103,11 @@ void CudaDevice::rebuild(Slot& s, const std::string& why) {
   try {
     s.stream.reset();
     s.stream = std::make_unique<CudaSlot>(context_, s.index, mode_);
-    s.health.in_service = true;
-    s.health.last_error = why + "; the slot's stream was rebuilt";
+    s.job.health.in_service = true;
+    s.job.health.last_error = why + "; the slot's stream was rebuilt";
   } catch (const Error& e) {
-    s.health.in_service = false;
-    s.health.last_error = why + "; rebuilding the slot failed: " + e.what();
+    s.job.health.in_service = false;
+    s.job.health.last_error = why + "; rebuilding the slot failed: " + e.what();
   }
 }
 
@@ -124,41 +121,24 @@ void CudaDevice::poll(int64_t now, std::vector<DeviceCompletion>& out) {
   inbox_.take(arrived_);  // only wake-ups: every busy slot is asked below
   for (auto& sp : slots_) {
     Slot& s = *sp;
-    if (!s.busy) continue;
-    bool finished = false;
-    const Status st = s.stream->query(finished);
-    if (st == Status::ok && !finished) {
-      if (!s.abandoned && now - s.start_ns >= timeout_ns_) {
-        s.abandoned = true;
-        s.health.in_service = false;
-        s.health.last_error = fmt::format("a job ran longer than job_timeout_ms = {:.0f}: completed with TIMEOUT, the "
-                                          "slot is out of service until the GPU finishes it",
-                                          settings_.job_timeout_s * 1e3);
-        DeviceCompletion c;
-        c.token = s.token;
-        c.slot = s.index;
-        c.status = Status::timeout;
-        out.push_back(c);
-      }
+    if (!s.job.busy) continue;
+    bool done = false;
+    const Status st = s.stream->query(done);
+    if (st == Status::ok && !done) {
+      s.job.expire(s.index, now, timeout_ns_, out);
       continue;
     }
-    s.busy = false;
     DeviceCompletion c;
-    c.token = s.token;
+    c.token = s.job.token;
     c.slot = s.index;
     if (st != Status::ok) {
       c.status = st;
       rebuild(s, s.stream->last_error());
     } else {
       c.value = s.stream->finish();
-      c.device_ns = now - s.start_ns;  // host-measured: no device timer on the completion path
+      c.device_ns = now - s.job.start_ns;  // host-measured: no device timer on the completion path
     }
-    if (s.abandoned) {
-      s.abandoned = false;
-      s.health.in_service = true;
-      s.health.last_error += "; the job ended and the slot is back in service";
-      continue;  // already completed with TIMEOUT
-    }
+    if (s.job.finished(now)) continue;  // it had timed out: already completed
     out.push_back(c);
   }
 }
@@ -167,17 +147,17 @@ int64_t CudaDevice::next_deadline() const {
   if (!ready_.empty()) return 0;
   int64_t deadline = INT64_MAX;
   for (const auto& s : slots_) {
-    if (!s->busy) continue;
-    if (!s->abandoned) deadline = std::min(deadline, s->start_ns + timeout_ns_);
-    // Persistent jobs signal nothing: look again soon. Launch jobs: a timeout backs up the host function.
-    if (mode_ == CudaMode::persistent || s->abandoned) deadline = std::min(deadline, last_poll_ns_ + 20'000);
+    if (!s->job.busy) continue;
+    deadline = std::min(deadline, s->job.deadline(timeout_ns_));
+    // Persistent jobs signal nothing: look again soon. An abandoned job's end is only seen by asking.
+    if (mode_ == CudaMode::persistent || s->job.abandoned) deadline = std::min(deadline, last_poll_ns_ + 20'000);
   }
   return deadline;
 }
 
 SlotHealth CudaDevice::slot_health(uint32_t slot) const {
   if (slot >= slots_.size()) return SlotHealth{false, "no such slot"};
-  return slots_[slot]->health;
+  return slots_[slot]->job.health;
 }
 
 }  // namespace tandem::devices::cuda

@@ -17,6 +17,7 @@
 #include "devices/completion_inbox.hpp"
 #include "devices/cuda/cuda_context.hpp"
 #include "devices/device.hpp"
+#include "devices/slot_job.hpp"
 
 namespace tandem::devices::cuda {
 
@@ -42,11 +43,7 @@ class CudaDevice final : public Device {
     std::unique_ptr<CudaSlot> stream;
     bool loaded_valid = false;
     KernelId loaded = KernelId::nop;
-    bool busy = false;
-    bool abandoned = false;
-    uint64_t token = 0;
-    int64_t start_ns = 0;
-    SlotHealth health;
+    SlotJob job;
   };
   static void on_done(void* user);
   void rebuild(Slot& s, const std::string& why);

@@ -172,7 +172,7 @@ void OpenclDevice::complete_now(uint32_t slot, uint64_t token, Status status, st
   c.slot = slot;
   c.status = status;
   ready_.push_back(c);
-  if (!error.empty() && slot < slots_.size()) slots_[slot]->health.last_error = std::move(error);
+  if (!error.empty() && slot < slots_.size()) slots_[slot]->job.health.last_error = std::move(error);
 }
 
 void OpenclDevice::configure(uint32_t slot, uint16_t function) {
@@ -184,7 +184,7 @@ void OpenclDevice::configure(uint32_t slot, uint16_t function) {
     return;
   }
   if (!s.queue->selected(id) && s.queue->select(id) != Status::ok) {
-    s.health.last_error = s.queue->last_error();
+    s.job.health.last_error = s.queue->last_error();
     s.loaded_valid = false;
     return;
   }
@@ -195,7 +195,7 @@ void OpenclDevice::configure(uint32_t slot, uint16_t function) {
 void CL_CALLBACK OpenclDevice::on_complete(cl_event, cl_int status, void* user) {
   auto* s = static_cast<Slot*>(user);
   DeviceCompletion c;
-  c.token = s->token;
+  c.token = s->job.token;
   c.slot = s->index;
   // A negative execution status is the driver's error code for the command (or one before it).
   c.status = status < 0 ? status_from_cl(status) : Status::ok;
@@ -208,7 +208,7 @@ void CL_CALLBACK OpenclDevice::on_complete(cl_event, cl_int status, void* user) 
 void OpenclDevice::submit(uint32_t slot, const DeviceJob& job) {
   if (slot >= slots_.size()) return complete_now(slot, job.token, Status::device_error);
   Slot& s = *slots_[slot];
-  if (!s.health.in_service) {
+  if (!s.job.health.in_service) {
     return complete_now(slot, job.token, Status::device_error);  // its last job is still on the device
   }
   KernelJob plan;
@@ -216,21 +216,18 @@ void OpenclDevice::submit(uint32_t slot, const DeviceJob& job) {
     return complete_now(slot, job.token, Status::device_error,
                         fmt::format("function {} started on a slot loaded with another", job.call.function));
   }
-  s.token = job.token;
-  s.start_ns = job.start_ns;
   cl_event done = nullptr;
   if (Status st = s.queue->enqueue(job.call, plan, access_, &done); st != Status::ok) {
     return complete_now(slot, job.token, st, s.queue->last_error());
   }
   s.done.reset(done);
-  s.busy = true;
-  s.abandoned = false;
+  s.job.start(job.token, job.start_ns);
   callbacks_pending_.fetch_add(1, std::memory_order_relaxed);
   const cl_int err = clSetEventCallback(done, CL_COMPLETE, &OpenclDevice::on_complete, &s);
   if (err != CL_SUCCESS) {
     callbacks_pending_.fetch_sub(1, std::memory_order_relaxed);  // no callback: wait here (rare; the job is already running)
     (void)clWaitForEvents(1, &done);
-    s.busy = false;
+    s.job.busy = false;
     s.done.reset();
     complete_now(slot, job.token, status_from_cl(err), cl_message("clSetEventCallback", err));
   }
@@ -241,11 +238,11 @@ void OpenclDevice::rebuild(Slot& s, const std::string& why) {
     s.queue.reset();
     s.queue = std::make_unique<ClSlot>(context_, s.index);
     if (s.loaded_valid && s.queue->select(s.loaded) != Status::ok) s.loaded_valid = false;
-    s.health.in_service = true;
-    s.health.last_error = why + "; its command queue was rebuilt";
+    s.job.health.in_service = true;
+    s.job.health.last_error = why + "; its command queue was rebuilt";
   } catch (const Error& e) {
-    s.health.in_service = false;
-    s.health.last_error = why + "; rebuilding its command queue failed: " + e.what();
+    s.job.health.in_service = false;
+    s.job.health.last_error = why + "; rebuilding its command queue failed: " + e.what();
   }
 }
 
@@ -259,15 +256,8 @@ void OpenclDevice::poll(int64_t now, std::vector<DeviceCompletion>& out) {
   for (DeviceCompletion& c : arrived_) {
     Slot& s = *slots_[c.slot];
     const cl_int exec = static_cast<cl_int>(c.value);
-    s.busy = false;
     s.done.reset();
-    if (s.abandoned) {  // the job that timed out has ended at last: the slot serves again
-      s.abandoned = false;
-      s.health.in_service = true;
-      s.health.last_error += fmt::format("; it ended {:.1f} ms after it started and the slot is back in service",
-                                         static_cast<double>(now - s.start_ns) / 1e6);
-      continue;
-    }
+    if (s.job.finished(now)) continue;  // it had timed out: already completed
     if (c.status != Status::ok) {
       rebuild(s, cl_message(fmt::format("opencl slot {}: a job failed on the device", c.slot), exec));
       c.value = 0;
@@ -279,34 +269,19 @@ void OpenclDevice::poll(int64_t now, std::vector<DeviceCompletion>& out) {
     out.push_back(c);
   }
   // Jobs past their time limit: complete them now; the slot waits for the device to finish them.
-  for (auto& sp : slots_) {
-    Slot& s = *sp;
-    if (!s.busy || s.abandoned || now - s.start_ns < timeout_ns_) continue;
-    s.abandoned = true;
-    s.health.in_service = false;
-    s.health.last_error = fmt::format("a job ran longer than job_timeout_ms = {:.0f}: completed with TIMEOUT, the slot "
-                                      "is out of service until the device finishes it",
-                                      settings_.job_timeout_s * 1e3);
-    DeviceCompletion c;
-    c.token = s.token;
-    c.slot = s.index;
-    c.status = Status::timeout;
-    out.push_back(c);
-  }
+  for (auto& s : slots_) s->job.expire(s->index, now, timeout_ns_, out);
 }
 
 int64_t OpenclDevice::next_deadline() const {
   if (!ready_.empty()) return 0;
   int64_t deadline = INT64_MAX;
-  for (const auto& s : slots_) {
-    if (s->busy && !s->abandoned) deadline = std::min(deadline, s->start_ns + timeout_ns_);
-  }
+  for (const auto& s : slots_) deadline = std::min(deadline, s->job.deadline(timeout_ns_));
   return deadline;
 }
 
 SlotHealth OpenclDevice::slot_health(uint32_t slot) const {
   if (slot >= slots_.size()) return SlotHealth{false, "no such slot"};
-  return slots_[slot]->health;
+  return slots_[slot]->job.health;
 }
 
 }  // namespace tandem::devices::opencl

@@ -26,6 +26,7 @@
 #include "devices/completion_inbox.hpp"
 #include "devices/device.hpp"
 #include "devices/opencl/context.hpp"
+#include "devices/slot_job.hpp"
 
 namespace tandem::devices::opencl {
 
@@ -57,13 +58,9 @@ class OpenclDevice final : public Device {
     std::unique_ptr<ClSlot> queue;
     bool loaded_valid = false;
     KernelId loaded = KernelId::nop;
-    // The job in flight (dispatcher thread; the callback reads token, written before it is registered).
-    bool busy = false;
-    bool abandoned = false;  // completed with TIMEOUT; the device still runs it
-    uint64_t token = 0;
-    int64_t start_ns = 0;
+    // The job in flight (the callback reads job.token, written before the callback is registered).
+    SlotJob job;
     EventPtr done;
-    SlotHealth health;
   };
   static void CL_CALLBACK on_complete(cl_event event, cl_int status, void* user);
   void complete_now(uint32_t slot, uint64_t token, Status status, std::string error = {});
