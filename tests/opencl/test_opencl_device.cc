@@ -42,6 +42,18 @@ std::vector<DeviceCompletion> wait_for(devices::Device& d, size_t n) {
   return out;
 }
 
+// Submits `call` on `slot` and waits for the one completion it yields.
+DeviceCompletion run_one(devices::Device& d, uint32_t slot, uint64_t token, const funcs::Call& call) {
+  DeviceJob job;
+  job.token = token;
+  job.start_ns = now_ns();
+  job.call = call;
+  d.submit(slot, job);
+  auto done = wait_for(d, 1);
+  EXPECT_EQ(done.size(), 1u);
+  return done.empty() ? DeviceCompletion{token, slot, Status::cancelled, 0, 0, 0} : done[0];
+}
+
 // Every case of the catalog the device tests run (small and edge sizes).
 std::vector<std::unique_ptr<KernelCase>> catalog_cases() {
   std::vector<std::unique_ptr<KernelCase>> cases;
@@ -132,32 +144,16 @@ TEST(OpenclDevice, AJobPastItsTimeLimitTimesOutAndOnlyItsSlotLeavesService) {
   d.configure(0, TANDEM_FN_WORK);
   d.configure(1, TANDEM_FN_ACCUMULATE);
   auto slow = KernelCase::work(400'000'000);  // ~0.4 s of chains on one core
-  DeviceJob job;
-  job.token = 1;
-  job.start_ns = now_ns();
-  job.call = slow->device_call();
-  d.submit(0, job);
-  auto done = wait_for(d, 1);
-  ASSERT_EQ(done.size(), 1u);
-  EXPECT_EQ(done[0].status, Status::timeout);
+  const DeviceCompletion timed_out = run_one(d, 0, 1, slow->device_call());
+  EXPECT_EQ(timed_out.status, Status::timeout);
   EXPECT_FALSE(d.slot_health(0).in_service);
   EXPECT_NE(d.slot_health(0).last_error.find("job_timeout_ms"), std::string::npos) << d.slot_health(0).last_error;
   // The slot refuses work while the device still runs the old job; the other slot keeps working.
-  job.token = 2;
-  job.start_ns = now_ns();
-  d.submit(0, job);
-  auto refused = wait_for(d, 1);
-  ASSERT_EQ(refused.size(), 1u);
-  EXPECT_EQ(refused[0].status, Status::device_error);
+  EXPECT_EQ(run_one(d, 0, 2, slow->device_call()).status, Status::device_error);
   auto ok = KernelCase::accumulate(1000, 0, 3);
-  job.token = 3;
-  job.start_ns = now_ns();
-  job.call = ok->device_call();
-  d.submit(1, job);
-  auto good = wait_for(d, 1);
-  ASSERT_EQ(good.size(), 1u);
-  EXPECT_EQ(good[0].status, Status::ok);
-  EXPECT_EQ(good[0].value, ok->reference_value());
+  const DeviceCompletion good = run_one(d, 1, 3, ok->device_call());
+  EXPECT_EQ(good.status, Status::ok);
+  EXPECT_EQ(good.value, ok->reference_value());
   // When the device finishes the old job, the slot serves again (nothing more is reported for it).
   std::vector<DeviceCompletion> late;
   const int64_t deadline = now_ns() + 30'000'000'000;
@@ -166,14 +162,9 @@ TEST(OpenclDevice, AJobPastItsTimeLimitTimesOutAndOnlyItsSlotLeavesService) {
   EXPECT_TRUE(d.slot_health(0).in_service);
   EXPECT_NE(d.slot_health(0).last_error.find("back in service"), std::string::npos) << d.slot_health(0).last_error;
   auto again = KernelCase::work(1000);
-  job.token = 4;
-  job.start_ns = now_ns();
-  job.call = again->device_call();
-  d.submit(0, job);
-  auto after = wait_for(d, 1);
-  ASSERT_EQ(after.size(), 1u);
-  EXPECT_EQ(after[0].status, Status::ok);
-  EXPECT_EQ(after[0].value, 1000);
+  const DeviceCompletion after = run_one(d, 0, 4, again->device_call());
+  EXPECT_EQ(after.status, Status::ok);
+  EXPECT_EQ(after.value, 1000);
 }
 
 TEST(OpenclDevice, AKernelThatDoesNotBuildIsNotLoadableAndTheOthersWork) {
@@ -185,22 +176,10 @@ TEST(OpenclDevice, AKernelThatDoesNotBuildIsNotLoadableAndTheOthersWork) {
   d.configure(0, TANDEM_FN_SOBEL);  // what a misbehaving engine would do: the slot says why
   EXPECT_NE(d.slot_health(0).last_error.find("sobel did not build"), std::string::npos) << d.slot_health(0).last_error;
   auto s = KernelCase::sobel(16, 16, false, false, 1);
-  DeviceJob job;
-  job.token = 9;
-  job.start_ns = now_ns();
-  job.call = s->device_call();
-  d.submit(0, job);
-  auto refused = wait_for(d, 1);
-  ASSERT_EQ(refused.size(), 1u);
-  EXPECT_EQ(refused[0].status, Status::device_error);
+  EXPECT_EQ(run_one(d, 0, 9, s->device_call()).status, Status::device_error);
   d.configure(1, TANDEM_FN_MATMUL);
   auto m = KernelCase::matmul(20, 20, 20, 2);
-  job.token = 10;
-  job.call = m->device_call();
-  d.submit(1, job);
-  auto ok = wait_for(d, 1);
-  ASSERT_EQ(ok.size(), 1u);
-  EXPECT_EQ(ok[0].status, Status::ok);
+  EXPECT_EQ(run_one(d, 1, 10, m->device_call()).status, Status::ok);
   EXPECT_TRUE(m->outputs_match());
 }
 
