@@ -29,8 +29,12 @@ class HeldCompletions {
   // Appends every completion whose time has come by `now`.
   void release(int64_t now, std::vector<DeviceCompletion>& out) {
     if (!ready_.empty()) {
-      out.insert(out.end(), ready_.begin(), ready_.end());
-      ready_.clear();
+      if (out.empty()) {
+        out.swap(ready_);  // the common case: no copy
+      } else {
+        out.insert(out.end(), ready_.begin(), ready_.end());
+        ready_.clear();
+      }
     }
     if (wheel_.size() > 0) wheel_.expire(now, [&](uint32_t slot) { out.push_back(held_[slot]); });
   }

@@ -117,6 +117,8 @@ class Engine {
   uint32_t slot_count() const { return static_cast<uint32_t>(slots_.size()); }
   uint32_t queue_count() const { return static_cast<uint32_t>(queues_.size()); }
   SlotView slot(SlotId s) const;
+  // The job running on slot s (kNone when none): the driver checks a device's completion against it.
+  JobId slot_job(SlotId s) const { return s < slots_.size() ? slots_[s].job : kNone; }
   QueueView queue(QueueId q) const;
   QueueId route(FunctionId f) const { return route_[f]; }
   // Usable accelerators (idle or busy) serving f; configuring slots are not counted.

@@ -348,7 +348,8 @@ void Dispatcher::apply(int64_t now) {
         Pending& p = pending_[a.job];
         p.job.token = a.job;
         p.job.start_ns = now;
-        const DeviceEntry& d = devices_[slot_device_[a.slot]];
+        DeviceEntry& d = devices_[slot_device_[a.slot]];
+        ++d.in_flight;
         d.device->submit(a.slot - d.first_slot, p.job);
         ++stats_.jobs_started;
         break;
@@ -422,25 +423,30 @@ void Dispatcher::on_timer(uint32_t slot, int64_t now) {
 
 // Hands the engine every job the devices finished by `now`. True if there was any.
 bool Dispatcher::collect_devices(int64_t now) {
-  finished_.clear();
+  bool any = false;
   for (DeviceEntry& d : devices_) {
-    const size_t before = finished_.size();
+    if (d.in_flight == 0) continue;  // the idle loop costs one compare per device
+    finished_.clear();
     d.device->poll(now, finished_);
-    for (size_t k = before; k < finished_.size(); ++k) finished_[k].slot += d.first_slot;
+    d.in_flight -= static_cast<uint32_t>(std::min<size_t>(finished_.size(), d.in_flight));
+    for (const devices::DeviceCompletion& c : finished_) {
+      const engine::SlotId slot = d.first_slot + c.slot;
+      const engine::JobId j = static_cast<engine::JobId>(c.token);
+      if (engine_.slot_job(slot) != j) continue;  // not the slot's job: a device bug, ignored
+      pending_[j].device_ns = c.device_ns;
+      if (c.not_before > 0 && now - c.not_before > stats_.max_lateness_ns) stats_.max_lateness_ns = now - c.not_before;
+      engine_.job_finished(slot, c.status, c.value, now, actions_);
+      any = true;
+    }
   }
-  for (const devices::DeviceCompletion& c : finished_) {
-    const engine::JobId j = static_cast<engine::JobId>(c.token);
-    if (c.slot >= engine_.slot_count() || engine_.slot(c.slot).job != j) continue;  // not the slot's job: a device bug
-    pending_[j].device_ns = c.device_ns;
-    if (c.not_before > 0) stats_.max_lateness_ns = std::max(stats_.max_lateness_ns, now - c.not_before);
-    engine_.job_finished(c.slot, c.status, c.value, now, actions_);
-  }
-  return !finished_.empty();
+  return any;
 }
 
 int64_t Dispatcher::next_deadline() const {
   int64_t next = timers_.next_deadline();
-  for (const DeviceEntry& d : devices_) next = std::min(next, d.device->next_deadline());
+  for (const DeviceEntry& d : devices_) {
+    if (d.in_flight > 0) next = std::min(next, d.device->next_deadline());
+  }
   return next;
 }
 

@@ -137,6 +137,7 @@ class Dispatcher {
   struct DeviceEntry {
     std::unique_ptr<devices::Device> device;
     engine::SlotId first_slot = 0;
+    uint32_t in_flight = 0;  // jobs submitted and not yet returned by poll: 0 skips the poll
   };
   struct Pending {  // per engine job id: what the device runs, and its time there once finished
     devices::DeviceJob job;
