@@ -94,9 +94,45 @@ FunctionTiming parse_timing(const toml::table& t, std::string_view name, std::st
 struct Named {
   bool emu_resident = false;
   bool rtl_resident = false;
+  bool opencl_resident = false;
+  bool cuda_resident = false;
 };
 
-const std::initializer_list<std::string_view> kDeviceKinds = {"emu", "rtl"};
+const std::initializer_list<std::string_view> kDeviceKinds = {"emu", "rtl", "opencl", "cuda"};
+
+// A free-form string key (a device selector).
+void text(const toml::table& t, std::string_view key, std::string_view where, std::string& out, std::string_view source) {
+  if (!t.contains(key)) return;
+  auto value = Node{t}[key].value<std::string>();
+  if (!value) fail(source, std::string(where) + "." + std::string(key) + " must be a string");
+  out = *value;
+}
+
+void apply_opencl(OpenclSettings& o, const toml::table& t, std::string_view source, Named& named) {
+  check_keys(t, "device.opencl", {"slots", "resident", "platform", "device", "access", "job_timeout_ms", "reduction_groups"},
+             source);
+  Node v{t};
+  o.slots = count(v["slots"], o.slots, "device.opencl.slots", source, 1, 256);
+  function_list(t, "device.opencl", o.resident, named.opencl_resident, source);
+  text(t, "platform", "device.opencl", o.platform, source);
+  text(t, "device", "device.opencl", o.device, source);
+  word(t, "access", "device.opencl", {"copy", "zero_copy"}, o.access, source);
+  o.job_timeout_s = number(v["job_timeout_ms"], o.job_timeout_s * 1e3, "device.opencl.job_timeout_ms", source, 1, 1e9) * 1e-3;
+  o.reduction_groups = count(v["reduction_groups"], o.reduction_groups, "device.opencl.reduction_groups", source, 0, 1u << 16);
+}
+
+void apply_cuda(CudaSettings& c, const toml::table& t, std::string_view source, Named& named) {
+  check_keys(t, "device.cuda", {"slots", "resident", "device", "mode", "access", "job_timeout_ms", "reduction_groups"},
+             source);
+  Node v{t};
+  c.slots = count(v["slots"], c.slots, "device.cuda.slots", source, 1, 256);
+  function_list(t, "device.cuda", c.resident, named.cuda_resident, source);
+  text(t, "device", "device.cuda", c.device, source);
+  word(t, "mode", "device.cuda", {"launch", "persistent"}, c.mode, source);
+  word(t, "access", "device.cuda", {"copy", "zero_copy"}, c.access, source);
+  c.job_timeout_s = number(v["job_timeout_ms"], c.job_timeout_s * 1e3, "device.cuda.job_timeout_ms", source, 1, 1e9) * 1e-3;
+  c.reduction_groups = count(v["reduction_groups"], c.reduction_groups, "device.cuda.reduction_groups", source, 0, 1u << 16);
+}
 
 void apply_emu(EmuSettings& e, const toml::table& t, std::string_view source, Named& named) {
   check_keys(t, "device.emu",
@@ -152,7 +188,8 @@ void apply_device(DeviceSettings& d, const toml::table& t, std::string_view sour
   if (t.contains("kind")) {
     fail(source, "device.kind was replaced by device.kinds, a list: kinds = [\"rtl\"] (or [\"emu\", \"rtl\"])");
   }
-  check_keys(t, "device", {"kinds", "slot_rows", "config_port_mbps", "reconfig_setup_us", "emu", "rtl"}, source);
+  check_keys(t, "device", {"kinds", "slot_rows", "config_port_mbps", "reconfig_setup_us", "emu", "rtl", "opencl", "cuda"},
+             source);
   Node v{t};
   if (t.contains("kinds")) {
     const auto* list = t.get_as<toml::array>("kinds");
@@ -162,7 +199,7 @@ void apply_device(DeviceSettings& d, const toml::table& t, std::string_view sour
       auto kind = item.value<std::string>();
       if (!kind || std::find(kDeviceKinds.begin(), kDeviceKinds.end(), std::string_view(*kind)) == kDeviceKinds.end()) {
         fail(source, "device.kinds: unknown device kind '" + (kind ? *kind : std::string("?")) +
-                         "' (known: \"emu\", \"rtl\")");
+                         "' (known: \"emu\", \"rtl\", \"opencl\", \"cuda\")");
       }
       if (d.uses(*kind)) fail(source, "device.kinds names '" + *kind + "' twice");
       d.kinds.push_back(*kind);
@@ -180,6 +217,8 @@ void apply_device(DeviceSettings& d, const toml::table& t, std::string_view sour
     if (section == nullptr) fail(source, "device." + std::string(kind) + " must be a table");
     if (kind == "emu") apply_emu(d.emu, *section, source, named);
     if (kind == "rtl") apply_rtl(d.rtl, *section, source, named);
+    if (kind == "opencl") apply_opencl(d.opencl, *section, source, named);
+    if (kind == "cuda") apply_cuda(d.cuda, *section, source, named);
   }
 }
 
@@ -367,6 +406,8 @@ Config parse_config(std::string_view text, std::string_view source) {
   }
   check_resident(c.device.emu.resident, c.device.emu.slots, user.emu_resident, "device.emu", source);
   check_resident(c.device.rtl.resident, c.device.rtl.slots, user.rtl_resident, "device.rtl", source);
+  check_resident(c.device.opencl.resident, c.device.opencl.slots, user.opencl_resident, "device.opencl", source);
+  check_resident(c.device.cuda.resident, c.device.cuda.slots, user.cuda_resident, "device.cuda", source);
   return c;
 }
 

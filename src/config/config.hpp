@@ -65,12 +65,36 @@ struct RtlSettings {
   int worker_nice = 10;                      // nice value of the simulation threads (one per slot)
 };
 
+// [device.opencl]: a real OpenCL device through the ICD loader (docs/devices.md).
+struct OpenclSettings {
+  uint32_t slots = 4;                   // in-order command queues
+  std::vector<std::string> resident;    // functions loaded at start, one per slot in slot order
+  std::string platform;                 // index or part of the name; "" = the first with a usable device
+  std::string device;                   // likewise within the platform
+  std::string access = "copy";          // "copy" | "zero_copy" (until jobs carry their own method)
+  double job_timeout_s = 10;            // a job running longer completes with TIMEOUT; its slot leaves service
+  uint32_t reduction_groups = 0;        // work-groups of a reduction job; 0 = 8 per compute unit
+};
+
+// [device.cuda]: an NVIDIA GPU through the CUDA runtime (built when the toolkit was found).
+struct CudaSettings {
+  uint32_t slots = 4;                   // streams
+  std::vector<std::string> resident;
+  std::string device;                   // index or part of the name; "" = the first
+  std::string mode = "launch";          // "launch" (a kernel launch per job) | "persistent" (resident block per slot)
+  std::string access = "copy";          // "copy" | "zero_copy"
+  double job_timeout_s = 10;
+  uint32_t reduction_groups = 0;        // blocks of a reduction job; 0 = 4 per multiprocessor
+};
+
 // [device]
 struct DeviceSettings {
   std::vector<std::string> kinds = {"emu"};  // devices this runtime drives, slots numbered in this order
   BitstreamSettings bitstream;
   EmuSettings emu;
   RtlSettings rtl;
+  OpenclSettings opencl;
+  CudaSettings cuda;
   bool uses(std::string_view kind) const {
     for (const auto& k : kinds) {
       if (k == kind) return true;

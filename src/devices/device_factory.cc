@@ -5,6 +5,12 @@
 #if TANDEM_HAVE_RTL_DEVICE
 #include "devices/rtl/rtl_device.hpp"
 #endif
+#if TANDEM_HAVE_OPENCL_DEVICE
+#include "devices/opencl/opencl_device.hpp"
+#endif
+#if TANDEM_HAVE_CUDA_DEVICE
+#include "devices/cuda/cuda_device.hpp"
+#endif
 
 namespace tandem::devices {
 
@@ -18,9 +24,19 @@ std::unique_ptr<Device> make_device(std::string_view kind, const config::Config&
 #if TANDEM_HAVE_RTL_DEVICE
   if (kind == "rtl") return std::make_unique<rtl::RtlDevice>(config);
 #endif
+#if TANDEM_HAVE_OPENCL_DEVICE
+  if (kind == "opencl") return std::make_unique<opencl::OpenclDevice>(config.device.opencl);
+#endif
+#if TANDEM_HAVE_CUDA_DEVICE
+  if (kind == "cuda") return std::make_unique<cuda::CudaDevice>(config.device.cuda);
+#endif
   if (kind == "rtl") {
     throw Error(Status::invalid_argument,
                 "device \"rtl\": this build has no RTL device (TANDEM_BUILD_RTL off or Verilator missing)");
+  }
+  if (kind == "opencl" || kind == "cuda") {
+    throw Error(Status::invalid_argument, "device \"" + std::string(kind) + "\": this build has no " + std::string(kind) +
+                                              " device (TANDEM_BUILD_OPENCL / TANDEM_BUILD_CUDA off, or the SDK missing)");
   }
   throw Error(Status::invalid_argument, "device \"" + std::string(kind) + "\": unknown device kind");
 }
@@ -33,12 +49,16 @@ const std::vector<std::string>& resident_functions(std::string_view kind, const 
   if (kind == "copy") return copy_engines;
   if (kind == "emu") return config.device.emu.resident;
   if (kind == "rtl") return config.device.rtl.resident;
+  if (kind == "opencl") return config.device.opencl.resident;
+  if (kind == "cuda") return config.device.cuda.resident;
   return none;
 }
 
 bool device_kind_available(std::string_view kind) {
   if (kind == "emu") return true;
   if (kind == "rtl") return TANDEM_HAVE_RTL_DEVICE != 0;
+  if (kind == "opencl") return TANDEM_HAVE_OPENCL_DEVICE != 0;
+  if (kind == "cuda") return TANDEM_HAVE_CUDA_DEVICE != 0;
   return false;
 }
 
