@@ -50,6 +50,7 @@ struct ProbeStats {
   std::atomic<uint64_t> samples{0};
   std::atomic<uint64_t> failures{0};    // no answer within 2 s while the daemon was up
   std::atomic<uint64_t> over_limit{0};  // answers slower than the limit
+  std::atomic<uint64_t> over_limit_beyond_noise{0};  // ... by more than four echo round trips of the moment
   std::atomic<int64_t> max_ns{0};
   std::atomic<int64_t> sum_ns{0};
   std::atomic<int64_t> echo_max_ns{0};  // slowest reference round trip to an idle sibling process

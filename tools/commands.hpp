@@ -18,6 +18,8 @@ void add_chaos_commands(CLI::App& app);      // tandem chaos                 (cm
 void add_bench_commands(CLI::App& app);
 void add_dispatch_bench(CLI::App& bench);    // tandem bench dispatch        (cmd_bench_dispatch.cc)
 void add_comm_bench(CLI::App& bench);        // tandem bench comm            (cmd_bench_comm.cc)
+void add_device_bench(CLI::App& bench);      // tandem bench device         (cmd_bench_device.cc)
+void add_mixed_bench(CLI::App& bench);       // tandem bench mixed           (cmd_bench_mixed.cc)
 
 // tandem experiment <what>                                                   (cmd_experiment.cc)
 void add_experiment_commands(CLI::App& app);

@@ -2,6 +2,7 @@
 // clients and daemons killed mid-flight.
 #include <gtest/gtest.h>
 
+#include <poll.h>
 #include <sys/mman.h>
 
 #include <atomic>
@@ -145,7 +146,7 @@ TEST(Daemon, ManyProcessesManyJobsEveryResultChecked) {
 // fourth submits 20,000 jobs 16 at a time. Each session has a fair share of the queue, so the victim,
 // far below its share, never meets QUEUE_FULL (it lost 1-10% of its jobs to the flooders before).
 TEST(Daemon, FloodingSessionsCannotStarveAnotherThroughASharedQueue) {
-  DaemonProcess d("[fabric]\nresident = [\"work0\"]\n[functions.work0]\nthroughput = 1e9\nlatency_us = 0\n");
+  DaemonProcess d("[device.emu]\nresident = [\"work0\"]\n[functions.work0]\nthroughput = 1e9\nlatency_us = 0\n");
   constexpr int kFlooders = 3, kVictimJobs = 20'000, kWindow = 16;
   constexpr uint64_t kUnits = 10'000;  // 10 us per job
   int go[2];
@@ -175,7 +176,11 @@ TEST(Daemon, FloodingSessionsCannotStarveAnotherThroughASharedQueue) {
     }));
   }
   char c;
-  for (int f = 0; f < kFlooders; ++f) ASSERT_EQ(read(go[0], &c, 1), 1);
+  for (int f = 0; f < kFlooders; ++f) {
+    pollfd p{go[0], POLLIN, 0};
+    ASSERT_EQ(poll(&p, 1, 10'000), 1) << "a flooder did not start";
+    ASSERT_EQ(read(go[0], &c, 1), 1);
+  }
   std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the queue is full now
   const int64_t queue_full = testing::join(spawn([&]() -> int {
     auto rt = d.open();
@@ -209,7 +214,7 @@ TEST(Daemon, FloodingSessionsCannotStarveAnotherThroughASharedQueue) {
 }
 
 TEST(Daemon, ClientKilledMidFlightIsCleanedUpAndOthersCarryOn) {
-  DaemonProcess d("[fabric]\nresident = [\"work0\", \"accumulate\"]\n[functions.work0]\nthroughput = 1e9\n");
+  DaemonProcess d("[device.emu]\nresident = [\"work0\", \"accumulate\"]\n[functions.work0]\nthroughput = 1e9\n");
   int ready[2];
   ASSERT_EQ(pipe(ready), 0);
   // The victim fills the work0 queue with 20 ms jobs and is killed while they run.
@@ -249,7 +254,7 @@ TEST(Daemon, ClientKilledMidFlightIsCleanedUpAndOthersCarryOn) {
 // Every way a client waits on the daemon returns DISCONNECTED within a second of its death.
 TEST(Daemon, DaemonKilledEveryWaitReturnsDisconnectedWithinOneSecond) {
   for (rt::WaitMode mode : {rt::WaitMode::spin, rt::WaitMode::block, rt::WaitMode::spin_then_block}) {
-    DaemonProcess d("[fabric]\nresident = [\"work0\"]\n[functions.work0]\nthroughput = 1e9\n");
+    DaemonProcess d("[device.emu]\nresident = [\"work0\"]\n[functions.work0]\nthroughput = 1e9\n");
     auto rt = d.open();
     ASSERT_TRUE(rt);
     auto* rec = static_cast<tandem_completion_t*>(rt->alloc(sizeof(tandem_completion_t)));
@@ -343,7 +348,7 @@ TEST(Daemon, DaemonKilledEveryModeCallsReturnDisconnectedWithinOneSecond) {
 }
 
 TEST(Daemon, FullRingWaitEndsWhenTheDaemonDies) {
-  DaemonProcess d("[fabric]\nresident = [\"work0\"]\n[functions.work0]\nthroughput = 1e9\n");
+  DaemonProcess d("[device.emu]\nresident = [\"work0\"]\n[functions.work0]\nthroughput = 1e9\n");
   auto rt = d.open();
   ASSERT_TRUE(rt);
   auto q = rt->create_queue(2);
@@ -364,7 +369,7 @@ TEST(Daemon, FullRingWaitEndsWhenTheDaemonDies) {
 }
 
 TEST(Daemon, SigtermDrainsInFlightJobsThenDisconnects) {
-  DaemonProcess d("[fabric]\nresident = [\"work0\"]\n[functions.work0]\nthroughput = 1e9\n");
+  DaemonProcess d("[device.emu]\nresident = [\"work0\"]\n[functions.work0]\nthroughput = 1e9\n");
   auto rt = d.open();
   ASSERT_TRUE(rt);
   auto* rec = static_cast<tandem_completion_t*>(rt->alloc(sizeof(tandem_completion_t)));
@@ -395,7 +400,7 @@ TEST(Daemon, SecondDaemonOnTheSameSocketIsRefused) {
 
 TEST(Daemon, PerSessionLimitsAreErrorsNotCrashes) {
   DaemonProcess d("[limits]\nqueues_per_session = 2\nregistered_mib_per_session = 8\njobs_in_flight_per_session = 4\n"
-                  "[fabric]\nresident = [\"work0\"]\n[functions.work0]\nthroughput = 1e9\n");
+                  "[device.emu]\nresident = [\"work0\"]\n[functions.work0]\nthroughput = 1e9\n");
   auto rt = d.open();  // its default queue is the first of two
   ASSERT_TRUE(rt);
   auto q2 = rt->create_queue(8);

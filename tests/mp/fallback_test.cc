@@ -54,7 +54,7 @@ TEST(Fallback, HwModeCallWhoseJobsAreTooLargeEndsInSoftware) {
     client::RuntimeOptions o;
     o.embedded = true;
     o.mode = client::Mode::hw;
-    o.config_text = "[fabric]\nmax_job_ms = 0.05\nresident = [\"work\"]\n";
+    o.config_text = "[fabric]\nmax_job_ms = 0.05\n[device.emu]\nresident = [\"work\"]\n";
     auto rt = client::Runtime::open(o);
     if (!rt) return 2;
     const uint64_t units = 20'000'000;  // 6 jobs of 3.3 M cycles: each far above 50 us at 4x
@@ -76,7 +76,7 @@ TEST(Fallback, HwModeRetriesAFullQueueAndReturnsTheRightValue) {
     client::RuntimeOptions o;
     o.embedded = true;
     o.mode = client::Mode::hw;
-    o.config_text = "[fabric]\nqueue_capacity = 1\nslots = 2\nresident = [\"nop\", \"accumulate\"]\n";
+    o.config_text = "[fabric]\nqueue_capacity = 1\n[device.emu]\nslots = 2\nresident = [\"nop\", \"accumulate\"]\n";
     auto rt = client::Runtime::open(o);
     if (!rt) return 2;
     std::vector<int32_t> data(1 << 20);
