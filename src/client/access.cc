@@ -86,39 +86,4 @@ const HostAccessCosts& host_access_costs() {
   return costs;
 }
 
-model::CostParams with_access(const model::CostParams& p, uint8_t method, double bytes_per_unit,
-                              const devices::TransferModel& t, const HostAccessCosts& h, bool remote) {
-  model::CostParams q = p;
-  const double b = std::max(0.0, bytes_per_unit);
-  if (b == 0) return q;
-  // The device side: a set-up per job, and the data streaming through the accelerator (the slower of
-  // the transfer and the computation sets the per-unit time).
-  double setup = 0, unit_s = p.xa > 0 ? 1.0 / p.xa : 0;
-  switch (method) {
-    case TANDEM_ACCESS_SCATTER_GATHER: {
-      const double bps = t.sg_bps > 0 ? t.sg_bps : t.link_bps;
-      setup = t.sg_setup_s;
-      if (bps > 0) unit_s = std::max(unit_s, b / bps);
-      unit_s += b / 4096.0 * t.sg_page_s;
-      if (remote) {  // tandemd gathers and scatters the pages before and after the device's part
-        setup += h.handoff_s;
-        if (h.gather_bps > 0) unit_s += b / h.gather_bps;
-        unit_s += b / 4096.0 * h.gather_page_s;
-      }
-      break;
-    }
-    case TANDEM_ACCESS_DEVICE_LOCAL:
-      if (t.local_bps > 0) unit_s = std::max(unit_s, b / t.local_bps);
-      break;
-    default:  // zero-copy, copy: DMA from host memory
-      setup = t.dma_setup_s;
-      if (t.link_bps > 0) unit_s = std::max(unit_s, b / t.link_bps);
-      if (method == TANDEM_ACCESS_COPY && h.memcpy_bps > 0) unit_s += b / h.memcpy_bps;  // into and out of staging
-      break;
-  }
-  q.da = p.da + setup;
-  q.xa = unit_s > 0 ? 1.0 / unit_s : p.xa;
-  return q;
-}
-
 }  // namespace tandem::client

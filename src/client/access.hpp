@@ -15,9 +15,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "devices/device.hpp"
-#include "funcs/function.hpp"
-#include "model/cost_model.hpp"
+#include "model/access_model.hpp"
+#include "tandem/tandem_abi.h"
 
 namespace tandem::client {
 
@@ -28,19 +27,9 @@ enum class AccessChoice : uint8_t { automatic, zero_copy, copy, scatter_gather, 
 bool parse_access(std::string_view text, AccessChoice& out);
 std::string_view access_name(uint8_t method);  // TANDEM_ACCESS_*: "zero_copy", "copy", "sg", "local"
 
-// The host side's costs, measured on this machine once per process (or by `tandem calibrate`).
-struct HostAccessCosts {
-  double memcpy_bps = 0;       // the caller's copy into and out of staging
-  double gather_bps = 0;       // process_vm_readv/writev through a page list
-  double gather_page_s = 0;    // per page of it
-  double handoff_s = 20e-6;    // tandemd: the dispatcher handing a job to its mover and back (gather, scatter)
-};
+// The host side's costs of the access methods (model/access_model.hpp), measured on this machine once
+// per process (`tandem calibrate` records them too).
+using model::HostAccessCosts;
 const HostAccessCosts& host_access_costs();
-
-// The cost parameters of a call's jobs whose data moves with `method`: `bytes_per_unit` bytes per work
-// unit over the device's `transfer`, the host's costs `host`, with the engine in another process
-// (`remote`: scatter-gather pays the mover's hand-off and copy) or in this one.
-model::CostParams with_access(const model::CostParams& p, uint8_t method, double bytes_per_unit,
-                              const devices::TransferModel& transfer, const HostAccessCosts& host, bool remote);
 
 }  // namespace tandem::client

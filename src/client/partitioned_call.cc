@@ -100,11 +100,11 @@ Status plan_access(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call
   const devices::TransferModel transfer = host != nullptr ? host->memory.transfer : devices::TransferModel{};
   const HostAccessCosts& costs = host_access_costs();
   const bool remote = rt.engine_is_remote();
+  const auto bytes_per_unit = [&](uint8_t method) {
+    return static_cast<double>(method == TANDEM_ACCESS_DEVICE_LOCAL ? local_bytes : host_bytes) / units;
+  };
   const auto params_for = [&](uint8_t method) {
-    if (method == TANDEM_ACCESS_DEVICE_LOCAL) {
-      return with_access(base, method, static_cast<double>(local_bytes) / units, transfer, costs, remote);
-    }
-    return with_access(base, method, static_cast<double>(host_bytes) / units, transfer, costs, remote);
+    return model::with_access(base, method, bytes_per_unit(method), transfer, costs, remote);
   };
   const AccessChoice choice = rt.access_choice();
   uint8_t method = TANDEM_ACCESS_ZERO_COPY;
@@ -129,15 +129,9 @@ Status plan_access(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call
       } else {
         // Memory the engine cannot map: a staging copy on this thread, or the pages gathered by the
         // engine. The faster predicted plan of the two (they differ in set-up and in who copies).
-        double best = INFINITY;
-        for (uint8_t candidate : {uint8_t{TANDEM_ACCESS_COPY}, uint8_t{TANDEM_ACCESS_SCATTER_GATHER}}) {
-          const model::Plan plan = model::plan_call(params_for(candidate), m, jobs, static_cast<double>(call.workload));
-          const double predicted = plan.accelerate ? plan.predicted : plan.sw_only;
-          if (predicted < best) {
-            best = predicted;
-            method = candidate;
-          }
-        }
+        const uint8_t candidates[] = {TANDEM_ACCESS_COPY, TANDEM_ACCESS_SCATTER_GATHER};
+        method = model::choose_access(candidates, base, m, jobs, static_cast<double>(call.workload),
+                                      bytes_per_unit(TANDEM_ACCESS_COPY), transfer, costs, remote);
       }
       break;
   }
