@@ -307,9 +307,4 @@ std::string figure_csv(const FigureResult& r) {
   return out;
 }
 
-std::string python_dir() {
-  if (const char* env = std::getenv("TANDEM_PYTHON_DIR")) return env;
-  return TANDEM_PYTHON_DIR;
-}
-
 }  // namespace tandem::sim

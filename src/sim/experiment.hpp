@@ -83,7 +83,4 @@ std::string chrome_trace_json(const SimResult& r, const std::vector<AppSpec>& ap
 std::string residency_csv(const SimResult& r);
 std::string calls_csv(const SimResult& r);
 
-// Where the plotting scripts are: $TANDEM_PYTHON_DIR, else the source tree's python/.
-std::string python_dir();
-
 }  // namespace tandem::sim
