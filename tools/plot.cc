@@ -14,6 +14,8 @@
 #include <filesystem>
 #include <map>
 
+#include "abi/status.hpp"
+
 extern char** environ;
 
 namespace tandem::tools {
@@ -112,6 +114,19 @@ bool run_plot(const std::string& script, const std::vector<std::string>& args, c
     return false;
   }
   return true;
+}
+
+int run_python(const std::vector<std::string>& args, const PlotOptions& options) {
+  const std::string python = interpreter(options);
+  std::string path = python_dir();
+  if (const char* old = std::getenv("PYTHONPATH"); old != nullptr && *old != '\0') path += std::string(":") + old;
+  setenv("PYTHONPATH", path.c_str(), 1);  // the child inherits it; this process runs no Python itself
+  std::vector<std::string> argv{python};
+  argv.insert(argv.end(), args.begin(), args.end());
+  int error = 0;
+  const int rc = spawn_and_wait(argv, error, false);
+  if (rc < 0) throw Error(Status::io_error, "cannot run '" + python + "': " + std::strerror(error));
+  return rc;
 }
 
 }  // namespace tandem::tools

@@ -22,4 +22,9 @@ std::string python_dir();
 // status; its own error output comes before).
 bool run_plot(const std::string& script, const std::vector<std::string>& args, const PlotOptions& options = {});
 
+// Runs the interpreter with `args` (e.g. {"-m", "tandem_sim", ...}), python_dir() first on its
+// PYTHONPATH so that the project's package python/tandem_sim is found installed or not. Returns the
+// exit status (128 + n for signal n); throws Error(io_error) if the interpreter cannot start.
+int run_python(const std::vector<std::string>& args, const PlotOptions& options = {});
+
 }  // namespace tandem::tools
