@@ -10,7 +10,7 @@ JOBS       ?= $(shell nproc)
 CMAKE_GEN  := -G Ninja
 CTEST      := ctest --output-on-failure --timeout 900 --no-tests=error
 
-.PHONY: all deps build run test test-fast test-release test-asan test-tsan test-fuzz rtl-area clean help
+.PHONY: all deps setup build run test test-fast test-release test-asan test-tsan test-fuzz rtl-area clean help
 
 all: build
 
@@ -19,11 +19,15 @@ help:
 	@echo "make test      build and run every test: release, ASan+UBSan, TSan (stress tier), libFuzzer (briefly)"
 	@echo "make test-fast build and run the unit tier only (the edit-compile loop; under a minute once built)"
 	@echo "make build     build everything into $(BUILD)/ without running anything"
+	@echo "make setup     install what the project needs (Debian and PyPI packages, Ray, python/tandem_sim)"
 	@echo "make rtl-area  synthesize the RTL accelerators with Yosys and write docs/results/rtl_area.md"
 	@echo "make clean     remove the build folders"
 
 deps:
 	@./scripts/setup.sh
+
+# The same: installs the Debian and PyPI packages (Ray included) and python/tandem_sim.
+setup: deps
 
 build: deps
 	@cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null

@@ -92,6 +92,7 @@ class Section {
   }
 
   const toml::table* table() const { return t_; }
+  const std::string& where() const { return where_; }
 
  private:
   static std::string fmt_number(double v) {
@@ -111,7 +112,7 @@ Section section(const toml::table& root, std::string_view key, std::string_view 
 }
 
 void check(const Section& s, std::initializer_list<std::string_view> keys, std::string_view source) {
-  if (s.table() != nullptr) check_keys(*s.table(), s.name(""), keys, source);
+  if (s.table() != nullptr) check_keys(*s.table(), s.where(), keys, source);
 }
 
 Time ms_to_ns(double ms) { return static_cast<Time>(ms * 1e6); }
