@@ -130,6 +130,7 @@ int run_study(const StudyOptions& o, bool single) {
     j["threads"] = threads;
     j["executed_runs"] = local.executed;
     j["reused_runs"] = local.reused;
+    // Events per CPU second of a simulation thread (thread CPU time: other tenants do not count).
     j["events_per_second_per_thread"] = local.cpu_seconds > 0 ? static_cast<double>(local.events) / local.cpu_seconds : 0;
     j["run_cpu_seconds"] = local.cpu_seconds;
   } else if (o.ray_workers > 0) {
@@ -145,7 +146,7 @@ int run_study(const StudyOptions& o, bool single) {
   fmt::print("{}: {} points, {} runs + {} baselines, avg normalised makespan {:.4f}\n", study.name, plan.points.size(),
              s.runs, s.baselines, s.avg_normalized_makespan);
   if (o.ray.empty() && local.executed > 0) {
-    fmt::print("{} runs executed on {} threads: {:.2f} M events/s per thread, {} wall\n", local.executed, threads,
+    fmt::print("{} runs executed on {} threads: {:.2f} M events per CPU second per thread, {} wall\n", local.executed, threads,
                local.events / local.cpu_seconds / 1e6, format_seconds(wall));
   } else {
     fmt::print("{} wall\n", format_seconds(wall));

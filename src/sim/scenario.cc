@@ -12,6 +12,7 @@
 #include "abi/status.hpp"
 #include "devices/emu/toml_checks.hpp"
 #include "engine/reconfig.hpp"
+#include "sim/toml_text.hpp"
 #include "tandem/tandem_abi.h"
 
 namespace tandem::sim {
@@ -117,15 +118,6 @@ void check(const Section& s, std::initializer_list<std::string_view> keys, std::
 
 Time ms_to_ns(double ms) { return static_cast<Time>(ms * 1e6); }
 
-toml::table parse_toml(std::string_view text, std::string_view source) {
-  try {
-    return toml::parse(text, source);
-  } catch (const toml::parse_error& e) {
-    std::ostringstream os;
-    os << e.description() << " (line " << e.source().begin.line << ")";
-    toml_fail(source, os.str());
-  }
-}
 
 // "work0".."work15": the thesis's synthetic functions.
 engine::FunctionId work_function(const std::string& v, const Section& where, std::string_view key) {
@@ -393,17 +385,11 @@ std::pair<toml::table*, std::string> locate(toml::table& root, std::string_view 
   return {t, std::string(rest)};
 }
 
-std::string format_toml(const toml::table& t) {
-  std::ostringstream os;
-  os << t;
-  os << "\n";
-  return os.str();
-}
 
 }  // namespace
 
 Scenario parse_scenario(std::string_view text, std::string_view source, const ScenarioOptions& options) {
-  return parse_table(parse_toml(text, source), source, options);
+  return parse_table(parse_toml_text(text, source), source, options);
 }
 
 Scenario load_scenario(const std::string& path, const CalibrationReader& read_calibration) {
@@ -437,23 +423,23 @@ std::vector<std::string> scenario_keys() {
 }
 
 std::string set_scenario_key(std::string_view text, std::string_view key, std::string_view value, std::string_view source) {
-  toml::table root = parse_toml(text, source);
-  toml::table wrapped = parse_toml("v = " + std::string(value), std::string(source) + " (value of " + std::string(key) + ")");
+  toml::table root = parse_toml_text(text, source);
+  toml::table wrapped = parse_toml_text("v = " + std::string(value), std::string(source) + " (value of " + std::string(key) + ")");
   const toml::node* v = wrapped.get("v");
   if (v == nullptr || v->is_table() || v->is_array_of_tables()) {
     toml_fail(source, std::string(key) + ": a sweep value must be a number, string, boolean or list");
   }
   auto [table, last] = locate(root, key, source);
   table->insert_or_assign(last, *v);
-  return format_toml(root);
+  return toml_text(root);
 }
 
 std::string canonical_scenario_text(std::string_view text, std::string_view source) {
-  return format_toml(parse_toml(text, source));
+  return toml_text(parse_toml_text(text, source));
 }
 
 std::string scenario_value_label(std::string_view text, std::string_view key) {
-  const toml::table root = parse_toml(text, "<label>");
+  const toml::table root = parse_toml_text(text, "<label>");
   const toml::node_view<const toml::node> v = root.at_path(key);
   if (!v) return "";
   if (const auto* s = v.as_string()) return s->get();

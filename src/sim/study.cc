@@ -15,12 +15,14 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <time.h>
 #include <unistd.h>
 
 #include "abi/status.hpp"
 #include "base/stats.hpp"
 #include "devices/emu/toml_checks.hpp"
 #include "model/cost_model.hpp"
+#include "sim/toml_text.hpp"
 
 namespace tandem::sim {
 
@@ -38,21 +40,7 @@ std::string read_text(const std::string& path, std::string_view what) {
   return ss.str();
 }
 
-toml::table parse(std::string_view text, std::string_view source) {
-  try {
-    return toml::parse(text, source);
-  } catch (const toml::parse_error& e) {
-    std::ostringstream os;
-    os << e.description() << " (line " << e.source().begin.line << ")";
-    toml_fail(source, os.str());
-  }
-}
 
-std::string to_text(const toml::table& t) {
-  std::ostringstream os;
-  os << t << "\n";
-  return os.str();
-}
 
 // `over` merged into `base`, key by key (tables recursively): a sweep file refines its base scenario.
 void merge(toml::table& base, const toml::table& over) {
@@ -168,7 +156,7 @@ bool have_result(const std::string& dir, const RunSpec& spec) {
 // ---------------------------------------------------------------- study files
 
 Study parse_study(std::string_view text, std::string_view source, const ScenarioOptions& options) {
-  toml::table root = parse(text, source);
+  toml::table root = parse_toml_text(text, source);
   Study st;
   st.source = std::string(source);
   st.options = options;
@@ -182,7 +170,7 @@ Study parse_study(std::string_view text, std::string_view source, const Scenario
       if (!sc->is_string()) toml_fail(source, "sweep.scenario: must be a file name");
       fs::path p(sc->as_string()->get());
       if (p.is_relative() && !options.base_dir.empty()) p = fs::path(options.base_dir) / p;
-      base = parse(read_text(p.string(), "scenario file"), p.string());
+      base = parse_toml_text(read_text(p.string(), "scenario file"), p.string());
       if (base.contains("axis") || base.contains("sweep") || base.contains("figure")) {
         toml_fail(source, "sweep.scenario: '" + p.string() + "' must be a scenario, not a study");
       }
@@ -246,7 +234,7 @@ Study parse_study(std::string_view text, std::string_view source, const Scenario
       if (p.is_relative() && !options.base_dir.empty()) acc->insert_or_assign("calibration", fs::absolute(fs::path(options.base_dir) / p).string());
     }
   }
-  st.base_text = to_text(base);
+  st.base_text = toml_text(base);
   if (const auto* n = base.at_path("scenario.name").as_string(); n != nullptr && st.name.empty()) st.name = n->get();
   if (st.name.empty()) st.name = fs::path(std::string(source)).stem().string();
   // The base itself must be a valid scenario, so that a typo is reported once, by its own key.
@@ -321,7 +309,7 @@ FigureSpec figure_spec(const Study& study, bool quick) {
 // ---------------------------------------------------------------- runs
 
 RunSpec make_run_spec(const std::string& scenario_text, bool baseline, uint32_t seed, uint32_t rep) {
-  toml::table t = parse(scenario_text, "<run spec>");
+  toml::table t = parse_toml_text(scenario_text, "<run spec>");
   if (baseline) {
     // The SW-only run ignores these (simulate_sw_baseline): points that differ only here share it.
     t.erase("policy");
@@ -337,7 +325,7 @@ RunSpec make_run_spec(const std::string& scenario_text, bool baseline, uint32_t 
   exec.insert("rep", static_cast<int64_t>(rep));
   t.insert_or_assign("exec", std::move(exec));
   RunSpec r;
-  r.text = to_text(t);
+  r.text = toml_text(t);
   char buf[24];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(fnv1a(r.text)));
   r.id = buf;
@@ -346,7 +334,7 @@ RunSpec make_run_spec(const std::string& scenario_text, bool baseline, uint32_t 
 }
 
 std::string execute_run(std::string_view spec_text, const ScenarioOptions& options, double* cpu_seconds, uint64_t* events) {
-  toml::table t = parse(spec_text, "<run spec>");
+  toml::table t = parse_toml_text(spec_text, "<run spec>");
   const toml::table* exec = t.get_as<toml::table>("exec");
   if (exec == nullptr) toml_fail("<run spec>", "exec: the [exec] table (kind, seed, rep) is required");
   check_keys(*exec, "exec", {"kind", "seed", "rep"}, "<run spec>");
@@ -360,16 +348,22 @@ std::string execute_run(std::string_view spec_text, const ScenarioOptions& optio
   const bool baseline = kind->get() == "baseline";
   toml::table scenario_table = t;
   scenario_table.erase("exec");
-  const Scenario sc = parse_scenario(to_text(scenario_table), "<run spec>", options);
+  const Scenario sc = parse_scenario(toml_text(scenario_table), "<run spec>", options);
   // As run_figure does it: the seed index picks the call lists, the repetition the start's jitter.
   WorkloadSpec w = sc.workload;
   w.seed = mix_seed(sc.base_seed, static_cast<uint64_t>(seed->get()));
   SimConfig c = sc.config;
   c.jitter_seed = sc.reps > 1 ? mix_seed(w.seed, static_cast<uint64_t>(rep->get()) + 1) : 0;
   const std::vector<AppSpec> apps = make_workload(w);
-  const auto t0 = std::chrono::steady_clock::now();
+  // CPU time of this thread, not wall time: the speed of the simulator, whatever else the host runs.
+  const auto thread_cpu = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+  };
+  const double t0 = thread_cpu();
   const SimResult r = baseline ? simulate_sw_baseline(c, apps) : simulate(c, apps);
-  if (cpu_seconds != nullptr) *cpu_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (cpu_seconds != nullptr) *cpu_seconds = thread_cpu() - t0;
   if (events != nullptr) *events = r.events;
 
   std::vector<double> lat(r.call_latency.begin(), r.call_latency.end());

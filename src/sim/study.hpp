@@ -77,7 +77,7 @@ struct RunSpec {
 RunSpec make_run_spec(const std::string& scenario_text, bool baseline, uint32_t seed, uint32_t rep);
 
 // Runs one spec: its result, one line of JSON ending in '\n'. `cpu_seconds`, if given, receives the
-// time spent simulating (not part of the result). Throws for a malformed spec.
+// thread's CPU time spent simulating (not part of the result). Throws for a malformed spec.
 std::string execute_run(std::string_view spec_text, const ScenarioOptions& options = {}, double* cpu_seconds = nullptr,
                         uint64_t* events = nullptr);
 
