@@ -12,11 +12,13 @@ ALLOWED = {
     "model": {"base"},
     "engine": {"base", "tandem", "abi", "model"},
     "funcs": {"base", "tandem", "abi", "model"},
-    "devices": {"base", "tandem", "abi", "model", "funcs", "engine"},
-    "rt": {"base", "tandem", "abi", "model", "funcs", "engine", "devices"},
-    "sim": {"base", "tandem", "abi", "model", "funcs", "engine", "devices"},
-    "daemon": {"base", "tandem", "abi", "model", "funcs", "engine", "devices", "rt"},
-    "client": {"base", "tandem", "abi", "model", "funcs", "engine", "devices", "rt"},
+    # engine: only for the reconfiguration parameters the policy specs fill in
+    "config": {"base", "tandem", "abi", "model", "funcs", "engine"},
+    "devices": {"base", "tandem", "abi", "model", "funcs", "config"},
+    "rt": {"base", "tandem", "abi", "model", "funcs", "engine", "config", "devices"},
+    "sim": {"base", "tandem", "abi", "model", "funcs", "engine", "config", "devices"},
+    "daemon": {"base", "tandem", "abi", "model", "funcs", "engine", "config", "devices", "rt"},
+    "client": {"base", "tandem", "abi", "model", "funcs", "engine", "config", "devices", "rt"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 

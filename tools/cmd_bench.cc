@@ -9,6 +9,7 @@ void add_bench_commands(CLI::App& app) {
   bench->require_subcommand(1);
   add_dispatch_bench(*bench);
   add_comm_bench(*bench);
+  add_mixed_bench(*bench);
 }
 
 }  // namespace tandem::tools

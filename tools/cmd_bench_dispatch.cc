@@ -21,6 +21,7 @@
 #include "commands.hpp"
 #include "output.hpp"
 #include "daemon_launcher.hpp"
+#include "noop_probe.hpp"
 #include "base/clock.hpp"
 #include "support/measure.hpp"
 #include "support/measure_json.hpp"
@@ -64,28 +65,6 @@ std::unique_ptr<client::Runtime> open_runtime(int dispatcher_cpu) {
 
 // Lets the dispatcher fall asleep so that it does not compete with a reference for a core.
 void quiesce() { std::this_thread::sleep_for(std::chrono::milliseconds(5)); }
-
-// A closed loop of no-op jobs. Two records alternate: the next one is reset while the current job is
-// in flight, as any pipelined client would, so that preparing it is not part of the round trip.
-Result<std::vector<double>> noop_round_trips(client::Runtime& rt, client::Queue& q, rt::WaitMode mode, size_t samples,
-                                             int cpu) {
-  bench::ScopedPin pin(cpu);
-  tandem_completion_t* recs = rt.thread_records();
-  rt::reset_record(&recs[0]);
-  rt::WaitPolicy policy;
-  policy.mode = mode;
-  policy.timeout_ns = 2'000'000'000;
-  bench::SamplePlan plan;
-  plan.samples = samples;
-  uint64_t n = 0;
-  return bench::sample_loop_status(plan, [&]() -> Status {
-    tandem_completion_t* rec = &recs[n % 2];
-    tandem_completion_t* next = &recs[++n % 2];
-    if (Status s = q.dispatch(TANDEM_FN_NOP, nullptr, 0, 0, rec); s != Status::ok) return s;
-    rt::reset_record(next);
-    return rt.wait(rec, policy);
-  });
-}
 
 // Client CPU per submit: batches of fire-and-forget no-ops, timed on the producer side only.
 Result<std::vector<double>> submit_costs(client::Runtime& rt, client::Queue& q, size_t samples, int cpu) {

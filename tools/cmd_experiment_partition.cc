@@ -664,7 +664,7 @@ void run_experiment(const ExperimentOptions& o, const std::string& command_line)
   po.quick = o.quick;
   po.client_cpu = cpus.a;
   po.dispatcher_cpu = cpus.distinct ? cpus.b : -1;
-  po.config_text = fmt::format("[fabric]\nresident = [\"{}\"]\n", fn->name);
+  po.config_text = fmt::format("[device.emu]\nresident = [\"{}\"]\n", fn->name);
   po.progress = [](const std::string& line) { fmt::print("calibrating {}\n", line); };
   client::Calibration cal;
   Findings f;

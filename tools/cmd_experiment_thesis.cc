@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "output.hpp"
 #include "plot.hpp"
+#include "config/config.hpp"
 #include "engine/reconfig.hpp"
 #include "sim/experiment.hpp"
 #include "abi/status.hpp"
@@ -114,7 +115,7 @@ int run_thesis(const ThesisOptions& o) {
   }
   sim::FigureSpec spec = sim::thesis_figure(o.figure, o.quick);
   if (!o.policy.empty()) {
-    engine::make_reconfig_policy(o.policy, {});  // validates the name
+    (void)config::parse_policy(o.policy, {});  // validates the name and parameters
     for (sim::Point& p : spec.points) {
       if (p.config.policy != "none") p.config.policy = o.policy;
     }
@@ -158,7 +159,7 @@ int run_compare(const CompareOptions& co) {
   uint64_t events = 0;
   double run_seconds = 0;
   for (const std::string& name : co.policies) {
-    engine::make_reconfig_policy(name, {});  // validates the name
+    (void)config::parse_policy(name, {});  // validates the name and parameters
     const sim::RunOptions ro = run_options(o, "policy " + name);
     const sim::FigureResult r = sim::run_figure(sim::policy_figure(name, o.quick), ro);
     events += r.events;

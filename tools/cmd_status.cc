@@ -1,4 +1,4 @@
-// `tandem status [--json]`: what tandemd is doing — device, slots, sessions, queues, per-function demand
+// `tandem status [--json]`: what tandemd is doing — devices and their slots, sessions, queues, per-function demand
 // and queue figures, the TLB — in the manner of `nvidia-smi` or `xrt-smi examine`.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
@@ -57,15 +57,21 @@ void print_status(const nlohmann::json& j) {
   const auto& d = j["daemon"];
   fmt::print("tandemd pid {}  socket {}  up {:.1f} s  config {}\n", d["pid"].get<int>(), d["socket"].get<std::string>(),
              d["uptime_s"].get<double>(), d["config"].get<std::string>());
-  fmt::print("device {}  slots {}  sessions now {} (served {})  protocol errors {}\n\n",
-             j["device"]["kind"].get<std::string>(), j["device"]["slots"].get<int>(), j["sessions"].size(),
+  fmt::print("slots {}  sessions now {} (served {})  protocol errors {}\n\n", j["slots"].size(), j["sessions"].size(),
              d["sessions_served"].get<uint64_t>(), d["protocol_errors"].get<uint64_t>());
-  bench::TextTable slots({"slot", "state", "function", "jobs done", "utilization"});
-  for (const auto& s : j["slots"]) {
-    slots.add_row({std::to_string(s["slot"].get<int>()), s["state"].get<std::string>(), s["function"].get<std::string>(),
-                   std::to_string(s["jobs_done"].get<uint64_t>()), percent(s["utilization"].get<double>())});
+  // Slots grouped by device, as tandemd numbers them.
+  for (const auto& dev : j["devices"]) {
+    fmt::print("device {} ({}): {}\n", dev["name"].get<std::string>(), dev["kind"].get<std::string>(),
+               dev["description"].get<std::string>());
+    bench::TextTable slots({"slot", "state", "function", "jobs done", "utilization", "health"});
+    for (const auto& s : dev["slots"]) {
+      const std::string health = s["in_service"].get<bool>() ? (s.contains("last_error") ? "last error: " + s["last_error"].get<std::string>() : "ok")
+                                                            : "OUT OF SERVICE: " + s.value("last_error", std::string{});
+      slots.add_row({std::to_string(s["slot"].get<int>()), s["state"].get<std::string>(), s["function"].get<std::string>(),
+                     std::to_string(s["jobs_done"].get<uint64_t>()), percent(s["utilization"].get<double>()), health});
+    }
+    fmt::print("{}\n", slots.render());
   }
-  fmt::print("{}\n", slots.render());
   if (!j["sessions"].empty()) {
     bench::TextTable sessions({"asid", "pid", "uid", "queues", "regions", "registered", "connected"});
     for (const auto& s : j["sessions"]) {

@@ -112,6 +112,9 @@ int run_starpu_child(int out_fd, const PeerOptions& options, const StarpuOptions
   // The child's own environment: the caller's stays untouched.
   setenv("STARPU_HOME", home.c_str(), 1);
   setenv("STARPU_SILENT", "1", 1);
+  // StarPU probes OpenCL platforms even with nopencl = 0; an ICD such as PoCL then writes its kernel
+  // cache under $HOME/.cache. Keep that in the temporary home too.
+  setenv("POCL_CACHE_DIR", (home + "/pocl-cache").c_str(), 1);
   if (where.cpu_a >= 0) pin_this_thread(where.cpu_a);
 
   starpu_conf conf;

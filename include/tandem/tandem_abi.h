@@ -51,7 +51,10 @@ typedef enum tandem_status {
   TANDEM_PROTOCOL_ERROR = 16,    /* malformed control message or wrong protocol version */
   TANDEM_PERMISSION_DENIED = 17,
   TANDEM_IO_ERROR = 18,          /* a system call failed */
-  TANDEM_STATUS_COUNT_ = 19
+  TANDEM_BUFFER_UNMAPPED = 19,   /* a page of a buffer the job uses could not be reached (unmapped meanwhile) */
+  TANDEM_DEVICE_MEMORY_FULL = 20,/* device-local memory is exhausted */
+  TANDEM_ACCESS_UNSUPPORTED = 21,/* the access method named cannot serve this buffer on this device */
+  TANDEM_STATUS_COUNT_ = 22
 } tandem_status_t;
 
 /* ---- packet header word: bits 0-7 type, bit 8 barrier (ring order), bits 16-31 function id ---- */
@@ -78,7 +81,34 @@ typedef enum tandem_packet_type {
 /* dispatch packet flags */
 #define TANDEM_FLAG_ARGS_INDIRECT (1u << 0) /* args[0] = address of an argument block, args[1] = its bytes */
 #define TANDEM_FLAG_DEMAND_ONLY (1u << 1)   /* empty job: records demand, never queued (Algorithm 2 l.8) */
-#define TANDEM_FLAG_KNOWN_MASK 0x3u
+/* Bits 2-4: how the job's buffers reach the device (docs/abi.md, "Access methods"). */
+#define TANDEM_FLAG_ACCESS_SHIFT 2
+#define TANDEM_FLAG_ACCESS_MASK (7u << TANDEM_FLAG_ACCESS_SHIFT)
+#define TANDEM_FLAG_ACCESS(method) ((uint32_t)(method) << TANDEM_FLAG_ACCESS_SHIFT)
+#define TANDEM_FLAG_KNOWN_MASK 0x1fu
+
+typedef enum tandem_access {
+  /* The device works in place on session memory (tandem_alloc / tandem_register): user-mapped DMA. */
+  TANDEM_ACCESS_ZERO_COPY = 0,
+  /* The buffers are a staging copy in session memory, made by the client library from any memory and
+   * copied back after the job: the copy a classic driver makes. Device cost as zero-copy. */
+  TANDEM_ACCESS_COPY = 1,
+  /* The buffers are anywhere in the client's own address space (malloc, stack, file mappings): the
+   * device walks a list of the client's pages (tandemd reaches them with process_vm_readv/writev). */
+  TANDEM_ACCESS_SCATTER_GATHER = 2,
+  /* The buffers are device-local memory (device addresses, tandem_buffer_alloc), filled and drained
+   * by copy engines shared among the slots; the data stays there between jobs. */
+  TANDEM_ACCESS_DEVICE_LOCAL = 3,
+  TANDEM_ACCESS_COUNT_ = 4
+} tandem_access_t;
+
+/* Device addresses: bit 63 set (never a user-space address on 64-bit Linux), the buffer's id in bits
+ * 40-62, the byte offset within it in bits 0-39. */
+#define TANDEM_DEVICE_ADDRESS_BIT (1ull << 63)
+#define TANDEM_DEVICE_ADDRESS(buffer, offset) \
+  (TANDEM_DEVICE_ADDRESS_BIT | ((uint64_t)(buffer) & 0x7fffffull) << 40 | ((uint64_t)(offset) & 0xffffffffffull))
+#define TANDEM_DEVICE_BUFFER_OF(address) ((uint32_t)(((address) >> 40) & 0x7fffffull))
+#define TANDEM_DEVICE_OFFSET_OF(address) ((address) & 0xffffffffffull)
 
 /* A 64-byte packet. Dispatch, barrier-AND and cancel share the first and the last two words. */
 typedef struct tandem_packet {
@@ -216,6 +246,7 @@ enum {
   TANDEM_FN_MATMUL = 4,         /* int16 matrix product, int32 result modulo 2^32 */
   TANDEM_FN_DCT_QUANT = 5,      /* JPEG 8x8 forward DCT (libjpeg islow) and quantizer */
   TANDEM_FN_PRIORITY_QUEUE = 6, /* a batch of scheduler-queue commands (thesis Ch3) */
+  TANDEM_FN_COPY = 7,           /* a copy engine's transfer: args dst, src, bytes (device <-> host) */
   TANDEM_FN_WORK_BASE = 16,   /* work functions 16..16+TANDEM_WORK_FUNCTIONS-1 (thesis 5.5.2) */
   TANDEM_WORK_FUNCTIONS = 16,
   TANDEM_FN_MAX = 256         /* function ids are below this */

@@ -21,7 +21,7 @@
 namespace tandem::abi::control {
 
 inline constexpr uint32_t kMagic = 0x4c525443;  // "CTRL"
-inline constexpr uint16_t kVersion = 1;
+inline constexpr uint16_t kVersion = 2;  // 2: hello_ok lists the daemon's devices
 inline constexpr uint32_t kMaxPayload = 64 * 1024;  // no frame may announce more
 
 enum class MessageType : uint16_t {
@@ -55,6 +55,9 @@ struct Hello {
 };
 static_assert(sizeof(Hello) == 8);
 
+// Followed by `device_count` DeviceEntry records, each followed by its `function_count` FunctionEntry
+// records: the devices the daemon drives (slot ranges in order) and the timing of what each can hold,
+// so that a client applies the calibration made for the device that runs a function.
 struct HelloOk {
   uint32_t asid = 0;             // the session's address-space id, assigned by the daemon
   uint32_t slot_count = 0;
@@ -62,8 +65,33 @@ struct HelloOk {
   uint32_t max_queues = 0;       // per-session limits
   uint32_t max_jobs_in_flight = 0;
   uint64_t max_registered_bytes = 0;
+  uint32_t device_count = 0;
+  uint32_t reserved = 0;
 };
-static_assert(sizeof(HelloOk) == 32);
+static_assert(sizeof(HelloOk) == 40);
+
+inline constexpr uint32_t kMaxDevices = 16;
+inline constexpr size_t kDeviceNameBytes = 16;
+
+struct DeviceEntry {
+  char kind[kDeviceNameBytes] = {};  // NUL-padded: "emu", "rtl", ...
+  char name[kDeviceNameBytes] = {};
+  uint32_t first_slot = 0;
+  uint32_t slots = 0;
+  uint32_t function_count = 0;  // FunctionEntry records that follow (at most TANDEM_FN_MAX)
+  uint32_t reserved = 0;
+};
+static_assert(sizeof(DeviceEntry) == 48);
+
+struct FunctionEntry {  // a function the device can hold, and its timing there (model::AccelModel)
+  uint16_t function = 0;
+  uint16_t reserved[3] = {};
+  double throughput = 0;
+  double latency_s = 0;
+  double reconfig_s = 0;
+  double bandwidth_bps = 0;
+};
+static_assert(sizeof(FunctionEntry) == 40);
 
 struct CreateQueue {
   uint32_t capacity = 0;  // power of two
@@ -117,7 +145,7 @@ static_assert(sizeof(ErrorReply) == 8);
 constexpr size_t payload_size(MessageType t) {
   switch (t) {
     case MessageType::hello: return sizeof(Hello);
-    case MessageType::hello_ok: return sizeof(HelloOk);
+    case MessageType::hello_ok: return SIZE_MAX;  // HelloOk, then its device list
     case MessageType::create_queue: return sizeof(CreateQueue);
     case MessageType::queue_ok: return sizeof(QueueOk);
     case MessageType::destroy_queue: return sizeof(DestroyQueue);

@@ -23,6 +23,9 @@ std::string_view to_string(Status s) {
     case Status::protocol_error: return "protocol_error";
     case Status::permission_denied: return "permission_denied";
     case Status::io_error: return "io_error";
+    case Status::buffer_unmapped: return "buffer_unmapped";
+    case Status::device_memory_full: return "device_memory_full";
+    case Status::access_unsupported: return "access_unsupported";
   }
   return "unknown_status";
 }

@@ -35,6 +35,9 @@ enum class Status : uint32_t {
   protocol_error = TANDEM_PROTOCOL_ERROR,
   permission_denied = TANDEM_PERMISSION_DENIED,
   io_error = TANDEM_IO_ERROR,
+  buffer_unmapped = TANDEM_BUFFER_UNMAPPED,
+  device_memory_full = TANDEM_DEVICE_MEMORY_FULL,
+  access_unsupported = TANDEM_ACCESS_UNSUPPORTED,
 };
 
 constexpr uint32_t to_wire(Status s) { return static_cast<uint32_t>(s); }

@@ -9,7 +9,7 @@
 #include <sstream>
 #include <toml++/toml.h>
 
-#include "devices/emu/toml_checks.hpp"
+#include "config/toml_checks.hpp"
 #include "abi/status.hpp"
 
 namespace tandem::client {
@@ -22,9 +22,9 @@ constexpr double kDefaultRoundTripS = 1.5e-6;  // submit -> dispatcher -> comple
 constexpr double kDefaultCallOverheadS = 60e-9;  // O_0: a high-level call that runs in software
 constexpr double kDefaultJobOverheadS = 400e-9;  // O_c: submit, collect and combine one job
 
-using devices::check_keys;
+using config::check_keys;
 
-[[noreturn]] void fail(std::string_view source, const std::string& what) { devices::toml_fail(source, what); }
+[[noreturn]] void fail(std::string_view source, const std::string& what) { config::toml_fail(source, what); }
 
 double number(const toml::table& t, std::string_view key, std::string_view where, std::string_view source,
               double min, double max) {

@@ -30,6 +30,40 @@ Status status_of_error(const rt::Frame& f, std::string& message) {
   return s == Status::ok ? Status::protocol_error : s;
 }
 
+// The device list after HelloOk (abi/control.hpp), checked against the payload's size.
+Result<std::vector<DeviceSummary>> parse_devices(const rt::Frame& frame, const abi::control::HelloOk& ok) {
+  using R = Result<std::vector<DeviceSummary>>;
+  namespace ctl = abi::control;
+  const std::byte* p = frame.payload.data() + sizeof ok;
+  const std::byte* end = frame.payload.data() + frame.payload.size();
+  if (ok.device_count == 0 || ok.device_count > ctl::kMaxDevices) return R(Status::protocol_error, "hello: bad device count");
+  const auto name_of = [](const char (&field)[ctl::kDeviceNameBytes]) {
+    return std::string(field, strnlen(field, ctl::kDeviceNameBytes));
+  };
+  std::vector<DeviceSummary> devices;
+  for (uint32_t d = 0; d < ok.device_count; ++d) {
+    ctl::DeviceEntry e;
+    if (end - p < static_cast<std::ptrdiff_t>(sizeof e)) return R(Status::protocol_error, "hello: device list cut short");
+    std::memcpy(&e, p, sizeof e);
+    p += sizeof e;
+    if (e.function_count > TANDEM_FN_MAX ||
+        end - p < static_cast<std::ptrdiff_t>(e.function_count * sizeof(ctl::FunctionEntry))) {
+      return R(Status::protocol_error, "hello: function list cut short");
+    }
+    DeviceSummary s{name_of(e.kind), name_of(e.name), e.first_slot, e.slots, {}, {}};
+    for (uint32_t i = 0; i < e.function_count; ++i) {
+      ctl::FunctionEntry f;
+      std::memcpy(&f, p, sizeof f);
+      p += sizeof f;
+      if (f.function >= TANDEM_FN_MAX) return R(Status::protocol_error, "hello: function id out of range");
+      s.loadable.set(f.function);
+      s.models[f.function] = model::AccelModel{f.throughput, f.latency_s, f.reconfig_s, f.bandwidth_bps};
+    }
+    devices.push_back(std::move(s));
+  }
+  return devices;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Runtime>> DaemonRuntime::connect(const RuntimeOptions& options, const std::string& socket_path) {
@@ -52,14 +86,19 @@ Result<std::unique_ptr<Runtime>> DaemonRuntime::connect(const RuntimeOptions& op
   if (reply.value().type() != MessageType::hello_ok || !reply.value().fd.valid()) {
     return R(Status::protocol_error, "unexpected reply to hello");
   }
-  const auto ok = reply.value().as<abi::control::HelloOk>();
-  if (ok.metrics_bytes < sizeof(tandem_metrics_page_t)) return R(Status::protocol_error, "metrics page too small");
+  const rt::Frame& frame = reply.value();
+  const auto ok = frame.prefix_as<abi::control::HelloOk>();
+  if (frame.payload.size() < sizeof ok || ok.metrics_bytes < sizeof(tandem_metrics_page_t)) {
+    return R(Status::protocol_error, "malformed reply to hello");
+  }
+  auto devices = parse_devices(frame, ok);
+  if (!devices) return R(devices.status(), devices.message());
   auto metrics = rt::map_fd(reply.value().fd.get(), ok.metrics_bytes, 0, false);  // read-only for clients
   if (!metrics) return R(metrics.status(), metrics.message());
   rt->metrics_ = metrics.value();
   rt->asid_ = ok.asid;
-  // The partitioner's parameters: a calibration if there is one, else defaults from the catalog's
-  // speedups (the daemon's device models are not visible from here).
+  // The partitioner's parameters: a calibration made for the device that holds each function if there
+  // is one, else defaults from the daemon's device models.
   std::optional<Calibration> calibration = options.calibration;
   const std::string cal_file = options.calibration_path.empty() ? find_calibration_file("") : options.calibration_path;
   if (!calibration && !cal_file.empty()) {
@@ -69,7 +108,8 @@ Result<std::unique_ptr<Runtime>> DaemonRuntime::connect(const RuntimeOptions& op
       return R(e.status(), e.what());
     }
   }
-  rt->init_cost_params(calibration ? &*calibration : nullptr, "emu", {});
+  rt->init_devices(std::move(devices).value());
+  rt->init_cost_params(calibration ? &*calibration : nullptr);
   if (Status s = rt->init_default_queue(); s != Status::ok) return R(s, "cannot create the default queue");
   return std::unique_ptr<Runtime>(std::move(rt));
 }

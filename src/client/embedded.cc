@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <optional>
 
-#include "devices/emu/fabric_config.hpp"
+#include "config/config.hpp"
 #include "rt/runtime_setup.hpp"
 
 namespace tandem::client {
@@ -27,10 +27,10 @@ Result<std::unique_ptr<Runtime>> EmbeddedRuntime::create(const RuntimeOptions& o
   if (path.empty()) {
     if (const char* env = std::getenv("TANDEM_CONFIG")) path = env;
   }
-  devices::Config config;
+  config::Config config;
   try {
-    config = options.config_text.empty() ? devices::load_config(path)
-                                         : devices::parse_config(options.config_text, "<options.config_text>");
+    config = options.config_text.empty() ? config::load_config(path)
+                                         : config::parse_config(options.config_text, "<options.config_text>");
   } catch (const Error& e) {
     return Result<std::unique_ptr<Runtime>>(e.status(), e.what());
   }
@@ -48,9 +48,9 @@ Result<std::unique_ptr<Runtime>> EmbeddedRuntime::create(const RuntimeOptions& o
       }
     }
   }
-  // A calibration belongs to one device kind; another device's figures would mislead the partitioner.
-  const std::string device = config.fabric.device.kind;
-  const bool calibrated = calibration && calibration->device == device;
+  // X_c is the CPU's: the emulated speeds are relative to it when the calibration was made on a
+  // device this runtime drives (its accelerator figures are then consistent with the device's).
+  const bool calibrated = calibration && config.device.uses(calibration->device);
   rt::SetupOptions setup;
   setup.cpu_rate = [&](uint16_t f) {
     return calibrated && calibration->functions[f] ? calibration->functions[f]->xc : 0.0;
@@ -61,9 +61,14 @@ Result<std::unique_ptr<Runtime>> EmbeddedRuntime::create(const RuntimeOptions& o
   } catch (const Error& e) {
     return Result<std::unique_ptr<Runtime>>(e.status(), e.what());
   }
-  std::array<model::AccelModel, TANDEM_FN_MAX> models{};
-  for (const funcs::FunctionInfo* fn : funcs::all_functions()) models[fn->id] = runtime->dispatcher_->device().model(fn->id);
-  runtime->init_cost_params(calibration ? &*calibration : nullptr, device, models);
+  std::vector<DeviceSummary> devices;
+  for (size_t i = 0; i < runtime->dispatcher_->device_count(); ++i) {
+    const devices::DeviceInfo& info = runtime->dispatcher_->device_info(i);
+    devices.push_back(DeviceSummary{info.kind, info.name, runtime->dispatcher_->first_slot(i), info.slots,
+                                    info.loadable, info.models});
+  }
+  runtime->init_devices(std::move(devices));
+  runtime->init_cost_params(calibration ? &*calibration : nullptr);
   rt::Dispatcher& d = *runtime->dispatcher_;
   d.start();
   runtime->session_ = d.open_session(std::make_shared<rt::IdentityAddressSpace>());
@@ -103,9 +108,5 @@ void* EmbeddedRuntime::alloc(size_t bytes) {
 }
 
 void EmbeddedRuntime::free(void* memory) { std::free(memory); }
-
-model::AccelModel EmbeddedRuntime::accel_model(uint16_t function) const {
-  return function < TANDEM_FN_MAX ? dispatcher_->device().model(function) : model::AccelModel{};
-}
 
 }  // namespace tandem::client

@@ -1,4 +1,4 @@
-// The embedded runtime: the engine, the emulated fabric and the dispatcher thread live inside the
+// The embedded runtime: the engine, the devices and the dispatcher thread live inside the
 // application's process. The default when no daemon is configured.
 #pragma once
 
@@ -20,8 +20,6 @@ class EmbeddedRuntime final : public Runtime {
   void free(void* memory) override;
   rt::Dispatcher& dispatcher() { return *dispatcher_; }
   const tandem_metrics_page_t& metrics_page() const override { return dispatcher_->metrics_page(); }
-  model::AccelModel accel_model(uint16_t function) const override;
-  std::string_view device_kind() const override { return dispatcher_->device().kind(); }
 
  private:
   explicit EmbeddedRuntime(const RuntimeOptions& options) : Runtime(options) {}

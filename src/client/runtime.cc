@@ -209,20 +209,39 @@ std::string Runtime::calibration_source() const {
   return calibration_source_;
 }
 
-model::AccelModel Runtime::accel_model(uint16_t) const { return {}; }
+const DeviceSummary* Runtime::host_device(uint16_t function) const {
+  if (function >= TANDEM_FN_MAX) return nullptr;
+  for (const DeviceSummary& d : devices_) {
+    if (d.loadable[function]) return &d;
+  }
+  return nullptr;
+}
 
-void Runtime::init_cost_params(const Calibration* calibration, std::string_view device,
-                               const std::array<model::AccelModel, TANDEM_FN_MAX>& models) {
-  const bool usable = calibration != nullptr && calibration->device == device;
+model::AccelModel Runtime::accel_model(uint16_t function) const {
+  const DeviceSummary* d = host_device(function);
+  return d != nullptr ? d->models[function] : model::AccelModel{};
+}
+
+std::string_view Runtime::device_kind(uint16_t function) const {
+  const DeviceSummary* d = host_device(function);
+  return d != nullptr ? std::string_view(d->kind) : std::string_view{};
+}
+
+void Runtime::init_cost_params(const Calibration* calibration) {
   std::lock_guard lock(policy_mutex_);
-  calibration_source_ = usable ? (calibration->source.empty() ? "<in memory>" : calibration->source) : "";
+  bool used = false;
   for (const funcs::FunctionInfo* fn : funcs::all_functions()) {
-    if (usable && calibration->functions[fn->id]) {
+    const DeviceSummary* host = host_device(fn->id);
+    // A calibration belongs to one device kind; another device's figures would mislead the partitioner.
+    if (calibration != nullptr && host != nullptr && calibration->device == host->kind && calibration->functions[fn->id]) {
       params_[fn->id] = *calibration->functions[fn->id];
+      used = true;
     } else {
-      params_[fn->id] = default_cost_params(*fn, models[fn->id], funcs::software_throughput(fn->id));
+      params_[fn->id] = default_cost_params(*fn, host != nullptr ? host->models[fn->id] : model::AccelModel{},
+                                            funcs::software_throughput(fn->id));
     }
   }
+  calibration_source_ = used ? (calibration->source.empty() ? "<in memory>" : calibration->source) : "";
   policy_version_.fetch_add(1, std::memory_order_acq_rel);
 }
 

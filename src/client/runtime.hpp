@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <bitset>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -84,6 +85,17 @@ struct CallReport {
   // collecting with these).
   double hw_done_s = 0;
   double driver_s = 0;
+};
+
+// A device of the runtime as the client's cost model sees it (embedded: the dispatcher's devices;
+// daemon: the list in HelloOk).
+struct DeviceSummary {
+  std::string kind;  // "emu", "rtl", ...
+  std::string name;
+  uint32_t first_slot = 0;
+  uint32_t slots = 0;
+  std::bitset<TANDEM_FN_MAX> loadable;
+  std::array<model::AccelModel, TANDEM_FN_MAX> models{};
 };
 
 class Runtime;
@@ -173,9 +185,15 @@ class Runtime {
   void set_cost_params(uint16_t function, const model::CostParams& params);
   // Where the calibration came from ("" when every function uses defaults).
   std::string calibration_source() const;
-  // The accelerator timing model of the runtime's device for `function` (zero when unknown).
-  virtual model::AccelModel accel_model(uint16_t function) const;
-  virtual std::string_view device_kind() const { return "emu"; }
+  // The devices this runtime drives, in slot order.
+  const std::vector<DeviceSummary>& devices() const { return devices_; }
+  // The device whose timing and calibration `function`'s calls use: the first in slot order that can
+  // hold it (the configuration's order is the preference); null when none can.
+  const DeviceSummary* host_device(uint16_t function) const;
+  // The accelerator timing model of `function` on its host device (zero when none holds it).
+  model::AccelModel accel_model(uint16_t function) const;
+  // Its host device's kind ("" when none holds it).
+  std::string_view device_kind(uint16_t function) const;
   CallStats& stats() { return stats_; }
 
   // The queue high-level calls use (shared by all threads).
@@ -207,10 +225,11 @@ class Runtime {
   explicit Runtime(const RuntimeOptions& options);
   // Creates the default queue; derived constructors call it once they can make queues.
   Status init_default_queue();
-  // Sets every function's cost parameters: from `calibration` where it has them (and `device` matches
-  // its device), else defaults from `models` and the measured software throughput.
-  void init_cost_params(const Calibration* calibration, std::string_view device,
-                        const std::array<model::AccelModel, TANDEM_FN_MAX>& models);
+  // Derived constructors describe their devices first (init_devices), then set every function's cost
+  // parameters: from `calibration` where it has them and was made for the function's host device,
+  // else defaults from the host device's model and the measured software throughput.
+  void init_devices(std::vector<DeviceSummary> devices) { devices_ = std::move(devices); }
+  void init_cost_params(const Calibration* calibration);
   // Derived destructors call these first and last: the queue needs release_ring(), the records free().
   // close_default_queue() also cuts the link of queues the application still holds.
   void close_default_queue();
@@ -221,6 +240,7 @@ class Runtime {
  private:
   RuntimeOptions options_;
   CallStats stats_;
+  std::vector<DeviceSummary> devices_;
   mutable std::mutex policy_mutex_;  // guards the policy below; readers copy it when the version moved
   std::atomic<uint64_t> policy_version_{1};
   Mode mode_;

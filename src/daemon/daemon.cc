@@ -72,6 +72,40 @@ std::string function_name(uint16_t f) {
 
 bool page_aligned(uint64_t v) { return v % rt::page_size() == 0; }
 
+// HelloOk and the device list that follows it (abi/control.hpp): what each device can hold, and how fast.
+std::vector<std::byte> hello_payload(abi::control::HelloOk ok, const rt::Dispatcher& dispatcher) {
+  namespace ctl = abi::control;
+  std::vector<std::byte> out;
+  const auto append = [&out](const auto& record) {
+    const auto* bytes = reinterpret_cast<const std::byte*>(&record);
+    out.insert(out.end(), bytes, bytes + sizeof record);
+  };
+  ok.device_count = static_cast<uint32_t>(std::min<size_t>(dispatcher.device_count(), ctl::kMaxDevices));
+  append(ok);
+  for (uint32_t d = 0; d < ok.device_count; ++d) {
+    const devices::DeviceInfo& info = dispatcher.device_info(d);
+    ctl::DeviceEntry e;
+    std::strncpy(e.kind, info.kind.c_str(), sizeof e.kind - 1);
+    std::strncpy(e.name, info.name.c_str(), sizeof e.name - 1);
+    e.first_slot = dispatcher.first_slot(d);
+    e.slots = info.slots;
+    e.function_count = static_cast<uint32_t>(info.loadable.count());
+    append(e);
+    for (uint16_t f = 0; f < TANDEM_FN_MAX; ++f) {
+      if (!info.loadable[f]) continue;
+      const model::AccelModel& m = info.models[f];
+      ctl::FunctionEntry fe;
+      fe.function = f;
+      fe.throughput = m.throughput;
+      fe.latency_s = m.latency_s;
+      fe.reconfig_s = m.reconfig_s;
+      fe.bandwidth_bps = m.bandwidth_bps;
+      append(fe);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 Daemon::Daemon(const DaemonOptions& options) : options_(options) {}
@@ -127,9 +161,13 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const DaemonOptions& options) {
     return Result<std::unique_ptr<Daemon>>(e.status(), e.what());
   }
   d->dispatcher_->start();
-  d->log("listening on %s (%u slots, device %s, config %s)", d->socket_path_.c_str(),
-         d->dispatcher_->engine_config().slots, std::string(d->dispatcher_->device().kind()).c_str(),
-         options.config.source.c_str());
+  std::string device_list;
+  for (size_t i = 0; i < d->dispatcher_->device_count(); ++i) {
+    const devices::DeviceInfo& info = d->dispatcher_->device_info(i);
+    device_list += (i == 0 ? "" : ", ") + info.name + " x" + std::to_string(info.slots);
+  }
+  d->log("listening on %s (%u slots: %s; config %s)", d->socket_path_.c_str(), d->dispatcher_->engine_config().slots,
+         device_list.c_str(), options.config.source.c_str());
   return d;
 }
 
@@ -350,7 +388,9 @@ bool Daemon::on_hello(Connection& c, const rt::Frame& f) {
   ok.max_queues = options_.config.daemon.queues_per_session;
   ok.max_jobs_in_flight = options_.config.daemon.jobs_in_flight_per_session;
   ok.max_registered_bytes = options_.config.daemon.registered_bytes_per_session;
-  rt::send_struct(c.fd.get(), MessageType::hello_ok, f.header.request_id, ok, metrics_fd_.get());
+  const std::vector<std::byte> payload = hello_payload(ok, *dispatcher_);
+  rt::send_frame(c.fd.get(), MessageType::hello_ok, f.header.request_id, payload.data(), payload.size(),
+                 metrics_fd_.get());
   log("session %u: pid %d uid %u connected", c.session, c.pid, c.uid);
   return true;
 }
@@ -531,17 +571,35 @@ std::string Daemon::status_json() {
                  {"config", options_.config.source},
                  {"sessions_served", sessions_served_},
                  {"protocol_errors", protocol_errors_}};
-  j["device"] = {{"kind", snap.device_kind}, {"slots", snap.slots.size()}};
+  // Slots grouped by device: each device with its own slots (their numbers are the engine's).
+  json devices = json::array();
   json slots = json::array();
-  for (size_t s = 0; s < snap.slots.size(); ++s) {
-    const auto& v = snap.slots[s];
-    const double busy = static_cast<double>(v.busy_total + (v.state == engine::SlotState::busy ? snap.now_ns - v.busy_since : 0));
-    slots.push_back({{"slot", s},
-                     {"state", slot_state_name(v.state)},
-                     {"function", v.state == engine::SlotState::empty ? "" : function_name(v.function)},
-                     {"jobs_done", v.jobs_done},
-                     {"utilization", uptime > 0 ? busy / 1e9 / uptime : 0.0}});
+  for (const rt::DeviceView& dv : snap.devices) {
+    json device_slots = json::array();
+    for (uint32_t i = 0; i < dv.info.slots; ++i) {
+      const size_t s = dv.first_slot + i;
+      const auto& v = snap.slots[s];
+      const double busy =
+          static_cast<double>(v.busy_total + (v.state == engine::SlotState::busy ? snap.now_ns - v.busy_since : 0));
+      json entry = {{"slot", s},
+                    {"device", dv.info.name},
+                    {"state", slot_state_name(v.state)},
+                    {"function", v.state == engine::SlotState::empty ? "" : function_name(v.function)},
+                    {"jobs_done", v.jobs_done},
+                    {"utilization", uptime > 0 ? busy / 1e9 / uptime : 0.0},
+                    {"in_service", dv.health[i].in_service}};
+      if (!dv.health[i].last_error.empty()) entry["last_error"] = dv.health[i].last_error;
+      device_slots.push_back(entry);
+      slots.push_back(entry);
+    }
+    devices.push_back({{"name", dv.info.name},
+                       {"kind", dv.info.kind},
+                       {"description", dv.info.description},
+                       {"first_slot", dv.first_slot},
+                       {"slot_count", dv.info.slots},
+                       {"slots", device_slots}});
   }
+  j["devices"] = devices;
   j["slots"] = slots;
   json sessions = json::array();
   for (const auto& [fd, c] : connections_) {

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "devices/emu/fabric_config.hpp"
+#include "config/config.hpp"
 #include "engine/translation.hpp"
 #include "rt/control_channel.hpp"
 #include "rt/dispatcher.hpp"
@@ -28,7 +28,7 @@ namespace tandem::daemon {
 
 struct DaemonOptions {
   std::string socket_path;  // "" = config's daemon.socket, else rt::default_socket_path()
-  devices::Config config;
+  config::Config config;
   bool log = true;          // log to stderr
 };
 

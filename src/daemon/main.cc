@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
 
   tandem::daemon::DaemonOptions options;
   try {
-    options.config = tandem::devices::load_config(config_path);
+    options.config = tandem::config::load_config(config_path);
   } catch (const tandem::Error& e) {
     std::fprintf(stderr, "tandemd: %s\n", e.what());
     return 2;

@@ -1,35 +1,92 @@
-// One interface for every accelerator backend: the emulated fabric, Verilator RTL models, OpenCL and
-// CUDA devices. The driver calls execute() when the engine starts a job; the device computes the real
-// result and says how long the job takes in the device's time (modelled, cycle-counted or measured).
+// One asynchronous interface for every accelerator backend: the emulated fabric, Verilator RTL models,
+// OpenCL and CUDA devices (docs/design.md, "Devices").
+//
+// The dispatcher starts a job with submit(), which returns at once, and collects finished jobs with
+// poll() in its loop; it never waits on a device. A device whose work finishes on other threads
+// (Verilator workers, driver callbacks) bumps its wake word so that a sleeping dispatcher wakes. A
+// device describes itself (DeviceInfo), so the engine, the monitor, the client's cost model and
+// `tandem status` ask it instead of keeping a table per kind.
+//
+// Threading: every method is called from the dispatcher thread only (or before it starts); a device
+// hands results from its own threads over through its own inbox, drained in poll().
+// Errors: runtime paths never throw: a job that fails completes with a status (DEVICE_ERROR, TIMEOUT,
+// NO_MEMORY...). Constructors are set-up code and throw tandem::Error naming the device and the problem.
 #pragma once
 
+#include <array>
+#include <bitset>
 #include <cstdint>
-#include <string_view>
+#include <string>
+#include <vector>
 
+#include "abi/status.hpp"
 #include "funcs/function.hpp"
 #include "model/accel_model.hpp"
-#include "abi/status.hpp"
+#include "tandem/tandem_abi.h"
 
 namespace tandem::devices {
 
-struct ExecResult {
+// Where a device's slots can reach data (the data-access issue fills in placement and copy engines).
+struct DeviceMemoryInfo {
+  uint64_t local_bytes = 0;         // device-local memory (0: none)
+  uint32_t copy_engines = 0;        // engines that fill and drain local memory, shared by the slots
+  bool reaches_host_memory = true;  // slots work in place on host memory (zero-copy)
+};
+
+// What a device offers, fixed once it is built.
+struct DeviceInfo {
+  std::string kind;         // "emu", "rtl", "opencl", "cuda"
+  std::string name;         // unique within a runtime (the kind, unless two devices share it)
+  std::string description;  // one line for people: what it is and how it is timed
+  uint32_t slots = 0;
+  std::bitset<TANDEM_FN_MAX> loadable;                    // functions a slot can hold
+  std::array<model::AccelModel, TANDEM_FN_MAX> models{};  // per function: X_a, D_a, reconfiguration, bandwidth
+  DeviceMemoryInfo memory;
+};
+
+// A job as the device sees it.
+struct DeviceJob {
+  uint64_t token = 0;    // the driver's id, handed back in the completion
+  int64_t start_ns = 0;  // when the driver started it (CLOCK_MONOTONIC); device time counts from here
+  funcs::Call call;      // buffers already translated into this process's addresses
+};
+
+struct DeviceCompletion {
+  uint64_t token = 0;
+  uint32_t slot = 0;       // the device's own slot number
   Status status = Status::ok;
   int64_t value = 0;
-  int64_t device_ns = 0;  // the job's duration on the device; the driver completes it no earlier
+  int64_t device_ns = 0;   // the job's time on the device: modelled, cycle-counted or measured
+  int64_t not_before = 0;  // its modelled end (start + device time); 0 when the device keeps no timing
+};
+
+struct SlotHealth {
+  bool in_service = true;  // false: the device took the slot out of service after a fault
+  std::string last_error;  // "" when none
 };
 
 class Device {
  public:
   virtual ~Device() = default;
-  virtual std::string_view kind() const = 0;  // "emu", "rtl", ...
-  virtual uint32_t slot_count() const = 0;
-  virtual bool supports(uint16_t function) const = 0;
-  // The timing model the engine and the monitor use for `function` on this device.
-  virtual const model::AccelModel& model(uint16_t function) const = 0;
-  // The slot begins loading `function` (the engine decided; the delay is the model's).
+  virtual const DeviceInfo& info() const = 0;
+  // Begins loading `function` into `slot` and returns at once; the engine waits the model's
+  // reconfiguration delay. A device that works on its own threads finishes the load before the slot's
+  // next job.
   virtual void configure(uint32_t slot, uint16_t function) = 0;
-  // Runs `call` on `slot`: real results, and the device time it takes.
-  virtual ExecResult execute(uint32_t slot, const funcs::Call& call) = 0;
+  // Starts `job` on `slot` and returns at once (the engine runs one job per slot at a time). The job is
+  // reported exactly once by poll(), whatever happens to it.
+  virtual void submit(uint32_t slot, const DeviceJob& job) = 0;
+  // Appends every finished job whose not_before has passed by `now`. Never blocks.
+  virtual void poll(int64_t now, std::vector<DeviceCompletion>& out) = 0;
+  // The earliest not_before of a finished job still held back; INT64_MAX if none.
+  virtual int64_t next_deadline() const = 0;
+  // A futex word the device increments (release) and wakes when a completion becomes ready on another
+  // thread; nullptr when completions only appear on the dispatcher's thread (poll/next_deadline say when).
+  virtual const uint32_t* wake_word() const { return nullptr; }
+  virtual SlotHealth slot_health(uint32_t slot) const {
+    (void)slot;
+    return {};
+  }
 };
 
 }  // namespace tandem::devices

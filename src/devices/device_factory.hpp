@@ -1,21 +1,32 @@
-// Builds the device a configuration names ([device] kind): the emulated fabric, or the Verilator
-// RTL device when this build has it (TANDEM_BUILD_RTL and Verilator present).
+// Builds the devices a configuration names (`[device] kinds`), each from its own section. Adding a
+// device kind is one folder under src/devices/ plus one line in make_device() (device_factory.cc).
 #pragma once
 
-#include <array>
+#include <functional>
 #include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
 
+#include "config/config.hpp"
 #include "devices/device.hpp"
-#include "devices/emu/fabric_config.hpp"
 
 namespace tandem::devices {
 
-// Whether this build can make the "rtl" device.
-bool rtl_device_available();
+struct DeviceContext {
+  // The CPU throughput the emulated accelerators' speedups are relative to (a calibrated X_c); empty
+  // or 0 for a function: its software throughput measured in this process.
+  std::function<double(uint16_t)> cpu_rate;
+};
 
-// `models` are the resolved models (resolve_models(fabric)); the engine must be configured with the
-// same ones. Set-up code: throws tandem::Error for a device this build does not have.
-std::unique_ptr<Device> make_device(const FabricConfig& fabric,
-                                    const std::array<model::AccelModel, TANDEM_FN_MAX>& models);
+// Whether this build can make a device of `kind` (the rtl device needs Verilator at build time).
+bool device_kind_available(std::string_view kind);
+
+// The functions `kind`'s section loads at start, one per slot of that device in slot order.
+const std::vector<std::string>& resident_functions(std::string_view kind, const config::Config& config);
+
+// One device per entry of config.device.kinds, in that order. Set-up code: throws tandem::Error naming
+// the device when one cannot start (a kind this build lacks, a resident function it cannot hold, ...).
+std::vector<std::unique_ptr<Device>> make_devices(const config::Config& config, const DeviceContext& context = {});
 
 }  // namespace tandem::devices

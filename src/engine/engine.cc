@@ -21,11 +21,40 @@ Action completion_action(const JobSpec& spec, Status status) {
 }  // namespace
 
 Engine::Engine(const EngineConfig& config) : config_(config) {
+  if (config_.slot_classes.empty()) {
+    SlotClass all;
+    all.slots = config_.slots == 0 ? 1 : config_.slots;
+    all.loadable = config_.known & ~config_.no_accelerator;
+    all.models = config_.models;
+    config_.slot_classes.push_back(all);
+  } else {
+    std::bitset<kMaxFunctions> held;
+    config_.slots = 0;
+    for (const SlotClass& c : config_.slot_classes) {
+      config_.slots += c.slots;
+      held |= c.loadable;
+    }
+    config_.no_accelerator = config_.known & ~held;
+    for (size_t f = 0; f < kMaxFunctions; ++f) {
+      for (const SlotClass& c : config_.slot_classes) {
+        if (c.loadable[f]) {
+          config_.models[f] = c.models[f];
+          break;
+        }
+      }
+    }
+  }
   if (config_.slots == 0) config_.slots = 1;
   if (config_.queues == 0) config_.queues = config_.slots;
   if (config_.queue_capacity == 0) config_.queue_capacity = 1;
   if (config_.max_jobs == 0) config_.max_jobs = 1;
   slots_.resize(config_.slots);
+  for (uint32_t c = 0; c < config_.slot_classes.size(); ++c) {
+    for (uint32_t i = 0; i < config_.slot_classes[c].slots && slot_class_.size() < config_.slots; ++i) {
+      slot_class_.push_back(c);
+    }
+  }
+  slot_class_.resize(config_.slots, 0);  // slots beyond the classes' sum (slots = 0 given): the first class
   queues_.resize(config_.queues);
   route_.fill(kNone);
   usable_.fill(0);
@@ -407,6 +436,7 @@ void Engine::configure_done(SlotId s, Time now, Actions& out) {
   slots_[s].state = SlotState::idle;
   slots_[s].idle_since = now;
   ++usable_[slots_[s].function];
+  usable_xa_[slots_[s].function] += slot_model(s, slots_[s].function).throughput;
   schedule(now, out);
 }
 
@@ -569,7 +599,11 @@ QueueId Engine::find_free_queue() const {
 
 void Engine::detach_slot(Slot& slot) {
   if (slot.state == SlotState::empty) return;
-  if (slot.state == SlotState::idle) --usable_[slot.function];
+  if (slot.state == SlotState::idle) {
+    --usable_[slot.function];
+    usable_xa_[slot.function] = usable_[slot.function] == 0 ? 0 : usable_xa_[slot.function] - slot_model(
+        static_cast<SlotId>(&slot - slots_.data()), slot.function).throughput;
+  }
   Queue& q = queues_[slot.queue];
   if (--q.serving == 0) {  // last slot of this function: the queue becomes available
     route_[q.function] = kNone;
@@ -581,8 +615,8 @@ void Engine::detach_slot(Slot& slot) {
 }
 
 bool Engine::load(SlotId s, FunctionId f, Time now, Actions& out) {
-  if (s >= slots_.size() || f >= kMaxFunctions || !config_.known[f] || config_.no_accelerator[f] ||
-      !can_reconfigure(s)) {
+  if (s >= slots_.size() || f >= kMaxFunctions || !config_.known[f] ||
+      !config_.slot_classes[slot_class_[s]].loadable[f] || !can_reconfigure(s)) {
     return false;
   }
   Slot& slot = slots_[s];
@@ -605,7 +639,7 @@ bool Engine::load(SlotId s, FunctionId f, Time now, Actions& out) {
   slot.state = SlotState::configuring;
   slot.function = f;
   slot.queue = q;
-  slot.until = now + config_.models[f].reconfig_ns();
+  slot.until = now + slot_model(s, f).reconfig_ns();
   Action a;
   a.kind = ActionKind::begin_configure;
   a.slot = s;

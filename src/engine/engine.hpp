@@ -16,6 +16,13 @@
 
 namespace tandem::engine {
 
+// Slots that share what they can hold and how fast: one device's slots.
+struct SlotClass {
+  uint32_t slots = 0;
+  std::bitset<kMaxFunctions> loadable;                  // functions these slots can hold
+  std::array<model::AccelModel, kMaxFunctions> models{};  // their timing per function
+};
+
 struct EngineConfig {
   uint32_t slots = 8;
   uint32_t queues = 0;              // function queues; 0 = as many as slots
@@ -28,6 +35,11 @@ struct EngineConfig {
   // refuses them, so their jobs stay NOT_ACCELERATED whatever a reconfiguration policy asks.
   std::bitset<kMaxFunctions> no_accelerator;
   std::array<model::AccelModel, kMaxFunctions> models{};  // per-function accelerator model
+  // Several devices: their slots in slot order, each class with its own functions and timing. When
+  // given, the engine derives `slots` (their sum), `no_accelerator` (known functions no class holds)
+  // and `models` (per function, the first class that holds it: the job-size bound and the monitor's
+  // figures before any replica is usable). Empty: one class of `slots` slots timed by `models`.
+  std::vector<SlotClass> slot_classes;
 };
 
 enum class SlotState : uint8_t { empty, configuring, idle, busy };
@@ -105,11 +117,21 @@ class Engine {
   uint32_t slot_count() const { return static_cast<uint32_t>(slots_.size()); }
   uint32_t queue_count() const { return static_cast<uint32_t>(queues_.size()); }
   SlotView slot(SlotId s) const;
+  // The job running on slot s (kNone when none): the driver checks a device's completion against it.
+  JobId slot_job(SlotId s) const { return s < slots_.size() ? slots_[s].job : kNone; }
   QueueView queue(QueueId q) const;
   QueueId route(FunctionId f) const { return route_[f]; }
   // Usable accelerators (idle or busy) serving f; configuring slots are not counted.
   uint32_t accelerators(FunctionId f) const;
   uint32_t configuring(FunctionId f) const;
+  // Sum of the usable accelerators' throughputs X_a for f (they may sit on different devices).
+  double usable_throughput(FunctionId f) const { return usable_xa_[f]; }
+  // The timing of f on slot s's device.
+  const model::AccelModel& slot_model(SlotId s, FunctionId f) const {
+    return config_.slot_classes[slot_class_[s]].models[f];
+  }
+  // The device class (index into config().slot_classes) of slot s.
+  uint32_t slot_class(SlotId s) const { return slot_class_[s]; }
   const FunctionCounters& counters(FunctionId f) const { return counters_[f]; }
   // Functions requested while not accelerated since the last clear (Algorithm 1's request bitmap).
   const std::bitset<kMaxFunctions>& requests() const { return requests_; }
@@ -224,6 +246,8 @@ class Engine {
   std::array<QueueId, kMaxFunctions> route_{};
   std::array<FunctionCounters, kMaxFunctions> counters_{};
   std::array<uint32_t, kMaxFunctions> usable_{};        // idle or busy slots per function
+  std::array<double, kMaxFunctions> usable_xa_{};       // their throughputs summed
+  std::vector<uint32_t> slot_class_;                    // per slot: its index in config_.slot_classes
   std::array<uint32_t, kMaxFunctions> running_jobs_{};
   std::array<uint64_t, kMaxFunctions> running_work_{};
   std::bitset<kMaxFunctions> requests_;

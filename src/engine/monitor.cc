@@ -23,8 +23,10 @@ void Monitor::instantaneous(const Engine& engine, FunctionId f, abi::FunctionMet
   m.running_jobs = engine.running_jobs(f);
   m.outstanding_work = engine.outstanding_work(f);
   m.requests = engine.counters(f).demand_requests;
-  m.effective_throughput = model::effective_accel_throughput(am.throughput, am.bandwidth_bps,
-                                                             config_.available_bandwidth, std::max<uint32_t>(m.accelerators, 1));
+  // Replicas may sit on devices of different speeds: their mean X_a stands for one accelerator.
+  const double xa = m.accelerators > 0 ? engine.usable_throughput(f) / m.accelerators : am.throughput;
+  m.effective_throughput = model::effective_accel_throughput(xa, am.bandwidth_bps, config_.available_bandwidth,
+                                                             std::max<uint32_t>(m.accelerators, 1));
   // Eq 5.2 (worst case: running jobs count with their whole workload). No accelerator: infinite.
   m.queue_wait_s = model::queue_wait(am.latency_s, m.queued_jobs, static_cast<double>(m.outstanding_work),
                                      m.accelerators, m.effective_throughput);

@@ -324,52 +324,15 @@ void StickyPolicy::learn_payoff(const Engine& engine, Time now, double reconfig_
 
 // ---------------------------------------------------------------- factory
 
-std::vector<std::string> reconfig_policy_names() { return {"none", "algorithm1", "sticky", "reactive"}; }
-
-std::unique_ptr<ReconfigPolicy> make_reconfig_policy(std::string_view spec, const ReconfigParams& base) {
-  // "name" or "name:key=value:key=value" (experiments override parameters without a config file).
-  const size_t colon = spec.find(':');
-  const std::string_view name = spec.substr(0, colon);
-  ReconfigParams params = base;
-  if (name == "reactive") params.react = 1;  // sticky that reacts between periods (keys may override)
-  std::string_view rest = colon == std::string_view::npos ? std::string_view{} : spec.substr(colon + 1);
-  while (!rest.empty()) {
-    const size_t end = rest.find(':');
-    const std::string_view item = rest.substr(0, end);
-    rest = end == std::string_view::npos ? std::string_view{} : rest.substr(end + 1);
-    const size_t eq = item.find('=');
-    const std::string key(item.substr(0, eq));
-    double value = 0;
-    try {
-      if (eq == std::string_view::npos) throw std::invalid_argument("no value");
-      value = std::stod(std::string(item.substr(eq + 1)));
-    } catch (const std::exception&) {
-      throw Error(Status::invalid_argument, "reconfiguration policy parameter '" + std::string(item) + "' is not key=number");
-    }
-    if (key == "history") params.history = value;
-    else if (key == "min_gain") params.min_gain = value;
-    else if (key == "in_use_first") params.in_use_first = value;
-    else if (key == "evict") params.evict = value;
-    else if (key == "min_streak") params.min_streak = value;
-    else if (key == "min_payoff") params.min_payoff = value;
-    else if (key == "payoff_weight") params.payoff_weight = value;
-    else if (key == "request_weight_us") params.request_weight_s = value * 1e-6;
-    else if (key == "c_reconfig_ms") params.c_reconfig_s = value * 1e-3;
-    else if (key == "c_replicate_ms") params.c_replicate_s = value * 1e-3;
-    else if (key == "react") params.react = value;
-    else if (key == "react_idle_ms") params.react_idle_s = value * 1e-3;
-    else if (key == "react_idle_delays") params.react_idle_delays = value;
-    else if (key == "react_period_chase") params.react_period_chase = value;
-    else if (key == "react_payoff") params.react_payoff = value;
-    else if (key == "react_adapt") params.react_adapt = value;
-    else if (key == "react_scale_min") params.react_scale_min = value;
-    else if (key == "react_scale_max") params.react_scale_max = value;
-    else throw Error(Status::invalid_argument, "unknown reconfiguration policy parameter '" + key + "'");
-  }
+std::unique_ptr<ReconfigPolicy> make_reconfig_policy(std::string_view name, const ReconfigParams& params) {
   if (name == "none") return nullptr;
   if (name == "algorithm1") return std::make_unique<Algorithm1Policy>(params);
   if (name == "sticky") return std::make_unique<StickyPolicy>(params);
-  if (name == "reactive") return std::make_unique<StickyPolicy>(params);
+  if (name == "reactive") {
+    ReconfigParams reacting = params;
+    reacting.react = 1;
+    return std::make_unique<StickyPolicy>(reacting);
+  }
   throw Error(Status::invalid_argument, "unknown reconfiguration policy '" + std::string(name) +
                                             "' (none, algorithm1, sticky, reactive)");
 }

@@ -137,11 +137,9 @@ class StickyPolicy final : public ReconfigPolicy {
   double idle_scale_ = 1;                                // learnt: how long an idle slot is still in use
 };
 
-// Names: "none" (nullptr: static residency), "algorithm1", "sticky", "reactive" (sticky with
-// react = 1). Throws tandem::Error
-// (invalid_argument) for other names. Set-up code only.
+// A policy by plain name: "none" (nullptr: static residency), "algorithm1", "sticky", "reactive"
+// (sticky with react = 1). Throws tandem::Error (invalid_argument) for other names. Set-up code only;
+// specs with parameters ("sticky:history=0") are parsed by the configuration layer (config::make_policy).
 std::unique_ptr<ReconfigPolicy> make_reconfig_policy(std::string_view name, const ReconfigParams& params);
-// The names make_reconfig_policy accepts, "none" first.
-std::vector<std::string> reconfig_policy_names();
 
 }  // namespace tandem::engine

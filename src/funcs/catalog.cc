@@ -102,11 +102,49 @@ void work_slice(const Call& whole, uint64_t begin, uint64_t end, Call& part) {
   part.args[0] = end - begin;
 }
 
+// ---- copy: a copy engine's transfer between host and device-local memory (either side may be a device
+// address). args: destination, source, bytes. Units: bytes. It runs on copy engines only (the devices
+// that offer local memory), never in an accelerator slot.
+constexpr uint64_t kMaxCopyBytes = uint64_t{1} << 40;
+
+Status copy_describe(std::span<const uint64_t> args, uint64_t& workload, BufferList& buffers) {
+  const uint64_t bytes = args[2];
+  if (bytes > kMaxCopyBytes) return Status::invalid_argument;
+  workload = bytes;
+  if (bytes > 0) {
+    buffers.add(0, bytes, true);   // destination
+    buffers.add(1, bytes, false);  // source
+  }
+  return Status::ok;
+}
+
+int64_t copy_run(const Call& call, uint64_t begin, uint64_t end) {
+  if (end > begin) {
+    std::memmove(static_cast<char*>(call.buffers[0]) + begin, static_cast<const char*>(call.buffers[1]) + begin,
+                 end - begin);
+  }
+  return static_cast<int64_t>(end - begin);
+}
+
+void copy_slice(const Call& whole, uint64_t begin, uint64_t end, Call& part) {
+  part = whole;
+  part.workload = end - begin;
+  part.args[0] = whole.args[0] + begin;
+  part.args[1] = whole.args[1] + begin;
+  part.args[2] = end - begin;
+  for (int i = 0; i < 2; ++i) {
+    if (whole.buffers[i] != nullptr) part.buffers[i] = static_cast<char*>(whole.buffers[i]) + begin;
+  }
+}
+
 constexpr FunctionInfo kNop{TANDEM_FN_NOP, "nop", "none", 0, 0, 1, nop_describe, nop_run, nop_run, add,
                             slice_nothing, 1.0, 0, 0};
 constexpr FunctionInfo kAccumulate{TANDEM_FN_ACCUMULATE, "accumulate", "bytes", 2, 2, 8,
                                    accumulate_describe, accumulate_sw, accumulate_accel, add,
                                    accumulate_slice, 2.6, 400e-9, 1e-3};
+
+constexpr FunctionInfo kCopy{TANDEM_FN_COPY, "copy", "bytes", 3, 3, 1, copy_describe, copy_run, copy_run, add,
+                             copy_slice, 1.0, 0, 0};
 
 constexpr FunctionInfo make_work(uint16_t id, std::string_view name) {
   return FunctionInfo{id, name, "cycles", 1, 1, 1, work_describe, work_sw, work_accel, add, work_slice,
@@ -123,7 +161,7 @@ struct Catalog {
   std::array<const FunctionInfo*, TANDEM_FN_MAX> by_id{};
   static constexpr std::array<const FunctionInfo*, 4> kKernels{&kernels::kSobel, &kernels::kMatmul,
                                                                 &kernels::kDctQuant, &kernels::kPriorityQueue};
-  std::array<const FunctionInfo*, 3 + kKernels.size() + TANDEM_WORK_FUNCTIONS> list{};
+  std::array<const FunctionInfo*, 4 + kKernels.size() + TANDEM_WORK_FUNCTIONS> list{};
 
   Catalog() {
     by_id[kNop.id] = &kNop;
@@ -141,6 +179,8 @@ struct Catalog {
       by_id[work_variants[i].id] = &work_variants[i];
       list[3 + kKernels.size() + i] = &work_variants[i];
     }
+    by_id[kCopy.id] = &kCopy;
+    list.back() = &kCopy;
   }
 };
 

@@ -16,16 +16,42 @@ namespace tandem::rt {
 using engine::Action;
 using engine::ActionKind;
 
-Dispatcher::Dispatcher(const engine::EngineConfig& config, std::unique_ptr<devices::Device> device,
+namespace {
+
+// The engine's slots are the devices' slots, in device order.
+engine::EngineConfig with_slot_classes(engine::EngineConfig config,
+                                       const std::vector<std::unique_ptr<devices::Device>>& devices) {
+  config.slot_classes.clear();
+  for (const auto& d : devices) {
+    const devices::DeviceInfo& info = d->info();
+    engine::SlotClass c;
+    c.slots = info.slots;
+    c.loadable = info.loadable & config.known;
+    c.models = info.models;
+    config.slot_classes.push_back(c);
+  }
+  return config;
+}
+
+}  // namespace
+
+Dispatcher::Dispatcher(engine::EngineConfig config, std::vector<std::unique_ptr<devices::Device>> devices,
                        const DispatcherOptions& options, std::shared_ptr<tandem_metrics_page_t> metrics_page)
-    : engine_(config),
-      device_(std::move(device)),
+    : engine_(with_slot_classes(std::move(config), devices)),
       options_(options),
       monitor_(engine_.config(), options.monitor),
       metrics_page_(std::move(metrics_page)),
-      timers_(2 * engine_.slot_count()),
+      timers_(engine_.slot_count()),
       pending_(engine_.config().max_jobs) {
+  engine::SlotId first = 0;
+  for (auto& d : devices) {
+    const uint32_t slots = d->info().slots;
+    slot_device_.insert(slot_device_.end(), slots, static_cast<uint32_t>(devices_.size()));
+    devices_.push_back(DeviceEntry{std::move(d), first});
+    first += slots;
+  }
   actions_.reserve(256);
+  finished_.reserve(64);
   if (!metrics_page_) metrics_page_ = std::make_shared<tandem_metrics_page_t>();
   abi::init_metrics_page(*metrics_page_, engine_.slot_count(), static_cast<uint64_t>(monitor_.config().period_ns));
 }
@@ -149,7 +175,8 @@ bool Dispatcher::preload(engine::SlotId slot, uint16_t function) {
     const int64_t now = now_ns();
     if (!e.load(slot, function, now, actions_)) return false;
     actions_.clear();  // the begin_configure we carry out here, without its delay
-    device_->configure(slot, function);
+    const DeviceEntry& d = devices_[slot_device_[slot]];
+    d.device->configure(slot - d.first_slot, function);
     e.configure_done(slot, now, actions_);
     apply(now);
     refresh_metrics(function);
@@ -161,7 +188,11 @@ Snapshot Dispatcher::snapshot() {
   return with_engine([&](engine::Engine& e) {
     Snapshot s;
     s.now_ns = now_ns();
-    s.device_kind = std::string(device_->kind());
+    for (const DeviceEntry& d : devices_) {
+      DeviceView v{d.device->info(), d.first_slot, {}};
+      for (uint32_t i = 0; i < v.info.slots; ++i) v.health.push_back(d.device->slot_health(i));
+      s.devices.push_back(std::move(v));
+    }
     for (engine::SlotId i = 0; i < e.slot_count(); ++i) s.slots.push_back(e.slot(i));
     for (engine::QueueId q = 0; q < e.queue_count(); ++q) s.queues.push_back(e.queue(q));
     for (uint16_t f = 0; f < engine::kMaxFunctions; ++f) {
@@ -201,6 +232,10 @@ void Dispatcher::loop() {
       });
       if (worked) apply(now);
     }
+    if (collect_devices(now)) {
+      apply(now);
+      worked = true;
+    }
     if (stopping_) {
       if (engine_.jobs_in_flight() == 0) break;  // drained: every accepted job has completed
     } else if (poll_rings()) {
@@ -210,7 +245,7 @@ void Dispatcher::loop() {
       last_activity = now;
       continue;
     }
-    const int64_t next = timers_.next_deadline();
+    const int64_t next = next_deadline();
     // Spin while recently busy or a job deadline is near; sleeping costs a wake-up of several us.
     // The monitor's tick needs no such precision.
     if (now - last_activity < options_.idle_spin_ns || next - now < 50'000) {
@@ -297,26 +332,26 @@ void Dispatcher::handle_packet(RingEntry& ring, engine::RingId id, const tandem_
     case Decoded::Kind::dispatch: {
       // Store the call before any action runs: submit() may already have started the job.
       const engine::JobId j = engine_.submit(d.job, now, actions_);
-      if (j != engine::kNone) pending_[j].call.copy_from(d.call);
+      if (j != engine::kNone) pending_[j].job.call.copy_from(d.call);
       return;
     }
   }
 }
 
 void Dispatcher::apply(int64_t now) {
-  for (size_t i = 0; i < actions_.size(); ++i) {
+  // Jobs a device finishes at once (a no-op on the emulated fabric) complete in this same pass: the
+  // actions of their completions are appended and carried out below.
+  for (size_t i = 0; i < actions_.size() || (collect_devices(now) && i < actions_.size()); ++i) {
     const Action a = actions_[i];  // a copy: the engine may append while we work
     switch (a.kind) {
       case ActionKind::start_job: {
         Pending& p = pending_[a.job];
-        p.result = device_->execute(a.slot, p.call);
+        p.job.token = a.job;
+        p.job.start_ns = now;
+        DeviceEntry& d = devices_[slot_device_[a.slot]];
+        ++d.in_flight;
+        d.device->submit(a.slot - d.first_slot, p.job);
         ++stats_.jobs_started;
-        if (p.result.device_ns <= 0) {
-          engine_.job_finished(a.slot, p.result.status, p.result.value, now, actions_);
-        } else {
-          p.deadline = now + p.result.device_ns;
-          timers_.schedule(job_timer(a.slot), p.deadline);
-        }
         break;
       }
       case ActionKind::complete: {
@@ -324,7 +359,7 @@ void Dispatcher::apply(int64_t now) {
         if (a.completion != 0) {
           const bool ran = a.job != engine::kNone && a.slot != engine::kNone;
           complete_record(reinterpret_cast<tandem_completion_t*>(static_cast<uintptr_t>(a.completion)), a.status,
-                          a.value, ran ? pending_[a.job].result.device_ns : 0, ran ? a.slot : UINT32_MAX);
+                          a.value, ran ? pending_[a.job].device_ns : 0, ran ? a.slot : UINT32_MAX);
           ++stats_.completions;
           if (a.job != engine::kNone) note_drained(a.function);
         }
@@ -335,15 +370,17 @@ void Dispatcher::apply(int64_t now) {
         }
         break;
       }
-      case ActionKind::begin_configure:
-        device_->configure(a.slot, a.function);
+      case ActionKind::begin_configure: {
+        const DeviceEntry& d = devices_[slot_device_[a.slot]];
+        d.device->configure(a.slot - d.first_slot, a.function);
         if (a.until <= now) {
           engine_.configure_done(a.slot, now, actions_);
         } else {
-          timers_.schedule(config_timer(a.slot), a.until);
+          timers_.schedule(a.slot, a.until);
         }
         refresh_metrics(a.function);
         break;
+      }
       case ActionKind::session_drained:
         if (a.session < sessions_.size()) {
           auto done = std::move(sessions_[a.session].on_drained);
@@ -379,18 +416,38 @@ void Dispatcher::refresh_drained() {
   drained_count_ = 0;
 }
 
-void Dispatcher::on_timer(uint32_t id, int64_t now) {
-  const engine::SlotId slots = engine_.slot_count();
-  if (id < slots) {
-    const engine::JobId j = engine_.slot(id).job;
-    if (j == engine::kNone) return;
-    const Pending& p = pending_[j];
-    stats_.max_lateness_ns = std::max(stats_.max_lateness_ns, now - p.deadline);
-    engine_.job_finished(id, p.result.status, p.result.value, now, actions_);
-  } else {
-    engine_.configure_done(id - slots, now, actions_);
-    refresh_metrics(engine_.slot(id - slots).function);  // a new replica is visible at once, not after P
+void Dispatcher::on_timer(uint32_t slot, int64_t now) {
+  engine_.configure_done(slot, now, actions_);
+  refresh_metrics(engine_.slot(slot).function);  // a new replica is visible at once, not after P
+}
+
+// Hands the engine every job the devices finished by `now`. True if there was any.
+bool Dispatcher::collect_devices(int64_t now) {
+  bool any = false;
+  for (DeviceEntry& d : devices_) {
+    if (d.in_flight == 0) continue;  // the idle loop costs one compare per device
+    finished_.clear();
+    d.device->poll(now, finished_);
+    d.in_flight -= static_cast<uint32_t>(std::min<size_t>(finished_.size(), d.in_flight));
+    for (const devices::DeviceCompletion& c : finished_) {
+      const engine::SlotId slot = d.first_slot + c.slot;
+      const engine::JobId j = static_cast<engine::JobId>(c.token);
+      if (engine_.slot_job(slot) != j) continue;  // not the slot's job: a device bug, ignored
+      pending_[j].device_ns = c.device_ns;
+      if (c.not_before > 0 && now - c.not_before > stats_.max_lateness_ns) stats_.max_lateness_ns = now - c.not_before;
+      engine_.job_finished(slot, c.status, c.value, now, actions_);
+      any = true;
+    }
   }
+  return any;
+}
+
+int64_t Dispatcher::next_deadline() const {
+  int64_t next = timers_.next_deadline();
+  for (const DeviceEntry& d : devices_) {
+    if (d.in_flight > 0) next = std::min(next, d.device->next_deadline());
+  }
+  return next;
 }
 
 void Dispatcher::refresh_metrics(engine::FunctionId f) {
@@ -420,7 +477,12 @@ void Dispatcher::sleep_until(int64_t deadline) {
   abi::FutexWaitTarget targets[FUTEX_WAITV_MAX];
   size_t n = 0;
   targets[n++] = {&control_word_, abi::load_acquire(control_word_)};
-  const bool all_rings_fit = active_rings_.size() < FUTEX_WAITV_MAX;
+  // The devices' words are loaded before their inboxes are looked at again below: a completion
+  // posted after this load changes its word, and futex_waitv returns at once.
+  for (const DeviceEntry& d : devices_) {
+    if (const uint32_t* word = d.device->wake_word()) targets[n++] = {word, abi::load_acquire(*word)};
+  }
+  const bool all_rings_fit = active_rings_.size() + n < FUTEX_WAITV_MAX;
   for (engine::RingId id : active_rings_) {
     uint32_t bell = rings_[id].consumer.prepare_sleep();
     if (n < FUTEX_WAITV_MAX) targets[n++] = {rings_[id].consumer.doorbell_word(), bell};
@@ -430,6 +492,10 @@ void Dispatcher::sleep_until(int64_t deadline) {
   bool ready = control_pending_.load(std::memory_order_acquire);
   for (engine::RingId id : active_rings_) {
     ready = ready || (!engine_.ring_blocked(id) && rings_[id].consumer.has_packet());
+  }
+  if (!ready && collect_devices(now_ns())) {  // a device finished since the loop last looked
+    apply(now_ns());
+    ready = true;
   }
   if (!ready) {
     ++stats_.sleeps;

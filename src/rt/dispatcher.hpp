@@ -1,8 +1,9 @@
-// The real-time driver: one dispatcher thread that owns the engine and the device. It polls the
-// sessions' rings, decodes packets, feeds the engine, carries out its actions (start a job on the
-// device, complete records, load slots), and fires the timer wheel so that no job completes before
-// its device time. When idle for `idle_spin` it sets NEED_WAKEUP on every ring and sleeps on their
-// doorbells (futex_waitv), io_uring-SQPOLL style.
+// The real-time driver: one dispatcher thread that owns the engine and drives the devices. It polls
+// the sessions' rings, decodes packets, feeds the engine, carries out its actions (submit a job to its
+// slot's device, complete records, load slots), and collects the devices' finished jobs; it never
+// waits on a device. The engine sees one flat range of slots: device d's slots follow device d-1's.
+// When idle for `idle_spin` it sets NEED_WAKEUP on every ring and sleeps on their doorbells and the
+// devices' wake words at once (futex_waitv), io_uring-SQPOLL style.
 //
 // Every engine call happens on the dispatcher thread. Control operations from other threads (open
 // a session, attach a ring, snapshot) are posted and run between batches; the steady path takes no
@@ -25,7 +26,7 @@
 #include "devices/device.hpp"
 #include "engine/engine.hpp"
 #include "engine/monitor.hpp"
-#include "rt/timer_wheel.hpp"
+#include "base/timer_wheel.hpp"
 
 namespace tandem::rt {
 
@@ -47,9 +48,16 @@ struct DispatcherStats {
   int64_t max_lateness_ns = 0;     // latest a completion fired after its modelled deadline
 };
 
+// A device as `tandem status` shows it: its slots are [first_slot, first_slot + info.slots).
+struct DeviceView {
+  devices::DeviceInfo info;
+  engine::SlotId first_slot = 0;
+  std::vector<devices::SlotHealth> health;  // per slot
+};
+
 struct Snapshot {
   int64_t now_ns = 0;
-  std::string device_kind;
+  std::vector<DeviceView> devices;
   std::vector<engine::SlotView> slots;
   std::vector<engine::QueueView> queues;
   std::vector<std::pair<uint16_t, engine::FunctionCounters>> functions;  // functions with activity
@@ -61,9 +69,10 @@ struct Snapshot {
 
 class Dispatcher {
  public:
-  // `metrics_page` receives the monitor's figures every period (the daemon places it in shared
-  // memory); null: the dispatcher keeps a private one.
-  Dispatcher(const engine::EngineConfig& config, std::unique_ptr<devices::Device> device,
+  // The engine gets one slot class per device, in order (config.slot_classes is replaced). `metrics_page`
+  // receives the monitor's figures every period (the daemon places it in shared memory); null: the
+  // dispatcher keeps a private one.
+  Dispatcher(engine::EngineConfig config, std::vector<std::unique_ptr<devices::Device>> devices,
              const DispatcherOptions& options, std::shared_ptr<tandem_metrics_page_t> metrics_page = nullptr);
   ~Dispatcher();
   Dispatcher(const Dispatcher&) = delete;
@@ -108,7 +117,10 @@ class Dispatcher {
 
   const engine::EngineConfig& engine_config() const { return engine_.config(); }
   const tandem_metrics_page_t& metrics_page() const { return *metrics_page_; }
-  const devices::Device& device() const { return *device_; }
+  // The devices' descriptions (fixed once built; safe from any thread).
+  size_t device_count() const { return devices_.size(); }
+  const devices::DeviceInfo& device_info(size_t d) const { return devices_[d].device->info(); }
+  engine::SlotId first_slot(size_t d) const { return devices_[d].first_slot; }
 
  private:
   struct SessionEntry {
@@ -122,10 +134,14 @@ class Dispatcher {
     std::shared_ptr<void> keep_alive;
     bool attached = false;
   };
-  struct Pending {  // per engine job id: what the device runs and what it returned
-    funcs::Call call;
-    devices::ExecResult result;
-    int64_t deadline = 0;
+  struct DeviceEntry {
+    std::unique_ptr<devices::Device> device;
+    engine::SlotId first_slot = 0;
+    uint32_t in_flight = 0;  // jobs submitted and not yet returned by poll: 0 skips the poll
+  };
+  struct Pending {  // per engine job id: what the device runs, and its time there once finished
+    devices::DeviceJob job;
+    int64_t device_ns = 0;
   };
 
   void post(std::function<void()> fn);
@@ -135,6 +151,8 @@ class Dispatcher {
   bool any_ring_ready() const;
   void handle_packet(RingEntry& ring, engine::RingId id, const tandem_packet_t& packet, int64_t now);
   void apply(int64_t now);
+  bool collect_devices(int64_t now);
+  int64_t next_deadline() const;
   void on_timer(uint32_t id, int64_t now);
   void sleep_until(int64_t deadline);
   void monitor_tick(int64_t now);
@@ -142,18 +160,17 @@ class Dispatcher {
   void refresh_metrics(engine::FunctionId f);
   void note_drained(engine::FunctionId f);
   void refresh_drained();
-  uint32_t job_timer(engine::SlotId s) const { return s; }
-  uint32_t config_timer(engine::SlotId s) const { return engine_.slot_count() + s; }
-
   engine::Engine engine_;
-  std::unique_ptr<devices::Device> device_;
+  std::vector<DeviceEntry> devices_;
+  std::vector<uint32_t> slot_device_;  // engine slot -> index in devices_
+  std::vector<devices::DeviceCompletion> finished_;  // reused by collect_devices
   DispatcherOptions options_;
   engine::Monitor monitor_;
   std::unique_ptr<engine::ReconfigPolicy> policy_;
   bool policy_reacts_ = false;  // the policy wants on_demand between periods
   std::shared_ptr<tandem_metrics_page_t> metrics_page_;
   int64_t next_tick_ = 0;  // the monitor's period boundary (not in the wheel: it needs no precision)
-  TimerWheel timers_;
+  TimerWheel timers_;  // reconfigurations, one timer per slot
   engine::Actions actions_;
   std::vector<Pending> pending_;
   std::vector<SessionEntry> sessions_;

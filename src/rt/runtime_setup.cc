@@ -4,25 +4,33 @@
 
 namespace tandem::rt {
 
-std::unique_ptr<Dispatcher> build_dispatcher(const devices::Config& config, const SetupOptions& options) {
-  const auto models = devices::resolve_models(config.fabric, options.cpu_rate);
-  engine::EngineConfig ec = devices::engine_config(config.fabric, models);
+std::unique_ptr<Dispatcher> build_dispatcher(const config::Config& config, const SetupOptions& options) {
+  devices::DeviceContext context;
+  context.cpu_rate = options.cpu_rate;
+  auto devices = devices::make_devices(config, context);
+  engine::EngineConfig ec;
+  ec.queues = config.fabric.queues;
+  ec.queue_capacity = config.fabric.queue_capacity;
+  ec.max_job_ns = static_cast<engine::Time>(config.fabric.max_job_s * 1e9);
   ec.max_jobs_per_session = options.max_jobs_per_session;
-  auto device = devices::make_device(config.fabric, models);  // [device] kind: emu or rtl
+  for (const funcs::FunctionInfo* fn : funcs::all_functions()) ec.known.set(fn->id);
   DispatcherOptions d;
   d.idle_spin_ns = static_cast<int64_t>(config.dispatcher.idle_spin_s * 1e9);
   d.batch = config.dispatcher.batch;
   d.cpu = config.dispatcher.cpu;
   d.monitor.period_ns = static_cast<engine::Time>(config.monitor.period_s * 1e9);
   d.monitor.available_bandwidth = config.monitor.available_bandwidth;
-  auto dispatcher = std::make_unique<Dispatcher>(ec, std::move(device), d, options.metrics_page);
-  // Resident functions are in place from the start: no reconfiguration wait.
-  for (uint32_t s = 0; s < config.fabric.resident.size(); ++s) {
-    if (const auto* fn = funcs::find_function(config.fabric.resident[s])) dispatcher->preload(s, fn->id);
+  auto dispatcher = std::make_unique<Dispatcher>(ec, std::move(devices), d, options.metrics_page);
+  // Resident functions are in place from the start, slot by slot within their device: no reconfiguration wait.
+  for (size_t i = 0; i < dispatcher->device_count(); ++i) {
+    const auto& resident = devices::resident_functions(dispatcher->device_info(i).kind, config);
+    for (uint32_t s = 0; s < resident.size(); ++s) {
+      if (const auto* fn = funcs::find_function(resident[s])) dispatcher->preload(dispatcher->first_slot(i) + s, fn->id);
+    }
   }
   // The reconfiguration manager ([reconfig]; thesis 5.4.7), run every monitoring period. The policy
-  // name was validated with the configuration.
-  dispatcher->set_reconfig_policy(engine::make_reconfig_policy(config.reconfig.policy, devices::reconfig_params(config)));
+  // was validated with the configuration.
+  dispatcher->set_reconfig_policy(config::make_policy(config.reconfig.policy, config::reconfig_params(config)));
   return dispatcher;
 }
 

@@ -1,11 +1,11 @@
-// Builds a dispatcher from a configuration: device, engine parameters, monitor, resident functions.
-// One place for what the embedded runtime and tandemd set up alike.
+// Builds a dispatcher from a configuration: the devices, engine parameters, monitor, resident functions
+// and the reconfiguration policy. One place for what the embedded runtime and tandemd set up alike.
 #pragma once
 
 #include <functional>
 #include <memory>
 
-#include "devices/emu/fabric_config.hpp"
+#include "config/config.hpp"
 #include "rt/dispatcher.hpp"
 
 namespace tandem::rt {
@@ -18,10 +18,10 @@ struct SetupOptions {
   std::function<double(uint16_t)> cpu_rate;
 };
 
-// A dispatcher (not started) with the configured device, the resident functions already loaded and
-// the configured reconfiguration policy.
-// Set-up code: throws tandem::Error for a device this build does not have ([device] kind = "rtl"
-// without Verilator).
-std::unique_ptr<Dispatcher> build_dispatcher(const devices::Config& config, const SetupOptions& options = {});
+// A dispatcher (not started) with the configured devices, each device's resident functions already
+// loaded and the configured reconfiguration policy. Set-up code: throws tandem::Error naming the
+// device or key when something cannot start (a device this build lacks, a resident function a
+// device cannot hold).
+std::unique_ptr<Dispatcher> build_dispatcher(const config::Config& config, const SetupOptions& options = {});
 
 }  // namespace tandem::rt

@@ -10,8 +10,8 @@
 #include <sstream>
 
 #include "abi/status.hpp"
-#include "devices/emu/toml_checks.hpp"
-#include "engine/reconfig.hpp"
+#include "config/toml_checks.hpp"
+#include "config/config.hpp"
 #include "sim/toml_text.hpp"
 #include "tandem/tandem_abi.h"
 
@@ -19,8 +19,8 @@ namespace tandem::sim {
 
 namespace {
 
-using devices::check_keys;
-using devices::toml_fail;
+using config::check_keys;
+using config::toml_fail;
 
 // The policy parameters make_reconfig_policy takes ("name:key=value"), the scenario's [policy] keys.
 const std::vector<std::string_view> kPolicyParams = {
@@ -314,7 +314,7 @@ Scenario parse_table(const toml::table& root, std::string_view source, const Sce
       if (!ok) toml_fail(source, "unknown key '" + std::string(key.str()) + "' in [policy]");
     }
   }
-  const std::vector<std::string> names = engine::reconfig_policy_names();
+  const std::vector<std::string> names = config::policy_names();
   // A name, or the engine's "name:key=value:..." form (as tandem experiment --policy takes it).
   std::string spec = pol.string("name", c.policy);
   const std::string name = spec.substr(0, spec.find(':'));
@@ -326,7 +326,7 @@ Scenario parse_table(const toml::table& root, std::string_view source, const Sce
   }
   if (!known) pol.fail("name", "'" + name + "' is not one of " + list);
   try {
-    engine::make_reconfig_policy(spec, {});
+    config::parse_policy(spec, {});
   } catch (const Error& e) {
     pol.fail("name", e.what());
   }
@@ -337,7 +337,7 @@ Scenario parse_table(const toml::table& root, std::string_view source, const Sce
     spec += buf;
   }
   try {
-    engine::make_reconfig_policy(spec, {});  // the engine checks the parameters' values too
+    config::parse_policy(spec, {});  // the engine checks the parameters' values too
   } catch (const Error& e) {
     toml_fail(source, std::string("policy: ") + e.what());
   }

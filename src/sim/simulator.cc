@@ -8,6 +8,7 @@
 #include <limits>
 #include <optional>
 
+#include "config/config.hpp"
 #include "model/cost_model.hpp"
 
 namespace tandem::sim {
@@ -92,7 +93,7 @@ struct Simulator::Impl {
     rp.period_ns = config.period_ns;
     rp.default_xc = config.cpu_hz;
     if (config.reconfig_ns >= 0) rp.reconfig_s = static_cast<double>(config.reconfig_ns) * 1e-9;
-    policy = engine::make_reconfig_policy(config.policy, rp);
+    policy = config::make_policy(config.policy, rp);
     reacts = policy && policy->reacts();
     cost.xc = config.cpu_hz;
     cost.xa = config.speedup * config.cpu_hz;

@@ -45,7 +45,7 @@ struct SimConfig {
   // ---- reconfiguration ----
   Time period_ns = 1'000'000;       // monitoring period P
   Time reconfig_ns = -1;            // reconfiguration delay; < 0 = P (Table 5.3)
-  std::string policy = "algorithm1";  // make_reconfig_policy name
+  std::string policy = "algorithm1";  // config::make_policy spec ("name" or "name:key=value:...")
   engine::ReconfigParams reconfig;  // thresholds (period and X_c are filled in from the above)
   // ---- applications ----
   engine::PartitionerConfig partitioner = default_partitioner();

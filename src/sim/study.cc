@@ -20,7 +20,7 @@
 
 #include "abi/status.hpp"
 #include "base/stats.hpp"
-#include "devices/emu/toml_checks.hpp"
+#include "config/toml_checks.hpp"
 #include "model/cost_model.hpp"
 #include "sim/toml_text.hpp"
 
@@ -29,8 +29,8 @@ namespace tandem::sim {
 namespace {
 
 namespace fs = std::filesystem;
-using devices::check_keys;
-using devices::toml_fail;
+using config::check_keys;
+using config::toml_fail;
 
 std::string read_text(const std::string& path, std::string_view what) {
   std::ifstream in(path, std::ios::binary);

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "devices/emu/toml_checks.hpp"
+#include "config/toml_checks.hpp"
 
 namespace tandem::sim {
 
@@ -18,7 +18,7 @@ inline toml::table parse_toml_text(std::string_view text, std::string_view sourc
   } catch (const toml::parse_error& e) {
     std::ostringstream os;
     os << e.description() << " (line " << e.source().begin.line << ")";
-    devices::toml_fail(source, os.str());
+    config::toml_fail(source, os.str());
   }
 }
 

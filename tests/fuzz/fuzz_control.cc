@@ -22,7 +22,7 @@ tandem::daemon::Daemon& daemon_instance() {
     char dir[] = "/tmp/tandem-fuzz-XXXXXX";
     tandem::daemon::DaemonOptions o;
     o.socket_path = std::string(mkdtemp(dir)) + "/tandem.sock";
-    o.config = tandem::devices::load_config("");
+    o.config = tandem::config::load_config("");
     o.log = false;
     auto started = tandem::daemon::Daemon::start(o);
     if (!started) std::abort();

@@ -97,7 +97,7 @@ TEST(PartitionedCalls, PoliciesAutoSoftwareAndHardware) {
 TEST(PartitionedCalls, AutoFollowsTheModel) {
   client::RuntimeOptions o;  // thesis Ch4: one accelerator, one job per call
   o.embedded = true;
-  o.config_text = "[fabric]\nresident = [\"accumulate\"]\n";
+  o.config_text = "[device.emu]\nresident = [\"accumulate\"]\n";
   o.partition.jobs_per_round = 1;
   auto opened = client::Runtime::open(o);
   ASSERT_TRUE(opened) << opened.message();
@@ -137,7 +137,7 @@ TEST(PartitionedCalls, WorkUnitsAreAllDoneOnce) {
 }
 
 TEST(PartitionedCalls, NoAcceleratorResidentMeansDemandJobsAndSoftware) {
-  auto rt = open_embedded("[fabric]\nresident = [\"nop\"]\n", client::Mode::hw);
+  auto rt = open_embedded("[device.emu]\nresident = [\"nop\"]\n", client::Mode::hw);
   ASSERT_TRUE(rt);
   Accumulate a(1 << 16);
   client::CallReport report;
@@ -185,7 +185,7 @@ TEST(PartitionedCalls, ManyThreadsPartitionAtOnce) {
 TEST(Cancel, WithdrawsAQueuedJobButNotARunningOne) {
   // One slow accumulator: a 4 KiB job takes 4 ms, so the second job is still queued when the
   // cancels arrive (they follow in the same ring).
-  auto rt = open_embedded("[fabric]\nresident = [\"accumulate\"]\n[functions.accumulate]\nthroughput = 1e6\n");
+  auto rt = open_embedded("[device.emu]\nresident = [\"accumulate\"]\n[functions.accumulate]\nthroughput = 1e6\n");
   ASSERT_TRUE(rt);
   std::vector<int32_t> data(1024, 3);
   auto* recs = static_cast<tandem_completion_t*>(rt->alloc(4 * sizeof(tandem_completion_t)));
@@ -212,7 +212,7 @@ TEST(Cancel, PartitionerTakesWorkBackFromSlowHardware) {
   // are late, the partitioner withdraws the queued ones and does their work itself.
   client::RuntimeOptions o;
   o.embedded = true;
-  o.config_text = "[fabric]\nresident = [\"accumulate\"]\n[functions.accumulate]\nthroughput = 2e7\n";
+  o.config_text = "[device.emu]\nresident = [\"accumulate\"]\n[functions.accumulate]\nthroughput = 2e7\n";
   client::Calibration cal;
   model::CostParams p;
   p.xc = funcs::software_throughput(TANDEM_FN_ACCUMULATE);

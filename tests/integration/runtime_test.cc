@@ -54,7 +54,7 @@ TEST(Runtime, AccumulateEqualsTheReferenceInEveryMode) {
 }
 
 TEST(Runtime, UnacceleratedFunctionFallsBackToSoftware) {
-  auto rt = open_embedded("[fabric]\nresident = [\"nop\"]\n", client::Mode::hw);
+  auto rt = open_embedded("[device.emu]\nresident = [\"nop\"]\n", client::Mode::hw);
   ASSERT_TRUE(rt);
   std::vector<int32_t> data(100, 2);
   EXPECT_EQ(call_accumulate(*rt, data), 200);
@@ -70,7 +70,7 @@ TEST(Runtime, ReactivePolicyLoadsARequestedFunctionBetweenPeriods) {
   // The dispatcher hands every NOT_ACCELERATED answer to an event-driven policy: with a 10 s period,
   // only the reaction can load `work` within the test. Sticky (period-driven) leaves it out.
   const std::string base =
-      "[fabric]\nslots = 2\nresident = [\"nop\", \"accumulate\"]\n[functions.work]\nreconfig_ms = 5\n"
+      "[device.emu]\nslots = 2\nresident = [\"nop\", \"accumulate\"]\n[functions.work]\nreconfig_ms = 5\n"
       "[monitor]\nperiod_ms = 10000\n[reconfig]\nreact_idle_ms = 0\npolicy = ";
   for (const char* policy : {"reactive", "sticky"}) {
     auto rt = open_embedded(base + "\"" + policy + "\"\n", client::Mode::hw);
@@ -128,7 +128,7 @@ TEST(Runtime, WaitTimesOutOnARecordNobodyCompletes) {
 // The emulated fabric completes no job before its modelled time (D_a + W / X_a), and not much after.
 TEST(Runtime, EmulatedTimingNeverEarlyAndBoundedLate) {
   auto rt = open_embedded(R"(
-[fabric]
+[device.emu]
 resident = ["work0"]
 [functions.work0]
 throughput = 1e9
@@ -176,7 +176,7 @@ bool seen_out_of_order(const tandem_completion_t& earlier, const tandem_completi
 
 TEST(Runtime, BarrierAndChainsJobsWithoutARoundTrip) {
   auto rt = open_embedded(R"(
-[fabric]
+[device.emu]
 resident = ["work0", "work1"]
 [functions.work0]
 throughput = 1e9

@@ -139,7 +139,7 @@ TEST(Daemon, ManyProcessesManyJobsEveryResultChecked) {
 }
 
 TEST(Daemon, ClientKilledMidFlightIsCleanedUpAndOthersCarryOn) {
-  DaemonProcess d("[fabric]\nresident = [\"work0\", \"accumulate\"]\n[functions.work0]\nthroughput = 1e9\n");
+  DaemonProcess d("[device.emu]\nresident = [\"work0\", \"accumulate\"]\n[functions.work0]\nthroughput = 1e9\n");
   int ready[2];
   ASSERT_EQ(pipe(ready), 0);
   // The victim fills the work0 queue with 20 ms jobs and is killed while they run.
@@ -179,7 +179,7 @@ TEST(Daemon, ClientKilledMidFlightIsCleanedUpAndOthersCarryOn) {
 // Every way a client waits on the daemon returns DISCONNECTED within a second of its death.
 TEST(Daemon, DaemonKilledEveryWaitReturnsDisconnectedWithinOneSecond) {
   for (rt::WaitMode mode : {rt::WaitMode::spin, rt::WaitMode::block, rt::WaitMode::spin_then_block}) {
-    DaemonProcess d("[fabric]\nresident = [\"work0\"]\n[functions.work0]\nthroughput = 1e9\n");
+    DaemonProcess d("[device.emu]\nresident = [\"work0\"]\n[functions.work0]\nthroughput = 1e9\n");
     auto rt = d.open();
     ASSERT_TRUE(rt);
     auto* rec = static_cast<tandem_completion_t*>(rt->alloc(sizeof(tandem_completion_t)));
@@ -205,7 +205,7 @@ TEST(Daemon, DaemonKilledEveryWaitReturnsDisconnectedWithinOneSecond) {
 }
 
 TEST(Daemon, FullRingWaitEndsWhenTheDaemonDies) {
-  DaemonProcess d("[fabric]\nresident = [\"work0\"]\n[functions.work0]\nthroughput = 1e9\n");
+  DaemonProcess d("[device.emu]\nresident = [\"work0\"]\n[functions.work0]\nthroughput = 1e9\n");
   auto rt = d.open();
   ASSERT_TRUE(rt);
   auto q = rt->create_queue(2);
@@ -226,7 +226,7 @@ TEST(Daemon, FullRingWaitEndsWhenTheDaemonDies) {
 }
 
 TEST(Daemon, SigtermDrainsInFlightJobsThenDisconnects) {
-  DaemonProcess d("[fabric]\nresident = [\"work0\"]\n[functions.work0]\nthroughput = 1e9\n");
+  DaemonProcess d("[device.emu]\nresident = [\"work0\"]\n[functions.work0]\nthroughput = 1e9\n");
   auto rt = d.open();
   ASSERT_TRUE(rt);
   auto* rec = static_cast<tandem_completion_t*>(rt->alloc(sizeof(tandem_completion_t)));
@@ -257,7 +257,7 @@ TEST(Daemon, SecondDaemonOnTheSameSocketIsRefused) {
 
 TEST(Daemon, PerSessionLimitsAreErrorsNotCrashes) {
   DaemonProcess d("[limits]\nqueues_per_session = 2\nregistered_mib_per_session = 8\njobs_in_flight_per_session = 4\n"
-                  "[fabric]\nresident = [\"work0\"]\n[functions.work0]\nthroughput = 1e9\n");
+                  "[device.emu]\nresident = [\"work0\"]\n[functions.work0]\nthroughput = 1e9\n");
   auto rt = d.open();  // its default queue is the first of two
   ASSERT_TRUE(rt);
   auto q2 = rt->create_queue(8);

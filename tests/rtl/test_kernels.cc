@@ -10,7 +10,8 @@
 #include <sstream>
 #include <vector>
 
-#include "devices/emu/fabric_config.hpp"
+#include "config/config.hpp"
+#include "devices/emu/emu_device.hpp"
 #include "devices/rtl/rtl_catalog.hpp"
 #include "funcs/function.hpp"
 #include "funcs/ref/dct_quant_ref.hpp"
@@ -352,58 +353,69 @@ TEST(RtlCatalog, AreaMatchesTheCheckedInTable) {
   EXPECT_EQ(rows, devices::rtl::rtl_catalog().size());
 }
 
-TEST(DeviceConfig, DefaultsAndErrors) {
-  const devices::Config c = devices::parse_config("", "t");
-  EXPECT_EQ(c.fabric.device.kind, "emu");
-  EXPECT_FALSE(c.fabric.device.bitstream_delay());
-  EXPECT_DOUBLE_EQ(c.fabric.device.rtl_clock_hz, 200e6);
-  EXPECT_THROW(devices::parse_config("[device]\nkind = \"fpga\"\n", "t"), Error);
-  EXPECT_THROW(devices::parse_config("[device]\nclock = 1\n", "t"), Error);
-  EXPECT_THROW(devices::parse_config("[device.rtl]\nclock_mhz = -5\n", "t"), Error);
-  EXPECT_THROW(devices::parse_config("[device.rtl]\nmax_cycles = 0\n", "t"), Error);
-  EXPECT_THROW(devices::parse_config("[device]\nreconfig_delay = \"slow\"\n", "t"), Error);
+TEST(DeviceConfig, Defaults) {
+  const config::Config c = config::parse_config("", "t");
+  EXPECT_EQ(c.device.kinds, (std::vector<std::string>{"emu"}));
+  EXPECT_EQ(c.device.emu.reconfig_delay, "fixed");
+  EXPECT_DOUBLE_EQ(c.device.rtl.clock_hz, 200e6);
 }
 
 TEST(DeviceConfig, TheRtlDeviceHasItsAcceleratorsResident) {
-  const devices::Config c = devices::parse_config("[device]\nkind = \"rtl\"\n", "t");
-  EXPECT_EQ(c.fabric.resident,
+  const config::Config c = config::parse_config("[device]\nkinds = [\"rtl\"]\n", "t");
+  EXPECT_EQ(c.device.rtl.resident,
             (std::vector<std::string>{"accumulate", "sobel", "matmul", "dct_quant", "priority_queue"}));
-  EXPECT_TRUE(c.fabric.device.bitstream_delay());
-  const auto two = devices::parse_config("[device]\nkind = \"rtl\"\n[fabric]\nslots = 2\n", "t");
-  EXPECT_EQ(two.fabric.resident, (std::vector<std::string>{"accumulate", "sobel"}));
-  const auto mine = devices::parse_config("[device]\nkind = \"rtl\"\n[fabric]\nresident = [\"matmul\", \"matmul\"]\n", "t");
-  EXPECT_EQ(mine.fabric.resident, (std::vector<std::string>{"matmul", "matmul"}));
-  EXPECT_THROW(devices::parse_config("[device]\nkind = \"rtl\"\n[fabric]\nresident = [\"work\"]\n", "t"), Error);
+  EXPECT_EQ(c.device.rtl.reconfig_delay, "bitstream");
+  const auto two = config::parse_config("[device]\nkinds = [\"rtl\"]\n[device.rtl]\nslots = 2\n", "t");
+  EXPECT_EQ(two.device.rtl.resident, (std::vector<std::string>{"accumulate", "sobel"}));
+  const auto mine = config::parse_config("[device.rtl]\nresident = [\"matmul\", \"matmul\"]\n", "t");
+  EXPECT_EQ(mine.device.rtl.resident, (std::vector<std::string>{"matmul", "matmul"}));
 }
 
-// Whatever a reconfiguration policy asks, the engine never loads a function the rtl device lacks.
+// Whatever a reconfiguration policy asks, the engine never loads a function into a slot whose device
+// lacks it: with 4 emulated and 4 RTL slots, `work` fits only the emulated ones.
 TEST(DeviceConfig, TheEngineLoadsOnlyWhatTheDeviceHolds) {
-  for (const char* kind : {"emu", "rtl"}) {
-    const auto config = devices::parse_config(std::string("[device]\nkind = \"") + kind + "\"\n", "t");
-    engine::Engine engine(devices::engine_config(config.fabric, devices::resolve_models(config.fabric)));
-    engine::Actions actions;
-    const bool rtl = std::string_view(kind) == "rtl";
-    EXPECT_EQ(engine.load(7, TANDEM_FN_WORK, 0, actions), !rtl) << kind;
-    EXPECT_EQ(engine.load(6, TANDEM_FN_NOP, 0, actions), !rtl) << kind;
-    EXPECT_TRUE(engine.load(5, TANDEM_FN_SOBEL, 0, actions)) << kind;
-    engine::JobSpec job;
-    job.session = engine.open_session();
-    job.function = TANDEM_FN_WORK;
-    job.workload = 10;
-    job.completion = 64;
-    actions.clear();
-    (void)engine.submit(job, 0, actions);
-    if (rtl) {
-      ASSERT_EQ(actions.size(), 1u);
-      EXPECT_EQ(actions[0].status, Status::not_accelerated);
-    }
-  }
+  const auto config = config::parse_config("[device]\nkinds = [\"emu\", \"rtl\"]\n[device.emu]\nslots = 4\n"
+                                           "[device.rtl]\nslots = 4\n", "t");
+  engine::EngineConfig ec;
+  for (const funcs::FunctionInfo* fn : funcs::all_functions()) ec.known.set(fn->id);
+  engine::SlotClass emu{4, {}, devices::emu_models(config)};
+  for (const funcs::FunctionInfo* fn : funcs::all_functions()) emu.loadable.set(fn->id);
+  engine::SlotClass rtl{4, {}, devices::rtl::rtl_models(config)};
+  for (const auto& e : devices::rtl::rtl_catalog()) rtl.loadable.set(e.function);
+  ec.slot_classes = {emu, rtl};
+  engine::Engine engine(ec);
+  EXPECT_EQ(engine.slot_count(), 8u);
+  engine::Actions actions;
+  EXPECT_TRUE(engine.load(0, TANDEM_FN_WORK, 0, actions));
+  EXPECT_FALSE(engine.load(7, TANDEM_FN_WORK, 0, actions));
+  EXPECT_FALSE(engine.load(6, TANDEM_FN_NOP, 0, actions));
+  EXPECT_TRUE(engine.load(5, TANDEM_FN_SOBEL, 0, actions));
+  EXPECT_TRUE(engine.load(1, TANDEM_FN_SOBEL, 0, actions));
+  // Each slot reconfigures in its own device's time: the RTL slot pays the bitstream delay.
+  EXPECT_EQ(engine.slot(5).until, engine.slot_model(5, TANDEM_FN_SOBEL).reconfig_ns());
+  EXPECT_EQ(engine.slot(1).until, engine.slot_model(1, TANDEM_FN_SOBEL).reconfig_ns());
+  EXPECT_NE(engine.slot(5).until, engine.slot(1).until);
+  // A function no device holds is never accelerated.
+  engine::EngineConfig rtl_only;
+  rtl_only.known = ec.known;
+  rtl_only.slot_classes = {rtl};
+  engine::Engine only(rtl_only);
+  EXPECT_FALSE(only.load(0, TANDEM_FN_WORK, 0, actions));
+  engine::JobSpec job;
+  job.session = only.open_session();
+  job.function = TANDEM_FN_WORK;
+  job.workload = 10;
+  job.completion = 64;
+  actions.clear();
+  (void)only.submit(job, 0, actions);
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].status, Status::not_accelerated);
 }
 
 TEST(DeviceConfig, ModelsFollowTheDevice) {
   namespace rtl = devices::rtl;
   // The emulated fabric's default timing of the kernels is the RTL accelerators' at 200 MHz.
-  const auto emu = devices::resolve_models(devices::parse_config("", "t").fabric);
+  const auto emu = devices::emu_models(config::parse_config("", "t"));
   for (const rtl::RtlCatalogEntry& e : rtl::rtl_catalog()) {
     if (e.function == TANDEM_FN_ACCUMULATE) continue;  // keeps the thesis's numbers (Table 4.3)
     const model::AccelModel nominal = rtl::nominal_model(e, 200e6);
@@ -412,8 +424,7 @@ TEST(DeviceConfig, ModelsFollowTheDevice) {
     EXPECT_DOUBLE_EQ(emu[e.function].reconfig_s, 1e-3) << e.name;
   }
   // The rtl device: nominal timing at its clock, the bitstream delay, no accelerator for `work`.
-  const auto r = devices::resolve_models(
-      devices::parse_config("[device]\nkind = \"rtl\"\n[device.rtl]\nclock_mhz = 100\n", "t").fabric);
+  const auto r = rtl::rtl_models(config::parse_config("[device.rtl]\nclock_mhz = 100\n", "t"));
   // A slot holds any of them: at least dct_quant's logic and DSPs and matmul's BRAMs (docs/rtl.md).
   const double bitstream_s = rtl::slot_reconfiguration_s(1, rtl::ConfigPort{});
   for (const rtl::RtlCatalogEntry& e : rtl::rtl_catalog()) {
@@ -428,9 +439,9 @@ TEST(DeviceConfig, ModelsFollowTheDevice) {
   EXPECT_EQ(r[TANDEM_FN_WORK].throughput, 0);
   EXPECT_EQ(r[TANDEM_FN_NOP].throughput, 0);
   // The emulated fabric with the bitstream delay: RTL functions only; a slower port takes longer.
-  const auto b = devices::resolve_models(
-      devices::parse_config("[device]\nreconfig_delay = \"bitstream\"\nconfig_port_mbps = 200\n"
-                            "reconfig_setup_us = 50\n", "t").fabric);
+  const auto b = devices::emu_models(
+      config::parse_config("[device]\nconfig_port_mbps = 200\nreconfig_setup_us = 50\n"
+                           "[device.emu]\nreconfig_delay = \"bitstream\"\n", "t"));
   EXPECT_NEAR(b[TANDEM_FN_SOBEL].reconfig_s, 2 * (bitstream_s) + 50e-6, 1e-8);
   EXPECT_DOUBLE_EQ(b[TANDEM_FN_WORK].reconfig_s, 1e-3);
   EXPECT_GT(b[TANDEM_FN_SOBEL].throughput, 0);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "daemon_harness.hpp"
@@ -48,7 +49,7 @@ Status run_packet(client::Runtime& rt, const Case& c, uint64_t workload, tandem_
 }
 
 TEST(RtlDaemon, SessionBuffersAreTranslatedForTheAccelerators) {
-  DaemonProcess d("[device]\nkind = \"rtl\"\n");
+  DaemonProcess d("[device]\nkinds = [\"rtl\"]\n");
   auto rt = d.open();
   ASSERT_TRUE(rt);
   auto* rec = static_cast<tandem_completion_t*>(rt->alloc(sizeof(tandem_completion_t)));
@@ -75,7 +76,7 @@ TEST(RtlDaemon, SessionBuffersAreTranslatedForTheAccelerators) {
 
 TEST(RtlDaemon, BadJobsCompleteWithAStatusAndTheDaemonKeepsServing) {
   // A short cycle limit: a large hardware job times out inside the daemon.
-  DaemonProcess d("[device]\nkind = \"rtl\"\n[device.rtl]\nmax_cycles = 2000\n");
+  DaemonProcess d("[device]\nkinds = [\"rtl\"]\n[device.rtl]\nmax_cycles = 2000\n");
   auto rt = d.open();
   ASSERT_TRUE(rt);
   auto* rec = static_cast<tandem_completion_t*>(rt->alloc(sizeof(tandem_completion_t)));
@@ -110,6 +111,69 @@ TEST(RtlDaemon, BadJobsCompleteWithAStatusAndTheDaemonKeepsServing) {
   ASSERT_EQ(run_packet(*rt, good, good.workload, rec), Status::ok);
   EXPECT_EQ(std::memcmp(placed.memory[1], good_sw.out().data(), good_sw.out().size()), 0);
   rt->free(rec);
+}
+
+// One tandemd driving 4 emulated and 2 RTL slots: accumulate is resident on both devices and its jobs
+// spread over all three of its slots; every result is checked; the client learns both devices.
+TEST(RtlDaemon, EmulatedAndRtlSlotsServeOneDaemonTogether) {
+  DaemonProcess d(
+      "[device]\nkinds = [\"emu\", \"rtl\"]\n"
+      "[device.emu]\nslots = 4\nresident = [\"nop\", \"accumulate\", \"work\", \"accumulate\"]\n"
+      "[device.rtl]\nslots = 2\nresident = [\"accumulate\", \"sobel\"]\n");
+  auto rt = d.open();
+  ASSERT_TRUE(rt);
+  ASSERT_EQ(rt->devices().size(), 2u) << "HelloOk lists the daemon's devices";
+  EXPECT_EQ(rt->devices()[0].kind, "emu");
+  EXPECT_EQ(rt->devices()[0].slots, 4u);
+  EXPECT_EQ(rt->devices()[1].kind, "rtl");
+  EXPECT_EQ(rt->devices()[1].first_slot, 4u);
+  EXPECT_TRUE(rt->devices()[1].loadable[TANDEM_FN_SOBEL]);
+  EXPECT_FALSE(rt->devices()[1].loadable[TANDEM_FN_WORK]);
+  EXPECT_GT(rt->devices()[1].models[TANDEM_FN_SOBEL].throughput, 0) << "the RTL device's own timing";
+  EXPECT_EQ(rt->device_kind(TANDEM_FN_ACCUMULATE), "emu") << "the first device that holds it";
+
+  constexpr int kBatch = 12, kRounds = 20;
+  std::vector<Case> hw, sw;
+  std::vector<std::unique_ptr<Placed>> placed;
+  for (int i = 0; i < kBatch; ++i) {
+    hw.push_back(testing::accumulate_case(100 + i, 20'000 + 64 * static_cast<uint32_t>(i)));
+    sw.push_back(testing::accumulate_case(100 + i, 20'000 + 64 * static_cast<uint32_t>(i)));
+  }
+  hw.push_back(testing::sobel_case(7, 64, 32));
+  sw.push_back(testing::sobel_case(7, 64, 32));
+  std::vector<int64_t> want;
+  for (size_t i = 0; i < hw.size(); ++i) {
+    want.push_back(testing::run_software(sw[i]));
+    testing::call_of(hw[i]);
+    placed.push_back(std::make_unique<Placed>(*rt, hw[i]));
+  }
+  auto* recs = static_cast<tandem_completion_t*>(rt->alloc(sizeof(tandem_completion_t) * hw.size()));
+  std::vector<uint32_t> per_slot(6, 0);
+  rt::WaitPolicy policy;
+  policy.timeout_ns = 30'000'000'000;
+  for (int round = 0; round < kRounds; ++round) {
+    for (size_t i = 0; i < hw.size(); ++i) {
+      rt::reset_record(&recs[i]);
+      ASSERT_EQ(rt->default_queue().dispatch(hw[i].function, hw[i].args.data(), static_cast<uint32_t>(hw[i].args.size()),
+                                             hw[i].workload, &recs[i]),
+                Status::ok);
+    }
+    for (size_t i = 0; i < hw.size(); ++i) {
+      ASSERT_EQ(rt->wait(&recs[i], policy), Status::ok) << round << " " << i;
+      EXPECT_EQ(static_cast<int64_t>(recs[i].value), want[i]) << round << " " << i;
+      ASSERT_LT(recs[i].slot, per_slot.size());
+      ++per_slot[recs[i].slot];
+    }
+    EXPECT_EQ(std::memcmp(placed.back()->memory[1], sw.back().out().data(), sw.back().out().size()), 0);
+  }
+  // accumulate ran on the emulated slots 1 and 3 and on the RTL slot 4; sobel only on slot 5.
+  EXPECT_GT(per_slot[1] + per_slot[3], 0u);
+  EXPECT_GT(per_slot[4], 0u) << "the router uses the RTL replica too";
+  EXPECT_EQ(per_slot[5], static_cast<uint32_t>(kRounds));
+  EXPECT_EQ(per_slot[0] + per_slot[2], 0u);
+  rt->free(recs);
+  placed.clear();
+  EXPECT_TRUE(d.alive());
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // The Verilator RTL device as a tandem device: RtlFabric on its own (every function against the
 // software path, tiling, reconfiguration, refusals, stable cycle counts), and end to end through
-// the embedded runtime with [device] kind = "rtl" (packets through rings, buffers translated, the
-// engine's completion records).
+// the embedded runtime with [device] kinds = ["rtl"] (packets through rings, buffers translated, the
+// engine's completion records), and beside the emulated fabric in one runtime.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -13,7 +13,8 @@
 #include <vector>
 
 #include "client/embedded.hpp"
-#include "devices/emu/fabric_config.hpp"
+#include "config/config.hpp"
+#include "devices/emu/emu_device.hpp"
 #include "devices/rtl/calibrate.hpp"
 #include "devices/rtl/rtl_fabric.hpp"
 #include "funcs/function.hpp"
@@ -37,13 +38,9 @@ using testing::pq_case;
 using testing::run_software;
 using testing::sobel_case;
 
-std::array<model::AccelModel, TANDEM_FN_MAX> rtl_models() {
-  return devices::resolve_models(devices::parse_config("[device]\nkind = \"rtl\"\n", "test").fabric);
-}
-
 // A fabric with one slot per accelerator: accumulate 0, sobel 1, matmul 2, dct_quant 3, priority_queue 4.
 std::unique_ptr<rtl::RtlFabric> full_fabric(const rtl::RtlFabricOptions& options = {}) {
-  auto fabric = std::make_unique<rtl::RtlFabric>(5, options, rtl_models());
+  auto fabric = std::make_unique<rtl::RtlFabric>(5, options);
   const uint16_t fns[] = {TANDEM_FN_ACCUMULATE, TANDEM_FN_SOBEL, TANDEM_FN_MATMUL, TANDEM_FN_DCT_QUANT,
                           TANDEM_FN_PRIORITY_QUEUE};
   for (uint32_t s = 0; s < 5; ++s) fabric->configure(s, fns[s]);
@@ -62,14 +59,14 @@ uint32_t slot_of(uint16_t function) {
 
 // Runs `make(seed)` in software and on the device; outputs and values must be equal.
 template <class Make>
-devices::ExecResult expect_device_equals_software(rtl::RtlFabric& fabric, Make make, uint64_t seed,
+rtl::ExecResult expect_device_equals_software(rtl::RtlFabric& fabric, Make make, uint64_t seed,
                                                   const char* what) {
   Case sw = make(seed), hw = make(seed);
   const int64_t want = run_software(sw);
   const Call call = call_of(hw);
   const uint32_t slot = slot_of(hw.function);
   const uint64_t cycles_before = fabric.stats(slot).cycles;
-  const devices::ExecResult r = fabric.execute(slot, call);
+  const rtl::ExecResult r = fabric.execute(slot, call);
   EXPECT_EQ(r.status, Status::ok) << what << ": " << fabric.last_error(slot);
   EXPECT_EQ(r.value, want) << what;
   if (sw.output != SIZE_MAX) {
@@ -86,7 +83,6 @@ devices::ExecResult expect_device_equals_software(rtl::RtlFabric& fabric, Make m
 
 TEST(RtlFabric, EveryFunctionEqualsTheSoftwarePath) {
   auto fabric = full_fabric();
-  EXPECT_EQ(fabric->kind(), "rtl");
   for (uint16_t f : {TANDEM_FN_ACCUMULATE, TANDEM_FN_SOBEL, TANDEM_FN_MATMUL, TANDEM_FN_DCT_QUANT,
                      TANDEM_FN_PRIORITY_QUEUE}) {
     EXPECT_TRUE(fabric->supports(f));
@@ -153,7 +149,7 @@ TEST(RtlFabric, HardwareLimitsAreTiledAway) {
   rtl::RtlFabricOptions small;
   small.accelerator.sobel_small_variant = true;
   small.sobel_rows_per_job = 6;
-  rtl::RtlFabric narrow(2, small, rtl_models());
+  rtl::RtlFabric narrow(2, small);
   narrow.configure(1, TANDEM_FN_SOBEL);
   expect_device_equals_software(narrow, [](uint64_t s) { return sobel_case(s, 100, 13); }, 11, "sobel 3 lanes");
   EXPECT_EQ(narrow.stats(1).hardware_jobs, 3u * 3u);
@@ -177,7 +173,7 @@ TEST(RtlFabric, CycleCountsAreStableAcrossRunsAndSlots) {
 }
 
 TEST(RtlFabric, ReconfiguringASlotLoadsAFreshAccelerator) {
-  rtl::RtlFabric fabric(2, {}, rtl_models());
+  rtl::RtlFabric fabric(2, {});
   EXPECT_EQ(fabric.loaded(0), rtl::RtlFabric::kEmpty);
   Case s = sobel_case(1, 20, 10);
   EXPECT_EQ(fabric.execute(0, call_of(s)).status, Status::device_error) << "an empty slot runs nothing";
@@ -236,7 +232,7 @@ TEST(RtlFabric, RefusalsCompleteWithAStatus) {
   // A hardware job that exceeds max_cycles fails with DEVICE_ERROR; the slot still works afterwards.
   rtl::RtlFabricOptions o;
   o.accelerator.max_cycles = 100;
-  rtl::RtlFabric slow(1, o, rtl_models());
+  rtl::RtlFabric slow(1, o);
   slow.configure(0, TANDEM_FN_ACCUMULATE);
   Case big = accumulate_case(1, 1000);
   const auto timed_out = slow.execute(0, call_of(big));
@@ -249,9 +245,9 @@ TEST(RtlFabric, RefusalsCompleteWithAStatus) {
   EXPECT_EQ(fine.value, run_software(small_sw));
 }
 
-// ---------------- end to end: the embedded runtime with [device] kind = "rtl" ----------------
+// ---------------- end to end: the embedded runtime with [device] kinds = ["rtl"] ----------------
 
-constexpr const char* kRtlConfig = "[device]\nkind = \"rtl\"\n";
+constexpr const char* kRtlConfig = "[device]\nkinds = [\"rtl\"]\n";
 
 struct Submitted {
   tandem_completion_t record{};
@@ -295,7 +291,7 @@ TEST(RtlRuntime, PacketsThroughRingsEqualTheReferences) {
       EXPECT_TRUE(sw.out() == hw.out()) << n.what;
     }
     EXPECT_EQ(rec.slot, slot_of(hw.function)) << n.what << ": the resident slot";
-    const devices::ExecResult direct = reference_fabric->execute(slot_of(again.function), call_of(again));
+    const rtl::ExecResult direct = reference_fabric->execute(slot_of(again.function), call_of(again));
     EXPECT_GT(rec.device_ns, 0u) << n.what;
     EXPECT_EQ(rec.device_ns, static_cast<uint64_t>(direct.device_ns)) << n.what << ": cycle-counted device time";
   }
@@ -343,7 +339,8 @@ TEST(RtlRuntime, ReconfiguredSlotsServeTheirNewFunction) {
   auto rt = testing::open_embedded(kRtlConfig, client::Mode::hw);
   ASSERT_TRUE(rt);
   auto& d = dynamic_cast<client::EmbeddedRuntime&>(*rt).dispatcher();
-  EXPECT_EQ(d.snapshot().device_kind, "rtl");
+  ASSERT_EQ(d.snapshot().devices.size(), 1u);
+  EXPECT_EQ(d.snapshot().devices[0].info.kind, "rtl");
   // Swap: slot 1 (sobel) gets matmul, slot 2 (matmul) gets sobel, each after the bitstream delay.
   ASSERT_TRUE(d.load(1, TANDEM_FN_MATMUL));
   ASSERT_TRUE(d.load(2, TANDEM_FN_SOBEL));
@@ -383,14 +380,14 @@ TEST(RtlCalibration, TheEmulatedFabricLoadsRtlDerivedTiming) {
     cals.push_back(std::move(c).value());
   }
   const std::string layer = rtl::timing_config_layer(cals);
-  const devices::Config config = devices::parse_config(layer, "calibrate-rtl");
-  const auto models = devices::resolve_models(config.fabric);
+  const config::Config config = config::parse_config(layer, "calibrate-rtl");
+  const auto models = devices::emu_models(config);
   for (const rtl::Calibration& c : cals) {
     const uint16_t id = funcs::find_function(rtl::to_string(c.function))->id;
     EXPECT_NEAR(models[id].throughput / c.throughput_units_per_s, 1.0, 1e-6) << rtl::to_string(c.function);
     EXPECT_NEAR(models[id].latency_s, c.latency_s, 1e-12) << rtl::to_string(c.function);
   }
-  auto emu = testing::open_embedded(layer + "[fabric]\nresident = [\"dct_quant\"]\n", client::Mode::hw);
+  auto emu = testing::open_embedded(layer + "[device.emu]\nresident = [\"dct_quant\"]\n", client::Mode::hw);
   ASSERT_TRUE(emu);
   Case e = dct_case(1, 100, TANDEM_DCT_MODE_DCT_QUANTIZE), r = dct_case(1, 100, TANDEM_DCT_MODE_DCT_QUANTIZE);
   call_of(e);

@@ -36,7 +36,7 @@ std::vector<Case> round_cases(uint64_t seed) {
 
 TEST(RtlStress, ClientThreadsShareTheRtlDeviceWhileSlotsAreReconfigured) {
   // Eight slots: the five accelerators resident in 0-4, slots 5-7 spare for the reconfigurer.
-  auto rt = testing::open_embedded("[device]\nkind = \"rtl\"\n", client::Mode::hw);
+  auto rt = testing::open_embedded("[device]\nkinds = [\"rtl\"]\n[device.rtl]\nslots = 8\n", client::Mode::hw);
   ASSERT_TRUE(rt);
   auto& dispatcher = dynamic_cast<client::EmbeddedRuntime&>(*rt).dispatcher();
   constexpr int kThreads = 3;

@@ -6,6 +6,7 @@
 #include <set>
 #include <string_view>
 
+#include "config/config.hpp"
 #include "engine/reconfig.hpp"
 
 namespace tandem::engine {
@@ -270,8 +271,8 @@ constexpr Time kMs = 1'000'000;
 TEST(Reactive, LoadsARequestedFunctionAtOnceAndTheDelayStillApplies) {
   Rig r(4);
   for (FunctionId f : {kA, kB, kC, kD}) r.resident(f - kA, f);
-  const auto reactive = make_reconfig_policy("reactive", r.params);
-  const auto sticky = make_reconfig_policy("sticky", r.params);
+  const auto reactive = config::make_policy("reactive", r.params);
+  const auto sticky = config::make_policy("sticky", r.params);
   EXPECT_TRUE(reactive->reacts());
   EXPECT_EQ(reactive->name(), "reactive");
   EXPECT_FALSE(sticky->reacts()) << "period-driven: the drivers never call its on_demand";
@@ -298,7 +299,7 @@ TEST(Reactive, TakesOnlyEmptyOrLongIdleSlotsNeverBusyOrLoadingOnes) {
   r.resident(0, kA);
   r.resident(2, kC);
   r.resident(3, kD);
-  const auto reactive = make_reconfig_policy("reactive", r.params);
+  const auto reactive = config::make_policy("reactive", r.params);
   const Time t = 10 * kMs;
   r.submit(kA, 5 * kMs, t - 2 * kMs);            // slot 0: busy until t + 3 ms
   ASSERT_TRUE(r.engine->load(1, kB, t - kMs / 2, r.out));  // slot 1: B still loading
@@ -322,7 +323,7 @@ TEST(Reactive, TakesAReplicaBeforeAFunctionsOnlySlot) {
   r.resident(1, kA);
   r.resident(2, kB);
   r.resident(3, kC);
-  const auto reactive = make_reconfig_policy("reactive", r.params);
+  const auto reactive = config::make_policy("reactive", r.params);
   const Time t = 10 * kMs;
   r.submit(kA, 100'000, 4 * kMs);  // both A replicas used until 4.1 ms; B and C idle since 0
   r.submit(kA, 100'000, 4 * kMs);
@@ -337,7 +338,7 @@ TEST(Reactive, TakesAReplicaBeforeAFunctionsOnlySlot) {
 TEST(Reactive, DoesNotThrash) {
   Rig r(4);
   for (FunctionId f : {kA, kB, kC, kD}) r.resident(f - kA, f);
-  const auto reactive = make_reconfig_policy("reactive", r.params);
+  const auto reactive = config::make_policy("reactive", r.params);
   const Time t = 10 * kMs;
   EXPECT_EQ(r.demand(*reactive, kE, t), (Loads{{0, kE}}));
   // E is routed from now on: its further requests are not turned away, so nothing reacts.
@@ -363,7 +364,7 @@ TEST(Reactive, WaitsLongerAfterTakingASlotThatWasStillInUse) {
     r.resident(0, kA);
     r.resident(1, kB);
     r.resident(2, kC);
-    const auto reactive = make_reconfig_policy("reactive:react_idle_ms=0.1:react_adapt=1", r.params);
+    const auto reactive = config::make_policy("reactive:react_idle_ms=0.1:react_adapt=1", r.params);
     const Time t = 10 * kMs;
     ASSERT_EQ(r.demand(*reactive, kD, t), (Loads{{0, kD}}));
     // A, evicted at t, is asked for again: within its delay (still in use: scale 2, threshold
@@ -390,7 +391,7 @@ TEST(Reactive, ThePeriodOnlyAddsReplicasItLeavesChasingToTheReactions) {
     Rig r(2);
     r.resident(0, kA);
     r.resident(1, kB);
-    const auto policy = make_reconfig_policy(name, r.params);
+    const auto policy = config::make_policy(name, r.params);
     r.period(*policy, 0);
     r.submit(kA, 10'000, 0);  // A and B: 10 us of work each, E's request stands for 100 us
     r.submit(kB, 10'000, 0);
@@ -409,14 +410,14 @@ TEST(Reactive, ThePeriodOnlyAddsReplicasItLeavesChasingToTheReactions) {
 
 TEST(Reactive, SpecAndParameters) {
   ReconfigParams p;
-  EXPECT_FALSE(make_reconfig_policy("sticky", p)->reacts());
-  EXPECT_TRUE(make_reconfig_policy("sticky:react=1", p)->reacts());
-  EXPECT_FALSE(make_reconfig_policy("reactive:react=0", p)->reacts());
-  EXPECT_NO_THROW(make_reconfig_policy("reactive:react_idle_ms=5:react_idle_delays=0.5:react_period_chase=1", p));
-  EXPECT_NO_THROW(make_reconfig_policy("reactive:react_adapt=0:react_payoff=0:react_scale_min=1:react_scale_max=4", p));
-  EXPECT_THROW(make_reconfig_policy("reactive:react_idle=5", p), Error);
-  EXPECT_FALSE(make_reconfig_policy("algorithm1", p)->reacts()) << "Algorithm 1 stays period-driven";
-  const std::vector<std::string> names = reconfig_policy_names();
+  EXPECT_FALSE(config::make_policy("sticky", p)->reacts());
+  EXPECT_TRUE(config::make_policy("sticky:react=1", p)->reacts());
+  EXPECT_FALSE(config::make_policy("reactive:react=0", p)->reacts());
+  EXPECT_NO_THROW(config::make_policy("reactive:react_idle_ms=5:react_idle_delays=0.5:react_period_chase=1", p));
+  EXPECT_NO_THROW(config::make_policy("reactive:react_adapt=0:react_payoff=0:react_scale_min=1:react_scale_max=4", p));
+  EXPECT_THROW(config::make_policy("reactive:react_idle=5", p), Error);
+  EXPECT_FALSE(config::make_policy("algorithm1", p)->reacts()) << "Algorithm 1 stays period-driven";
+  const std::vector<std::string> names = config::policy_names();
   EXPECT_NE(std::find(names.begin(), names.end(), "reactive"), names.end());
 }
 

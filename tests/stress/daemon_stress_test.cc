@@ -26,7 +26,7 @@ TEST(DaemonStress, SessionsChurnWhileJobsRun) {
   ASSERT_NE(mkdtemp(dir), nullptr);
   daemon::DaemonOptions options;
   options.socket_path = std::string(dir) + "/tandem.sock";
-  options.config = devices::load_config("");
+  options.config = config::load_config("");
   options.log = false;
   auto started = daemon::Daemon::start(options);
   ASSERT_TRUE(started.ok()) << started.message();

@@ -4,7 +4,7 @@
 #include <random>
 #include <vector>
 
-#include "rt/timer_wheel.hpp"
+#include "base/timer_wheel.hpp"
 
 namespace tandem::rt {
 namespace {

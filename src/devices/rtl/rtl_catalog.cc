@@ -59,4 +59,23 @@ double slot_reconfiguration_s(uint32_t rows, const ConfigPort& port) {
   return reconfiguration_delay_s(largest_tenant(), std::max(rows, 1u), FabricGeometry{}, port);
 }
 
+double bitstream_delay_s(const config::BitstreamSettings& b) {
+  return slot_reconfiguration_s(b.slot_rows, ConfigPort{4, b.config_port_bps / 4, b.reconfig_setup_s});
+}
+
+std::array<model::AccelModel, TANDEM_FN_MAX> rtl_models(const config::Config& config) {
+  const config::RtlSettings& r = config.device.rtl;
+  const bool bitstream = r.reconfig_delay == "bitstream";
+  const double bitstream_s = bitstream_delay_s(config.device.bitstream);
+  std::array<model::AccelModel, TANDEM_FN_MAX> models{};
+  for (const RtlCatalogEntry& e : kCatalog) {
+    const config::FunctionTiming t = config::function_timing(config, e.function);
+    model::AccelModel& m = models[e.function];
+    m = nominal_model(e, r.clock_hz);
+    m.reconfig_s = bitstream ? bitstream_s : t.reconfig_s;
+    m.bandwidth_bps = t.bandwidth_bps;
+  }
+  return models;
+}
+
 }  // namespace tandem::devices::rtl

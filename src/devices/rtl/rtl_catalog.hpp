@@ -4,10 +4,12 @@
 // arithmetic: the emulated fabric and the simulator use it, and it builds without Verilator.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string_view>
 
+#include "config/config.hpp"
 #include "devices/rtl/reconfig_model.hpp"
 #include "model/accel_model.hpp"
 
@@ -36,5 +38,13 @@ SlotResources largest_tenant();
 
 // The reconfiguration delay of a slot sized for largest_tenant(), spanning `rows` clock-region rows.
 double slot_reconfiguration_s(uint32_t rows, const ConfigPort& port);
+// The same for the configured slot rows and configuration port ([device] slot_rows, config_port_mbps,
+// reconfig_setup_us).
+double bitstream_delay_s(const config::BitstreamSettings& bitstream);
+
+// The RTL device's timing of every function: the accelerators' nominal models at [device.rtl]'s clock,
+// reconfiguring in the bitstream delay (or each function's reconfig_ms with reconfig_delay = "fixed");
+// functions without an accelerator have none (all zero).
+std::array<model::AccelModel, TANDEM_FN_MAX> rtl_models(const config::Config& config);
 
 }  // namespace tandem::devices::rtl

@@ -232,13 +232,11 @@ bool rtl_function_for(uint16_t function, RtlFunction& out) {
   }
 }
 
-RtlFabric::RtlFabric(uint32_t slots, const RtlFabricOptions& options,
-                     const std::array<model::AccelModel, TANDEM_FN_MAX>& models)
-    : options_(options), models_(models), slots_(slots) {}
+RtlFabric::RtlFabric(uint32_t slots, const RtlFabricOptions& options) : options_(options), slots_(slots) {}
 
 RtlFabric::~RtlFabric() = default;
 
-bool RtlFabric::supports(uint16_t function) const {
+bool RtlFabric::supports(uint16_t function) {
   RtlFunction f;
   return rtl_function_for(function, f);
 }

@@ -1,4 +1,6 @@
-// The Verilator RTL device: a fabric whose slots hold Verilated models of the accelerators in rtl/.
+// The Verilator RTL fabric: slots whose Verilated models of the accelerators in rtl/ run jobs
+// synchronously. RtlDevice (rtl_device.hpp) drives one from worker threads behind the asynchronous
+// Device interface; tests and `tandem calibrate-rtl` use it directly.
 //
 // configure(slot, f) loads f's accelerator into the slot: a new model, in its reset state (a
 // reconfiguration rewrites the region, so nothing survives it). execute() drives the job through
@@ -15,6 +17,8 @@
 //
 // Never throws and never aborts on what a client sent: a job on a slot loaded with another function,
 // or one the hardware fails (timeout, refusal), completes with DEVICE_ERROR (last_error() says why).
+// Slots are independent: different slots may be driven from different threads at once; one slot from
+// one thread at a time.
 #pragma once
 
 #include <array>
@@ -22,7 +26,8 @@
 #include <string>
 #include <vector>
 
-#include "devices/device.hpp"
+#include "abi/status.hpp"
+#include "funcs/function.hpp"
 #include "devices/rtl/rtl_accelerator.hpp"
 
 namespace tandem::devices::rtl {
@@ -44,26 +49,28 @@ struct RtlSlotStats {
   uint64_t models_built = 0;   // Verilated models created by configure()
 };
 
+struct ExecResult {
+  Status status = Status::ok;
+  int64_t value = 0;
+  int64_t device_ns = 0;  // the job's duration on the device (its cycles at the fabric clock)
+};
+
 // Which accelerator implements a catalog function; false if none does.
 bool rtl_function_for(uint16_t function, RtlFunction& out);
 
-class RtlFabric final : public Device {
+class RtlFabric {
  public:
-  // `models` are what the engine and the monitor use (model()); device_ns comes from the cycles.
-  RtlFabric(uint32_t slots, const RtlFabricOptions& options,
-            const std::array<model::AccelModel, TANDEM_FN_MAX>& models);
-  ~RtlFabric() override;
+  RtlFabric(uint32_t slots, const RtlFabricOptions& options);
+  ~RtlFabric();
   RtlFabric(const RtlFabric&) = delete;
   RtlFabric& operator=(const RtlFabric&) = delete;
 
-  std::string_view kind() const override { return "rtl"; }
-  uint32_t slot_count() const override { return static_cast<uint32_t>(slots_.size()); }
-  bool supports(uint16_t function) const override;
-  const model::AccelModel& model(uint16_t function) const override { return models_[function]; }
-  void configure(uint32_t slot, uint16_t function) override;
-  ExecResult execute(uint32_t slot, const funcs::Call& call) override;
+  uint32_t slot_count() const { return static_cast<uint32_t>(slots_.size()); }
+  static bool supports(uint16_t function);
+  void configure(uint32_t slot, uint16_t function);
+  ExecResult execute(uint32_t slot, const funcs::Call& call);
 
-  // ---- introspection (tests, tools); call from the thread that drives the device ----
+  // ---- introspection (tests, tools); call from the thread that drives the slot ----
   static constexpr uint16_t kEmpty = UINT16_MAX;
   uint16_t loaded(uint32_t slot) const { return slot < slots_.size() ? slots_[slot].function : kEmpty; }
   const RtlSlotStats& stats(uint32_t slot) const { return slots_.at(slot).stats; }
@@ -78,7 +85,6 @@ class RtlFabric final : public Device {
     std::string last_error;
   };
   RtlFabricOptions options_;
-  std::array<model::AccelModel, TANDEM_FN_MAX> models_;
   std::vector<Slot> slots_;
 };
 

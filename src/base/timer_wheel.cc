@@ -1,9 +1,9 @@
-#include "rt/timer_wheel.hpp"
+#include "base/timer_wheel.hpp"
 
 #include <algorithm>
 #include <bit>
 
-namespace tandem::rt {
+namespace tandem {
 
 TimerWheel::TimerWheel(uint32_t capacity, int64_t tick_ns, uint32_t bucket_count)
     : entries_(capacity),
@@ -77,4 +77,4 @@ int64_t TimerWheel::next_deadline() const {
   return cursor_ * tick_ns_;
 }
 
-}  // namespace tandem::rt
+}  // namespace tandem

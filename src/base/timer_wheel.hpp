@@ -1,4 +1,4 @@
-// A hashed timing wheel for the real-time driver: job completions and reconfigurations fire no
+// A hashed timing wheel for real-time drivers and devices: job completions and reconfigurations fire no
 // earlier than their deadline. O(1) schedule and cancel; expiry walks only the buckets that passed.
 // Timers are identified by small integers (one per slot and purpose) and never allocate.
 #pragma once
@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace tandem::rt {
+namespace tandem {
 
 class TimerWheel {
  public:
@@ -70,4 +70,4 @@ class TimerWheel {
   uint32_t active_ = 0;
 };
 
-}  // namespace tandem::rt
+}  // namespace tandem

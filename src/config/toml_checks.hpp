@@ -9,7 +9,7 @@
 
 #include "abi/status.hpp"
 
-namespace tandem::devices {
+namespace tandem::config {
 
 [[noreturn]] inline void toml_fail(std::string_view source, const std::string& what) {
   throw Error(Status::invalid_argument, std::string(source) + ": " + what);
@@ -25,4 +25,4 @@ inline void check_keys(const toml::table& t, std::string_view where, std::initia
   }
 }
 
-}  // namespace tandem::devices
+}  // namespace tandem::config

@@ -1,0 +1,437 @@
+#include "config/config.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <initializer_list>
+#include <sstream>
+#include <toml++/toml.h>
+
+#include "abi/status.hpp"
+#include "config/toml_checks.hpp"
+#include "funcs/function.hpp"
+#include "funcs/throughput.hpp"
+
+namespace tandem::config {
+
+namespace {
+
+using Node = toml::node_view<const toml::node>;
+
+[[noreturn]] void fail(std::string_view source, const std::string& what) { toml_fail(source, what); }
+
+double number(const Node& n, double fallback, std::string_view name, std::string_view source, double min = 0,
+              double max = 1e300) {
+  if (!n) return fallback;
+  auto v = n.value<double>();
+  if (!v) fail(source, std::string(name) + " must be a number");
+  if (*v < min || *v > max) {
+    std::ostringstream os;
+    os << name << " = " << *v << " is out of range [" << min << ", " << max << "]";
+    fail(source, os.str());
+  }
+  return *v;
+}
+
+uint32_t count(const Node& n, uint32_t fallback, std::string_view name, std::string_view source, uint32_t min,
+               uint32_t max) {
+  if (!n) return fallback;
+  auto v = n.value<int64_t>();
+  if (!v || *v < min || *v > max) {
+    fail(source, std::string(name) + " must be an integer in [" + std::to_string(min) + ", " + std::to_string(max) +
+                     "]");
+  }
+  return static_cast<uint32_t>(*v);
+}
+
+// A string key that must be one of `allowed`.
+void word(const toml::table& t, std::string_view key, std::string_view where,
+          std::initializer_list<std::string_view> allowed, std::string& out, std::string_view source) {
+  if (!t.contains(key)) return;
+  auto value = Node{t}[key].value<std::string>();
+  if (!value || std::find(allowed.begin(), allowed.end(), std::string_view(*value)) == allowed.end()) {
+    std::string names;
+    for (std::string_view a : allowed) names += (names.empty() ? "\"" : ", \"") + std::string(a) + "\"";
+    fail(source, std::string(where) + "." + std::string(key) + " must be one of " + names);
+  }
+  out = *value;
+}
+
+// A list of function names (`resident`).
+void function_list(const toml::table& t, std::string_view where, std::vector<std::string>& out, bool& named,
+                   std::string_view source) {
+  if (!t.contains("resident")) return;
+  const auto* list = t.get_as<toml::array>("resident");
+  if (list == nullptr) fail(source, std::string(where) + ".resident must be an array of function names");
+  named = true;
+  out.clear();
+  for (const auto& item : *list) {
+    auto name = item.value<std::string>();
+    if (!name) fail(source, std::string(where) + ".resident must list function names");
+    if (funcs::find_function(*name) == nullptr) {
+      fail(source, std::string(where) + ".resident: unknown function '" + *name + "'");
+    }
+    out.push_back(*name);
+  }
+}
+
+// Keys the table names override `base`; a speedup replaces a throughput and vice versa.
+FunctionTiming parse_timing(const toml::table& t, std::string_view name, std::string_view source, FunctionTiming ft) {
+  check_keys(t, "functions." + std::string(name),
+             {"speedup", "throughput", "latency_us", "reconfig_ms", "bandwidth_mbps"}, source);
+  Node v{t};
+  if (v["speedup"]) {
+    ft.speedup = number(v["speedup"], 0, "speedup", source, 0, 1e6);
+    ft.throughput.reset();
+  }
+  if (v["throughput"]) ft.throughput = number(v["throughput"], 0, "throughput", source, 0);
+  ft.latency_s = number(v["latency_us"], ft.latency_s * 1e6, "latency_us", source, 0, 1e9) * 1e-6;
+  ft.reconfig_s = number(v["reconfig_ms"], ft.reconfig_s * 1e3, "reconfig_ms", source, 0, 1e9) * 1e-3;
+  ft.bandwidth_bps = number(v["bandwidth_mbps"], ft.bandwidth_bps / 1e6, "bandwidth_mbps", source, 0) * 1e6;
+  return ft;
+}
+
+// Which device sections a document named `resident` in (the rtl default depends on it).
+struct Named {
+  bool emu_resident = false;
+  bool rtl_resident = false;
+};
+
+const std::initializer_list<std::string_view> kDeviceKinds = {"emu", "rtl"};
+
+void apply_emu(EmuSettings& e, const toml::table& t, std::string_view source, Named& named) {
+  check_keys(t, "device.emu", {"slots", "resident", "reconfig_delay"}, source);
+  Node v{t};
+  e.slots = count(v["slots"], e.slots, "device.emu.slots", source, 1, 1024);
+  function_list(t, "device.emu", e.resident, named.emu_resident, source);
+  word(t, "reconfig_delay", "device.emu", {"fixed", "bitstream"}, e.reconfig_delay, source);
+}
+
+void apply_rtl(RtlSettings& r, const toml::table& t, std::string_view source, Named& named) {
+  check_keys(t, "device.rtl", {"slots", "resident", "reconfig_delay", "clock_mhz", "max_cycles", "worker_nice"},
+             source);
+  Node v{t};
+  r.slots = count(v["slots"], r.slots, "device.rtl.slots", source, 1, 256);
+  function_list(t, "device.rtl", r.resident, named.rtl_resident, source);
+  word(t, "reconfig_delay", "device.rtl", {"fixed", "bitstream"}, r.reconfig_delay, source);
+  r.clock_hz = number(v["clock_mhz"], r.clock_hz / 1e6, "device.rtl.clock_mhz", source, 1e-3, 1e5) * 1e6;
+  if (v["max_cycles"]) {
+    auto cycles = v["max_cycles"].value<int64_t>();
+    if (!cycles || *cycles < 1) fail(source, "device.rtl.max_cycles must be a positive integer");
+    r.max_cycles = static_cast<uint64_t>(*cycles);
+  }
+  if (v["worker_nice"]) {
+    auto nice = v["worker_nice"].value<int64_t>();
+    if (!nice || *nice < 0 || *nice > 19) fail(source, "device.rtl.worker_nice must be an integer in [0, 19]");
+    r.worker_nice = static_cast<int>(*nice);
+  }
+}
+
+// [device], its shared bitstream keys and one section per kind.
+void apply_device(DeviceSettings& d, const toml::table& t, std::string_view source, Named& named) {
+  if (t.contains("kind")) {
+    fail(source, "device.kind was replaced by device.kinds, a list: kinds = [\"rtl\"] (or [\"emu\", \"rtl\"])");
+  }
+  check_keys(t, "device", {"kinds", "slot_rows", "config_port_mbps", "reconfig_setup_us", "emu", "rtl"}, source);
+  Node v{t};
+  if (t.contains("kinds")) {
+    const auto* list = t.get_as<toml::array>("kinds");
+    if (list == nullptr || list->empty()) fail(source, "device.kinds must be a non-empty list of device kinds");
+    d.kinds.clear();
+    for (const auto& item : *list) {
+      auto kind = item.value<std::string>();
+      if (!kind || std::find(kDeviceKinds.begin(), kDeviceKinds.end(), std::string_view(*kind)) == kDeviceKinds.end()) {
+        fail(source, "device.kinds: unknown device kind '" + (kind ? *kind : std::string("?")) +
+                         "' (known: \"emu\", \"rtl\")");
+      }
+      if (d.uses(*kind)) fail(source, "device.kinds names '" + *kind + "' twice");
+      d.kinds.push_back(*kind);
+    }
+  }
+  BitstreamSettings& b = d.bitstream;
+  b.slot_rows = count(v["slot_rows"], b.slot_rows, "device.slot_rows", source, 1, 64);
+  b.config_port_bps =
+      number(v["config_port_mbps"], b.config_port_bps / 1e6, "device.config_port_mbps", source, 1e-3, 1e6) * 1e6;
+  b.reconfig_setup_s =
+      number(v["reconfig_setup_us"], b.reconfig_setup_s * 1e6, "device.reconfig_setup_us", source, 0, 1e9) * 1e-6;
+  for (std::string_view kind : kDeviceKinds) {
+    if (!t.contains(kind)) continue;
+    const auto* section = t.get_as<toml::table>(kind);
+    if (section == nullptr) fail(source, "device." + std::string(kind) + " must be a table");
+    if (kind == "emu") apply_emu(d.emu, *section, source, named);
+    if (kind == "rtl") apply_rtl(d.rtl, *section, source, named);
+  }
+}
+
+void apply_fabric(FabricSettings& f, const toml::table& t, std::string_view source) {
+  for (std::string_view moved : {"slots", "resident"}) {
+    if (t.contains(moved)) {
+      fail(source, "fabric." + std::string(moved) + " moved to the device's own section: [device.emu] " +
+                       std::string(moved) + " (or [device.rtl] ...)");
+    }
+  }
+  check_keys(t, "fabric", {"queues", "queue_capacity", "max_job_ms"}, source);
+  Node v{t};
+  f.queues = count(v["queues"], f.queues, "fabric.queues", source, 0, 1024);
+  f.queue_capacity = count(v["queue_capacity"], f.queue_capacity, "fabric.queue_capacity", source, 1, 1u << 20);
+  f.max_job_s = number(v["max_job_ms"], f.max_job_s * 1e3, "fabric.max_job_ms", source) * 1e-3;
+}
+
+void apply_functions(Config& c, const toml::table& fns, std::string_view source) {
+  for (const auto& [key, node] : fns) {
+    const std::string name(key.str());
+    const auto* fn = funcs::find_function(name);
+    if (fn == nullptr) fail(source, "[functions." + name + "]: unknown function");
+    const auto* t = node.as_table();
+    if (t == nullptr) fail(source, "[functions." + name + "] must be a table");
+    c.functions[fn->id] = parse_timing(*t, name, source, function_timing(c, fn->id));
+  }
+  // `work` also configures the 16 work variants that have no table of their own in this document.
+  if (const auto* work = fns.get_as<toml::table>("work")) {
+    for (uint16_t i = 0; i < TANDEM_WORK_FUNCTIONS; ++i) {
+      const uint16_t id = static_cast<uint16_t>(TANDEM_FN_WORK_BASE + i);
+      if (!fns.contains(funcs::find_function(id)->name)) {
+        c.functions[id] = parse_timing(*work, "work", source, function_timing(c, id));
+      }
+    }
+  }
+}
+
+void apply_dispatcher(DispatcherSettings& d, const toml::table& t, std::string_view source) {
+  check_keys(t, "dispatcher", {"idle_spin_us", "batch", "cpu"}, source);
+  Node v{t};
+  if (v["cpu"]) {
+    auto cpu = v["cpu"].value<int64_t>();
+    if (!cpu || *cpu < -1 || *cpu > 4095) fail(source, "dispatcher.cpu must be -1 or a CPU number");
+    d.cpu = static_cast<int>(*cpu);
+  }
+  d.idle_spin_s = number(v["idle_spin_us"], d.idle_spin_s * 1e6, "dispatcher.idle_spin_us", source, 0, 1e7) * 1e-6;
+  d.batch = count(v["batch"], d.batch, "dispatcher.batch", source, 1, 1u << 16);
+}
+
+void apply_reconfig(ReconfigSettings& r, const toml::table& t, std::string_view source) {
+  check_keys(t, "reconfig", {"policy", "c_reconfig_ms", "c_replicate_ms", "history", "min_gain", "react_idle_ms"},
+             source);
+  Node v{t};
+  if (t.contains("policy")) {
+    auto spec = v["policy"].value<std::string>();
+    if (!spec) fail(source, "reconfig.policy must be a string");
+    try {
+      (void)parse_policy(*spec, {});  // the name and any parameters are checked here, not at start-up
+    } catch (const Error& e) {
+      fail(source, std::string("reconfig.policy: ") + e.what());
+    }
+    r.policy = *spec;
+  }
+  r.c_reconfig_s = number(v["c_reconfig_ms"], r.c_reconfig_s * 1e3, "reconfig.c_reconfig_ms", source, 0, 1e6) * 1e-3;
+  if (t.contains("c_replicate_ms")) {
+    r.c_replicate_s = number(v["c_replicate_ms"], 0, "reconfig.c_replicate_ms", source, 0, 1e6) * 1e-3;
+  }
+  r.history = number(v["history"], r.history, "reconfig.history", source, 0, 1);
+  r.min_gain = number(v["min_gain"], r.min_gain, "reconfig.min_gain", source, 0, 1e6);
+  r.react_idle_s = number(v["react_idle_ms"], r.react_idle_s * 1e3, "reconfig.react_idle_ms", source, 0, 1e6) * 1e-3;
+}
+
+void apply_daemon(DaemonSettings& d, const toml::table& t, std::string_view source) {
+  check_keys(t, "daemon", {"socket", "allowed_uids"}, source);
+  Node v{t};
+  if (t.contains("socket")) {
+    auto path = v["socket"].value<std::string>();
+    if (!path) fail(source, "daemon.socket must be a path");
+    d.socket = *path;
+  }
+  if (auto* uids = t.get_as<toml::array>("allowed_uids")) {
+    d.allowed_uids.clear();
+    for (const auto& item : *uids) {
+      auto uid = item.value<int64_t>();
+      if (!uid || *uid < 0 || *uid > UINT32_MAX) fail(source, "daemon.allowed_uids must list user ids");
+      d.allowed_uids.push_back(static_cast<uint32_t>(*uid));
+    }
+  } else if (t.contains("allowed_uids")) {
+    fail(source, "daemon.allowed_uids must be an array of user ids");
+  }
+}
+
+void apply_limits(DaemonSettings& d, const toml::table& t, std::string_view source) {
+  check_keys(t, "limits", {"sessions", "queues_per_session", "registered_mib_per_session",
+                           "jobs_in_flight_per_session", "max_queue_capacity"}, source);
+  Node v{t};
+  d.max_sessions = count(v["sessions"], d.max_sessions, "limits.sessions", source, 1, 65536);
+  d.queues_per_session = count(v["queues_per_session"], d.queues_per_session, "limits.queues_per_session", source,
+                               1, 4096);
+  d.registered_bytes_per_session =
+      static_cast<uint64_t>(number(v["registered_mib_per_session"],
+                                   static_cast<double>(d.registered_bytes_per_session >> 20),
+                                   "limits.registered_mib_per_session", source, 1, 1 << 22)) << 20;
+  d.jobs_in_flight_per_session = count(v["jobs_in_flight_per_session"], d.jobs_in_flight_per_session,
+                                       "limits.jobs_in_flight_per_session", source, 1, 1u << 20);
+  d.max_queue_capacity = count(v["max_queue_capacity"], d.max_queue_capacity, "limits.max_queue_capacity", source,
+                               TANDEM_RING_MIN_CAPACITY, TANDEM_RING_MAX_CAPACITY);
+}
+
+// Applies one TOML document on top of `c`.
+void apply_config(Config& c, std::string_view text, std::string_view source, Named& named) {
+  toml::table root;
+  try {
+    root = toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    std::ostringstream os;
+    os << e.description() << " (line " << e.source().begin.line << ")";
+    fail(source, os.str());
+  }
+  check_keys(root, "top level",
+             {"fabric", "functions", "dispatcher", "daemon", "monitor", "limits", "reconfig", "calibration", "device"},
+             source);
+  const auto table = [&](std::string_view key) -> const toml::table* {
+    if (!root.contains(key)) return nullptr;
+    const auto* t = root.get_as<toml::table>(key);
+    if (t == nullptr) fail(source, "[" + std::string(key) + "] must be a table");
+    return t;
+  };
+  if (const auto* t = table("fabric")) apply_fabric(c.fabric, *t, source);
+  if (const auto* t = table("functions")) apply_functions(c, *t, source);
+  if (const auto* t = table("device")) apply_device(c.device, *t, source, named);
+  if (const auto* t = table("dispatcher")) apply_dispatcher(c.dispatcher, *t, source);
+  if (const auto* t = table("calibration")) {
+    check_keys(*t, "calibration", {"file"}, source);
+    if (t->contains("file")) {
+      auto file = Node{*t}["file"].value<std::string>();
+      if (!file) fail(source, "calibration.file must be a string");
+      c.calibration_file = *file;
+    }
+  }
+  if (const auto* t = table("monitor")) {
+    check_keys(*t, "monitor", {"period_ms", "available_bandwidth_mbps"}, source);
+    Node v{*t};
+    c.monitor.period_s = number(v["period_ms"], c.monitor.period_s * 1e3, "monitor.period_ms", source, 1e-3, 1e6) * 1e-3;
+    c.monitor.available_bandwidth = number(v["available_bandwidth_mbps"], c.monitor.available_bandwidth / 1e6,
+                                           "monitor.available_bandwidth_mbps", source) * 1e6;
+  }
+  if (const auto* t = table("reconfig")) apply_reconfig(c.reconfig, *t, source);
+  if (const auto* t = table("daemon")) apply_daemon(c.daemon, *t, source);
+  if (const auto* t = table("limits")) apply_limits(c.daemon, *t, source);
+}
+
+// A device's resident list must fit its slots and name only what the device can hold.
+void check_resident(std::vector<std::string>& resident, uint32_t slots, bool user_named, std::string_view where,
+                    std::string_view source) {
+  if (resident.size() <= slots) return;
+  if (user_named) fail(source, std::string(where) + ".resident lists more functions than the device has slots");
+  resident.resize(slots);  // fewer slots than the default lists: keep the first ones
+}
+
+}  // namespace
+
+FunctionTiming function_timing(const Config& c, uint16_t id) {
+  if (c.functions[id]) return *c.functions[id];
+  const funcs::FunctionInfo* fn = funcs::find_function(id);
+  FunctionTiming t;
+  if (fn == nullptr) return t;
+  t.speedup = fn->default_speedup;
+  t.latency_s = fn->default_latency_s;
+  t.reconfig_s = fn->default_reconfig_s;
+  return t;
+}
+
+// A document only overrides what it names: the built-in default is always the base layer.
+Config parse_config(std::string_view text, std::string_view source) {
+  Config c;
+  Named defaults, user;
+  apply_config(c, default_config_text(), "<built-in default>", defaults);
+  if (text.data() != default_config_text().data()) apply_config(c, text, source, user);
+  c.source = std::string(source);
+  // The rtl device holds only the accelerators of rtl/: all of them are resident unless the user says
+  // otherwise (the device checks the names it cannot hold when it is built).
+  if (!user.rtl_resident && !defaults.rtl_resident) {
+    c.device.rtl.resident = {"accumulate", "sobel", "matmul", "dct_quant", "priority_queue"};
+  }
+  check_resident(c.device.emu.resident, c.device.emu.slots, user.emu_resident, "device.emu", source);
+  check_resident(c.device.rtl.resident, c.device.rtl.slots, user.rtl_resident, "device.rtl", source);
+  return c;
+}
+
+Config load_config(const std::string& path) {
+  if (path.empty()) return parse_config(default_config_text(), "<built-in default>");
+  std::ifstream in(path);
+  if (!in) throw Error(Status::io_error, "cannot read configuration file '" + path + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_config(ss.str(), path);
+}
+
+// ---------------------------------------------------------------- the reconfiguration policy
+
+std::vector<std::string> policy_names() { return {"none", "algorithm1", "sticky", "reactive"}; }
+
+PolicySpec parse_policy(std::string_view spec, const engine::ReconfigParams& base) {
+  const size_t colon = spec.find(':');
+  PolicySpec out{std::string(spec.substr(0, colon)), base};
+  const std::vector<std::string> names = policy_names();
+  if (std::find(names.begin(), names.end(), out.name) == names.end()) {
+    throw Error(Status::invalid_argument,
+                "unknown reconfiguration policy '" + out.name + "' (none, algorithm1, sticky, reactive)");
+  }
+  engine::ReconfigParams& p = out.params;
+  // "reactive" is sticky that reacts between periods; its keys (react=0 included) may override that.
+  if (out.name == "reactive") {
+    p.react = 1;
+    out.name = "sticky";
+  }
+  std::string_view rest = colon == std::string_view::npos ? std::string_view{} : spec.substr(colon + 1);
+  while (!rest.empty()) {
+    const size_t end = rest.find(':');
+    const std::string_view item = rest.substr(0, end);
+    rest = end == std::string_view::npos ? std::string_view{} : rest.substr(end + 1);
+    const size_t eq = item.find('=');
+    const std::string key(item.substr(0, eq));
+    double value = 0;
+    try {
+      if (eq == std::string_view::npos) throw std::invalid_argument("no value");
+      size_t used = 0;
+      const std::string number_text(item.substr(eq + 1));
+      value = std::stod(number_text, &used);
+      if (used != number_text.size()) throw std::invalid_argument("trailing text");
+    } catch (const std::exception&) {
+      throw Error(Status::invalid_argument,
+                  "reconfiguration policy parameter '" + std::string(item) + "' is not key=number");
+    }
+    if (key == "history") p.history = value;
+    else if (key == "min_gain") p.min_gain = value;
+    else if (key == "in_use_first") p.in_use_first = value;
+    else if (key == "evict") p.evict = value;
+    else if (key == "min_streak") p.min_streak = value;
+    else if (key == "min_payoff") p.min_payoff = value;
+    else if (key == "payoff_weight") p.payoff_weight = value;
+    else if (key == "request_weight_us") p.request_weight_s = value * 1e-6;
+    else if (key == "c_reconfig_ms") p.c_reconfig_s = value * 1e-3;
+    else if (key == "c_replicate_ms") p.c_replicate_s = value * 1e-3;
+    else if (key == "react") p.react = value;
+    else if (key == "react_idle_ms") p.react_idle_s = value * 1e-3;
+    else if (key == "react_idle_delays") p.react_idle_delays = value;
+    else if (key == "react_period_chase") p.react_period_chase = value;
+    else if (key == "react_payoff") p.react_payoff = value;
+    else if (key == "react_adapt") p.react_adapt = value;
+    else if (key == "react_scale_min") p.react_scale_min = value;
+    else if (key == "react_scale_max") p.react_scale_max = value;
+    else throw Error(Status::invalid_argument, "unknown reconfiguration policy parameter '" + key + "'");
+  }
+  return out;
+}
+
+std::unique_ptr<engine::ReconfigPolicy> make_policy(std::string_view spec, const engine::ReconfigParams& base) {
+  const PolicySpec p = parse_policy(spec, base);
+  return engine::make_reconfig_policy(p.name, p.params);
+}
+
+engine::ReconfigParams reconfig_params(const Config& config) {
+  engine::ReconfigParams p;
+  p.period_ns = static_cast<engine::Time>(config.monitor.period_s * 1e9);
+  p.c_reconfig_s = config.reconfig.c_reconfig_s;
+  p.c_replicate_s = config.reconfig.c_replicate_s;
+  p.history = config.reconfig.history;
+  p.min_gain = config.reconfig.min_gain;
+  p.react_idle_s = config.reconfig.react_idle_s;
+  for (const funcs::FunctionInfo* fn : funcs::all_functions()) p.xc[fn->id] = funcs::software_throughput(fn->id);
+  return p;
+}
+
+}  // namespace tandem::config

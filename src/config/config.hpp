@@ -1,0 +1,150 @@
+// The configuration layer: TOML -> typed configuration, layered over the built-in default
+// (configs/default.toml, compiled in). A file overrides only the keys it names; unknown keys and
+// out-of-range values are errors that name the key (tandem::Error, invalid_argument).
+//
+// Each device kind owns its section: `[device.emu]`, `[device.rtl]` (and later `[device.opencl]`,
+// `[device.cuda]`); `[device] kinds` lists the devices a runtime drives, their slots numbered in that
+// order. The device factory (src/devices/device_factory.cc) builds each kind from its settings.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/reconfig.hpp"
+#include "tandem/tandem_abi.h"
+
+namespace tandem::config {
+
+// [functions.<name>]: the accelerator timing the emulated fabric (and the simulator) gives a function.
+struct FunctionTiming {
+  std::optional<double> speedup;     // X_a relative to the CPU's software throughput
+  std::optional<double> throughput;  // X_a in units per second (overrides speedup)
+  double latency_s = 0;              // D_a
+  double reconfig_s = 0;
+  double bandwidth_bps = 0;
+};
+
+// How loading a slot is timed: each function's reconfig_ms ("fixed"), or the time the partial
+// bitstream of a slot sized for the largest RTL accelerator takes through the configuration port
+// ("bitstream"; docs/rtl.md). The port model is shared by every device kind that uses it.
+struct BitstreamSettings {
+  uint32_t slot_rows = 1;         // clock-region rows a slot spans
+  double config_port_bps = 400e6; // ICAPE2: 32 bits at 100 MHz
+  double reconfig_setup_s = 0;    // fixed cost per reconfiguration
+};
+
+// [device.emu]: the emulated reconfigurable fabric (timing from [functions], reference results).
+struct EmuSettings {
+  uint32_t slots = 8;
+  std::vector<std::string> resident;     // functions loaded at start, one per slot in slot order
+  std::string reconfig_delay = "fixed";  // "fixed" | "bitstream" (functions with an RTL accelerator)
+};
+
+// [device.rtl]: the Verilog accelerators of rtl/, simulated with Verilator (docs/rtl.md).
+struct RtlSettings {
+  uint32_t slots = 5;
+  std::vector<std::string> resident;         // default: the five accelerators (set by the parser)
+  std::string reconfig_delay = "bitstream";  // "fixed" | "bitstream"
+  double clock_hz = 200e6;                   // a job's device time is its cycle count at this clock
+  uint64_t max_cycles = 100'000'000;         // a hardware job that runs longer fails (DEVICE_ERROR)
+  int worker_nice = 10;                      // nice value of the simulation threads (one per slot)
+};
+
+// [device]
+struct DeviceSettings {
+  std::vector<std::string> kinds = {"emu"};  // devices this runtime drives, slots numbered in this order
+  BitstreamSettings bitstream;
+  EmuSettings emu;
+  RtlSettings rtl;
+  bool uses(std::string_view kind) const {
+    for (const auto& k : kinds) {
+      if (k == kind) return true;
+    }
+    return false;
+  }
+};
+
+// [fabric]: the engine's queues, shared by every device.
+struct FabricSettings {
+  uint32_t queues = 0;  // function job queues; 0 = as many as slots
+  uint32_t queue_capacity = 1024;
+  double max_job_s = 0.1;
+};
+
+struct DispatcherSettings {
+  double idle_spin_s = 100e-6;  // poll this long after the last packet before sleeping on doorbells
+  uint32_t batch = 64;          // packets taken from one ring before looking at the next
+  int cpu = -1;                 // pin the dispatcher thread (-1: no pinning)
+};
+
+struct MonitorSettings {
+  double period_s = 1e-3;           // monitoring period P (thesis 5.4.6)
+  double available_bandwidth = 0;   // BW for Eq 5.1, bytes/s; 0 = unknown
+};
+
+// The reconfiguration manager (thesis 5.4.7) run every monitoring period.
+struct ReconfigSettings {
+  std::string policy = "none";   // none | algorithm1 | sticky | reactive, optionally ":key=value:..."
+  double c_reconfig_s = 0.5e-3;  // C_RECONFIG, seconds of SW work
+  double c_replicate_s = -1;     // C_REPLICATE, seconds of SW work; < 0 = P / 2
+  double history = 0.25;         // sticky: demand decay per period
+  double min_gain = 2.0;         // sticky: hysteresis
+  double react_idle_s = 20e-3;   // reactive: a slot idle this long (or one reconfiguration delay) may be taken
+};
+
+struct DaemonSettings {
+  std::string socket;                 // "" = the default socket path
+  std::vector<uint32_t> allowed_uids; // besides the daemon's own uid and root
+  uint32_t max_sessions = 256;
+  uint32_t queues_per_session = 16;
+  uint64_t registered_bytes_per_session = uint64_t{1} << 30;
+  uint32_t jobs_in_flight_per_session = 4096;
+  uint32_t max_queue_capacity = 1u << 16;
+};
+
+struct Config {
+  FabricSettings fabric;
+  std::array<std::optional<FunctionTiming>, TANDEM_FN_MAX> functions{};  // [functions.<name>], by id
+  DeviceSettings device;
+  DaemonSettings daemon;
+  DispatcherSettings dispatcher;
+  MonitorSettings monitor;
+  std::string calibration_file;  // [calibration] file: the partitioner's calibration ("" = look elsewhere)
+  ReconfigSettings reconfig;
+  std::string source;  // file name or "<built-in default>"
+};
+
+// The built-in default configuration text (configs/default.toml).
+std::string_view default_config_text();
+
+// Parses TOML text over the built-in default. Throws tandem::Error(invalid_argument) naming the key.
+Config parse_config(std::string_view text, std::string_view source_name);
+// Reads and parses a file; an empty path gives the built-in default.
+Config load_config(const std::string& path);
+
+// A function's timing from [functions], else the catalog's defaults.
+FunctionTiming function_timing(const Config& config, uint16_t function);
+
+// ---- the reconfiguration policy ----
+// A policy spec: "name" or "name:key=value:key=value" (experiments override parameters without a
+// file). Names: none, algorithm1, sticky, reactive (sticky with react = 1). Throws tandem::Error
+// (invalid_argument) naming the bad name or parameter.
+struct PolicySpec {
+  std::string name;
+  engine::ReconfigParams params;
+};
+PolicySpec parse_policy(std::string_view spec, const engine::ReconfigParams& base);
+// The names parse_policy accepts, "none" first.
+std::vector<std::string> policy_names();
+// The policy the spec names with its parameters (nullptr for "none"). Set-up code: throws like parse_policy.
+std::unique_ptr<engine::ReconfigPolicy> make_policy(std::string_view spec, const engine::ReconfigParams& base);
+
+// The reconfiguration policy's parameters: thresholds from [reconfig], P from [monitor], and each
+// function's X_c (measured on this machine) to turn the thresholds' SW time into work units.
+engine::ReconfigParams reconfig_params(const Config& config);
+
+}  // namespace tandem::config

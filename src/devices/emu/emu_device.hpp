@@ -1,0 +1,41 @@
+// The emulated reconfigurable fabric: N slots whose accelerators compute real results with each
+// function's accelerator datapath (funcs::FunctionInfo::run_accel) and complete no earlier than their
+// model says (D_a + W / X_a). Results are computed on the dispatcher's thread when a job starts (the
+// datapaths are fast loops); the completion is held in a timing wheel until the modelled end.
+#pragma once
+
+#include <array>
+#include <functional>
+#include <vector>
+
+#include "config/config.hpp"
+#include "devices/device.hpp"
+#include "devices/held_completions.hpp"
+
+namespace tandem::devices {
+
+// The emulated fabric's timing of every function: [functions] speedup x the CPU's software throughput
+// of that function on this machine (`cpu_rate(function)` when given and positive, a calibrated X_c;
+// else funcs::software_throughput, measured once per process), or an absolute throughput; with
+// `[device.emu] reconfig_delay = "bitstream"` the functions with an RTL accelerator reconfigure in the
+// time a slot sized for the largest of them takes to load (docs/rtl.md).
+std::array<model::AccelModel, TANDEM_FN_MAX> emu_models(const config::Config& config,
+                                                        const std::function<double(uint16_t)>& cpu_rate = {});
+
+class EmuDevice final : public Device {
+ public:
+  EmuDevice(uint32_t slots, const std::array<model::AccelModel, TANDEM_FN_MAX>& models);
+
+  const DeviceInfo& info() const override { return info_; }
+  void configure(uint32_t slot, uint16_t function) override;
+  void submit(uint32_t slot, const DeviceJob& job) override;
+  void poll(int64_t now, std::vector<DeviceCompletion>& out) override { held_.release(now, out); }
+  int64_t next_deadline() const override { return held_.next_deadline(); }
+
+ private:
+  DeviceInfo info_;
+  std::vector<uint16_t> loaded_;  // function each slot was last configured for
+  HeldCompletions held_;
+};
+
+}  // namespace tandem::devices
