@@ -1,13 +1,14 @@
 # One place for warnings and sanitizers; every tandem target links tandem_options.
 add_library(tandem_options INTERFACE)
+# Host-compiler flags only: nvcc (CUDA sources) takes its own (src/devices/cuda/CMakeLists.txt).
 target_compile_options(tandem_options INTERFACE
-  -Wall -Wextra -Wpedantic -Wshadow -Wcast-align -Wimplicit-fallthrough -Werror
+  $<$<COMPILE_LANGUAGE:C,CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wcast-align -Wimplicit-fallthrough -Werror>
   $<$<COMPILE_LANGUAGE:CXX>:-Wnon-virtual-dtor>)
 target_compile_definitions(tandem_options INTERFACE _GNU_SOURCE)
 
 if(TANDEM_SANITIZE STREQUAL "address")
   set(_san -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
-  target_compile_options(tandem_options INTERFACE ${_san})
+  target_compile_options(tandem_options INTERFACE $<$<COMPILE_LANGUAGE:C,CXX>:${_san}>)
   target_link_options(tandem_options INTERFACE ${_san})
   target_compile_definitions(tandem_options INTERFACE TANDEM_SANITIZED=1)
 elseif(TANDEM_SANITIZE STREQUAL "thread")
@@ -15,7 +16,7 @@ elseif(TANDEM_SANITIZE STREQUAL "thread")
   # GCC warns that TSan does not model atomic_thread_fence. Our fences only order atomic accesses
   # (the Dekker handshakes of need-wakeup and waiters, the metrics seqlock), which TSan never reports
   # as races; the data they publish travels by release/acquire pairs, which TSan does model.
-  target_compile_options(tandem_options INTERFACE ${_san} -Wno-tsan)
+  target_compile_options(tandem_options INTERFACE $<$<COMPILE_LANGUAGE:C,CXX>:${_san} -Wno-tsan>)
   target_link_options(tandem_options INTERFACE ${_san})
   target_compile_definitions(tandem_options INTERFACE TANDEM_SANITIZED=1 TANDEM_TSAN=1)
 elseif(NOT TANDEM_SANITIZE STREQUAL "")
@@ -25,5 +26,5 @@ endif()
 # Fuzzing builds (clang): every library is instrumented for coverage, so libFuzzer sees into decode,
 # the engine and the daemon, not only into the target's own file.
 if(TANDEM_FUZZ)
-  target_compile_options(tandem_options INTERFACE -fsanitize=fuzzer-no-link)
+  target_compile_options(tandem_options INTERFACE $<$<COMPILE_LANGUAGE:C,CXX>:-fsanitize=fuzzer-no-link>)
 endif()

@@ -36,7 +36,7 @@ def main(root):
         for dirpath, _, files in os.walk(folder):
             for name in files:
                 path = os.path.join(dirpath, name)
-                if not name.endswith((".hpp", ".cc", ".h", ".in")):
+                if not name.endswith((".hpp", ".cc", ".h", ".in", ".cu")):
                     continue
                 for m in INCLUDE.finditer(open(path, encoding="utf-8").read()):
                     target = m.group(1)

@@ -10,6 +10,7 @@ debian_packages=(
   liburing-dev libstarpu-dev
   verilator yosys libjpeg-dev libjpeg-turbo-progs
   clang libclang-rt-14-dev
+  ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd clinfo
 )
 python_modules=(matplotlib numpy ray)  # ray: tandem sim sweep --ray and its tests
 

@@ -9,7 +9,10 @@
 #include <ctime>
 #include <random>
 
+#include <fmt/format.h>
+
 #include "client/partitioned_call.hpp"
+#include "devices/device_factory.hpp"
 #include "support/measure.hpp"
 
 #if defined(TANDEM_HAVE_RTL_DEVICE)
@@ -173,7 +176,7 @@ std::unique_ptr<client::Runtime> open_probe_runtime(const ProbeOptions& o, const
   return std::move(rt).value();
 }
 
-std::vector<std::string> probe_devices() { return {"emu", "rtl"}; }
+std::vector<std::string> probe_devices() { return {"emu", "rtl", "opencl", "cuda"}; }
 
 // --device rtl: the CPU side (X_c, O_0, O_c) and the round trip to the engine are measured as for emu;
 // the accelerator's own figures come from the Verilated accelerator's cycle counts at its fabric
@@ -206,7 +209,21 @@ static FunctionProbe probe_rtl(const funcs::FunctionInfo& fn, const ProbeOptions
 
 FunctionProbe probe_function(const funcs::FunctionInfo& fn, const std::string& device, const ProbeOptions& o) {
   if (device == "rtl") return probe_rtl(fn, o);
-  if (device != "emu") throw Error(Status::invalid_argument, "unknown device '" + device + "' (emu or rtl)");
+  if (device == "opencl" || device == "cuda") {
+    // A real device: everything is measured end to end through the embedded runtime, as for emu, with
+    // the device holding the function in two slots (its own models are what it measured at start).
+    if (!devices::device_kind_available(device)) {
+      throw Error(Status::not_accelerated, "--device " + device + ": this tandem was built without it");
+    }
+    ProbeOptions real = o;
+    real.device_label = device;
+    real.config_text += fmt::format("\n[device]\nkinds = [\"{0}\"]\n[device.{0}]\nslots = 2\nresident = [\"{1}\", \"{1}\"]\n",
+                                    device, fn.name);
+    return probe_function(fn, "emu", real);
+  }
+  if (device != "emu") {
+    throw Error(Status::invalid_argument, "unknown device '" + device + "' (emu, rtl, opencl or cuda)");
+  }
   if (fn.units != "bytes" && fn.units != "cycles") {
     throw Error(Status::invalid_argument, std::string(fn.name) + " has no work units to calibrate");
   }
@@ -261,7 +278,8 @@ FunctionProbe probe_function(const funcs::FunctionInfo& fn, const std::string& d
   }
 
   // ---- the device: X_a and D_a from calls with one job for everything, O_c from a tiny job ----
-  say(o, std::string(fn.name) + ": accelerator jobs on " + device + " (X_a, D_a, O_c)");
+  say(o, std::string(fn.name) + ": accelerator jobs on " + (o.device_label.empty() ? device : o.device_label) +
+             " (X_a, D_a, O_c)");
   client::Calibration cpu_only;
   cpu_only.device = device;
   cpu_only.functions[fn.id] = p;  // the emulated accelerator's speed is relative to this X_c

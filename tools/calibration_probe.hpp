@@ -19,6 +19,7 @@ struct ProbeOptions {
   int dispatcher_cpu = -1;   // pin the embedded dispatcher (-1: no pinning)
   std::string config_text;   // configuration of the runtime measured (TOML; "" = built-in default)
   std::function<void(const std::string&)> progress;  // one line per phase; may be empty
+  std::string device_label;  // the device the progress lines name ("" = the probed kind)
 };
 
 struct SizePoint {

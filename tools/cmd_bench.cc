@@ -10,6 +10,7 @@ void add_bench_commands(CLI::App& app) {
   add_dispatch_bench(*bench);
   add_comm_bench(*bench);
   add_mixed_bench(*bench);
+  add_device_bench(*bench);
 }
 
 }  // namespace tandem::tools

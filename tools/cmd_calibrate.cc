@@ -140,7 +140,7 @@ void add_calibrate_commands(CLI::App& app) {
   cmd->add_option("--function", o->functions, "Function to calibrate (repeatable; default: accumulate and work)");
   cmd->add_option("--out", o->out, "Calibration file (default: $XDG_CONFIG_HOME/tandem/calibration.toml)");
   cmd->add_option("--device", o->device,
-                  "Device to calibrate: emu (the embedded emulated fabric) or rtl (Verilated accelerators' cycles)")
+                  "Device to calibrate: emu (the embedded emulated fabric), rtl (Verilated accelerators' cycles), opencl or cuda (the real device, end to end)")
       ->capture_default_str();
   cmd->add_option("--config", o->config, "Configuration file of the runtime measured (default: built-in)");
   cmd->add_flag("--quick", o->quick, "Few sizes and samples (seconds; for tests, not for use)");

@@ -18,6 +18,7 @@ void add_sim_commands(CLI::App& app);        // tandem sim run|sweep|exec    (cm
 void add_bench_commands(CLI::App& app);
 void add_dispatch_bench(CLI::App& bench);    // tandem bench dispatch        (cmd_bench_dispatch.cc)
 void add_comm_bench(CLI::App& bench);        // tandem bench comm            (cmd_bench_comm.cc)
+void add_device_bench(CLI::App& bench);      // tandem bench device         (cmd_bench_device.cc)
 void add_mixed_bench(CLI::App& bench);       // tandem bench mixed           (cmd_bench_mixed.cc)
 
 // tandem experiment <what>                                                   (cmd_experiment.cc)

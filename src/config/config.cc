@@ -94,16 +94,73 @@ FunctionTiming parse_timing(const toml::table& t, std::string_view name, std::st
 struct Named {
   bool emu_resident = false;
   bool rtl_resident = false;
+  bool opencl_resident = false;
+  bool cuda_resident = false;
 };
 
-const std::initializer_list<std::string_view> kDeviceKinds = {"emu", "rtl"};
+const std::initializer_list<std::string_view> kDeviceKinds = {"emu", "rtl", "opencl", "cuda"};
+
+// A free-form string key (a device selector).
+void text(const toml::table& t, std::string_view key, std::string_view where, std::string& out, std::string_view source) {
+  if (!t.contains(key)) return;
+  auto value = Node{t}[key].value<std::string>();
+  if (!value) fail(source, std::string(where) + "." + std::string(key) + " must be a string");
+  out = *value;
+}
+
+void apply_opencl(OpenclSettings& o, const toml::table& t, std::string_view source, Named& named) {
+  check_keys(t, "device.opencl", {"slots", "resident", "platform", "device", "access", "job_timeout_ms", "reduction_groups"},
+             source);
+  Node v{t};
+  o.slots = count(v["slots"], o.slots, "device.opencl.slots", source, 1, 256);
+  function_list(t, "device.opencl", o.resident, named.opencl_resident, source);
+  text(t, "platform", "device.opencl", o.platform, source);
+  text(t, "device", "device.opencl", o.device, source);
+  word(t, "access", "device.opencl", {"copy", "zero_copy"}, o.access, source);
+  o.job_timeout_s = number(v["job_timeout_ms"], o.job_timeout_s * 1e3, "device.opencl.job_timeout_ms", source, 1, 1e9) * 1e-3;
+  o.reduction_groups = count(v["reduction_groups"], o.reduction_groups, "device.opencl.reduction_groups", source, 0, 1u << 16);
+}
+
+void apply_cuda(CudaSettings& c, const toml::table& t, std::string_view source, Named& named) {
+  check_keys(t, "device.cuda", {"slots", "resident", "device", "mode", "access", "job_timeout_ms", "reduction_groups"},
+             source);
+  Node v{t};
+  c.slots = count(v["slots"], c.slots, "device.cuda.slots", source, 1, 256);
+  function_list(t, "device.cuda", c.resident, named.cuda_resident, source);
+  text(t, "device", "device.cuda", c.device, source);
+  word(t, "mode", "device.cuda", {"launch", "persistent"}, c.mode, source);
+  word(t, "access", "device.cuda", {"copy", "zero_copy"}, c.access, source);
+  c.job_timeout_s = number(v["job_timeout_ms"], c.job_timeout_s * 1e3, "device.cuda.job_timeout_ms", source, 1, 1e9) * 1e-3;
+  c.reduction_groups = count(v["reduction_groups"], c.reduction_groups, "device.cuda.reduction_groups", source, 0, 1u << 16);
+}
 
 void apply_emu(EmuSettings& e, const toml::table& t, std::string_view source, Named& named) {
-  check_keys(t, "device.emu", {"slots", "resident", "reconfig_delay"}, source);
+  check_keys(t, "device.emu",
+             {"slots", "resident", "reconfig_delay", "link_gbps", "dma_setup_us", "sg_gbps", "sg_setup_us",
+              "sg_page_ns", "local_memory_mib", "local_gbps", "copy_engines", "copy_engine_gbps",
+              "copy_engine_setup_us"},
+             source);
   Node v{t};
   e.slots = count(v["slots"], e.slots, "device.emu.slots", source, 1, 1024);
   function_list(t, "device.emu", e.resident, named.emu_resident, source);
   word(t, "reconfig_delay", "device.emu", {"fixed", "bitstream"}, e.reconfig_delay, source);
+  // Bandwidths in GB/s (0: free, no transfer charged), times in us or ns.
+  e.link_bps = number(v["link_gbps"], e.link_bps / 1e9, "device.emu.link_gbps", source, 0, 1e5) * 1e9;
+  e.dma_setup_s = number(v["dma_setup_us"], e.dma_setup_s * 1e6, "device.emu.dma_setup_us", source, 0, 1e6) * 1e-6;
+  e.sg_bps = number(v["sg_gbps"], e.sg_bps / 1e9, "device.emu.sg_gbps", source, 0, 1e5) * 1e9;
+  e.sg_setup_s = number(v["sg_setup_us"], e.sg_setup_s * 1e6, "device.emu.sg_setup_us", source, 0, 1e6) * 1e-6;
+  e.sg_page_s = number(v["sg_page_ns"], e.sg_page_s * 1e9, "device.emu.sg_page_ns", source, 0, 1e9) * 1e-9;
+  e.local_bytes = static_cast<uint64_t>(number(v["local_memory_mib"], static_cast<double>(e.local_bytes >> 20),
+                                               "device.emu.local_memory_mib", source, 0, 1 << 20)) << 20;
+  e.local_bps = number(v["local_gbps"], e.local_bps / 1e9, "device.emu.local_gbps", source, 0, 1e5) * 1e9;
+  e.copy_engines = count(v["copy_engines"], e.copy_engines, "device.emu.copy_engines", source, 0, 64);
+  e.copy_engine_bps =
+      number(v["copy_engine_gbps"], e.copy_engine_bps / 1e9, "device.emu.copy_engine_gbps", source, 1e-6, 1e5) * 1e9;
+  e.copy_engine_setup_s = number(v["copy_engine_setup_us"], e.copy_engine_setup_s * 1e6,
+                                 "device.emu.copy_engine_setup_us", source, 0, 1e6) * 1e-6;
+  if (e.local_bytes > 0 && e.copy_engines == 0) {
+    fail(source, "device.emu: local memory needs copy engines to fill it (copy_engines >= 1, or local_memory_mib = 0)");
+  }
 }
 
 void apply_rtl(RtlSettings& r, const toml::table& t, std::string_view source, Named& named) {
@@ -131,7 +188,8 @@ void apply_device(DeviceSettings& d, const toml::table& t, std::string_view sour
   if (t.contains("kind")) {
     fail(source, "device.kind was replaced by device.kinds, a list: kinds = [\"rtl\"] (or [\"emu\", \"rtl\"])");
   }
-  check_keys(t, "device", {"kinds", "slot_rows", "config_port_mbps", "reconfig_setup_us", "emu", "rtl"}, source);
+  check_keys(t, "device", {"kinds", "slot_rows", "config_port_mbps", "reconfig_setup_us", "emu", "rtl", "opencl", "cuda"},
+             source);
   Node v{t};
   if (t.contains("kinds")) {
     const auto* list = t.get_as<toml::array>("kinds");
@@ -141,7 +199,7 @@ void apply_device(DeviceSettings& d, const toml::table& t, std::string_view sour
       auto kind = item.value<std::string>();
       if (!kind || std::find(kDeviceKinds.begin(), kDeviceKinds.end(), std::string_view(*kind)) == kDeviceKinds.end()) {
         fail(source, "device.kinds: unknown device kind '" + (kind ? *kind : std::string("?")) +
-                         "' (known: \"emu\", \"rtl\")");
+                         "' (known: \"emu\", \"rtl\", \"opencl\", \"cuda\")");
       }
       if (d.uses(*kind)) fail(source, "device.kinds names '" + *kind + "' twice");
       d.kinds.push_back(*kind);
@@ -159,6 +217,8 @@ void apply_device(DeviceSettings& d, const toml::table& t, std::string_view sour
     if (section == nullptr) fail(source, "device." + std::string(kind) + " must be a table");
     if (kind == "emu") apply_emu(d.emu, *section, source, named);
     if (kind == "rtl") apply_rtl(d.rtl, *section, source, named);
+    if (kind == "opencl") apply_opencl(d.opencl, *section, source, named);
+    if (kind == "cuda") apply_cuda(d.cuda, *section, source, named);
   }
 }
 
@@ -346,6 +406,8 @@ Config parse_config(std::string_view text, std::string_view source) {
   }
   check_resident(c.device.emu.resident, c.device.emu.slots, user.emu_resident, "device.emu", source);
   check_resident(c.device.rtl.resident, c.device.rtl.slots, user.rtl_resident, "device.rtl", source);
+  check_resident(c.device.opencl.resident, c.device.opencl.slots, user.opencl_resident, "device.opencl", source);
+  check_resident(c.device.cuda.resident, c.device.cuda.slots, user.cuda_resident, "device.cuda", source);
   return c;
 }
 

@@ -37,11 +37,22 @@ struct BitstreamSettings {
   double reconfig_setup_s = 0;    // fixed cost per reconfiguration
 };
 
-// [device.emu]: the emulated reconfigurable fabric (timing from [functions], reference results).
+// [device.emu]: the emulated reconfigurable fabric (timing from [functions], reference results), and
+// what moving data costs it (docs/access.md): a host link, scatter-gather, local memory, copy engines.
 struct EmuSettings {
   uint32_t slots = 8;
   std::vector<std::string> resident;     // functions loaded at start, one per slot in slot order
   std::string reconfig_delay = "fixed";  // "fixed" | "bitstream" (functions with an RTL accelerator)
+  double link_bps = 16e9;                // host <-> device, per direction (a PCIe 4.0 x16 link)
+  double dma_setup_s = 0.5e-6;           // per zero-copy or copy job that moves data
+  double sg_bps = 11.2e9;                // scatter-gather streaming (seed 001: AGSG/AGD = 250/350)
+  double sg_setup_s = 1e-6;              // fetching a job's page list
+  double sg_page_s = 50e-9;              // per page-list entry
+  uint64_t local_bytes = uint64_t{256} << 20;  // device-local memory (0: none)
+  double local_bps = 50e9;               // local memory bandwidth, per job
+  uint32_t copy_engines = 2;             // shared by the slots to fill and drain local memory
+  double copy_engine_bps = 12e9;
+  double copy_engine_setup_s = 1e-6;
 };
 
 // [device.rtl]: the Verilog accelerators of rtl/, simulated with Verilator (docs/rtl.md).
@@ -54,12 +65,36 @@ struct RtlSettings {
   int worker_nice = 10;                      // nice value of the simulation threads (one per slot)
 };
 
+// [device.opencl]: a real OpenCL device through the ICD loader (docs/devices.md).
+struct OpenclSettings {
+  uint32_t slots = 4;                   // in-order command queues
+  std::vector<std::string> resident;    // functions loaded at start, one per slot in slot order
+  std::string platform;                 // index or part of the name; "" = the first with a usable device
+  std::string device;                   // likewise within the platform
+  std::string access = "copy";          // "copy" | "zero_copy" (until jobs carry their own method)
+  double job_timeout_s = 10;            // a job running longer completes with TIMEOUT; its slot leaves service
+  uint32_t reduction_groups = 0;        // work-groups of a reduction job; 0 = 8 per compute unit
+};
+
+// [device.cuda]: an NVIDIA GPU through the CUDA runtime (built when the toolkit was found).
+struct CudaSettings {
+  uint32_t slots = 4;                   // streams
+  std::vector<std::string> resident;
+  std::string device;                   // index or part of the name; "" = the first
+  std::string mode = "launch";          // "launch" (a kernel launch per job) | "persistent" (resident block per slot)
+  std::string access = "copy";          // "copy" | "zero_copy"
+  double job_timeout_s = 10;
+  uint32_t reduction_groups = 0;        // blocks of a reduction job; 0 = 4 per multiprocessor
+};
+
 // [device]
 struct DeviceSettings {
   std::vector<std::string> kinds = {"emu"};  // devices this runtime drives, slots numbered in this order
   BitstreamSettings bitstream;
   EmuSettings emu;
   RtlSettings rtl;
+  OpenclSettings opencl;
+  CudaSettings cuda;
   bool uses(std::string_view kind) const {
     for (const auto& k : kinds) {
       if (k == kind) return true;

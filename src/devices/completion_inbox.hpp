@@ -12,6 +12,7 @@
 #include "abi/atomics.hpp"
 #include "abi/futex.hpp"
 #include "devices/device.hpp"
+#include "devices/held_completions.hpp"
 
 namespace tandem::devices {
 
@@ -46,6 +47,27 @@ class CompletionInbox {
   std::vector<DeviceCompletion> items_;
   std::atomic<uint32_t> count_{0};
   uint32_t word_ = 0;  // futex: bumped on every push
+};
+
+// A device's completions from its own threads: pushed into the inbox (any thread), then held until their
+// modelled end and handed to the dispatcher by poll() (dispatcher thread).
+class ThreadedCompletions {
+ public:
+  explicit ThreadedCompletions(uint32_t slots) : held_(slots) { arrived_.reserve(slots); }
+  void push(const DeviceCompletion& c) { inbox_.push(c); }
+  void poll(int64_t now, std::vector<DeviceCompletion>& out) {
+    inbox_.take(arrived_);
+    for (const DeviceCompletion& c : arrived_) held_.hold(c, now);
+    arrived_.clear();
+    held_.release(now, out);
+  }
+  int64_t next_deadline() const { return held_.next_deadline(); }
+  const uint32_t* wake_word() const { return inbox_.wake_word(); }
+
+ private:
+  CompletionInbox inbox_;
+  HeldCompletions held_;                  // dispatcher thread
+  std::vector<DeviceCompletion> arrived_;  // dispatcher thread
 };
 
 }  // namespace tandem::devices

@@ -26,11 +26,28 @@
 
 namespace tandem::devices {
 
-// Where a device's slots can reach data (the data-access issue fills in placement and copy engines).
+// What moving a job's data costs on the device side, per access method (docs/access.md). A device
+// that models time (the emulated fabric) charges it; a real device's own transfers take what they take.
+struct TransferModel {
+  double link_bps = 0;        // host <-> device interconnect, per direction, per job (0: free)
+  double dma_setup_s = 0;     // zero-copy and copy: setting up the DMA of a job that moves data
+  double sg_bps = 0;          // scatter-gather: streaming from a page list (0: link_bps)
+  double sg_setup_s = 0;      // scatter-gather: fetching the page list
+  double sg_page_s = 0;       // scatter-gather: per page-list entry walked
+  double local_bps = 0;       // device-local memory, per job (0: free)
+  // The device time of a job's data movement (below) and its own computation `compute_s`: the data
+  // streams through the accelerator, so the longer of the two counts, after the method's set-up.
+  double job_s(const struct JobAccess& access, double compute_s) const;
+};
+
+// Where a device's slots can reach data: host memory over a link, its own local memory.
 struct DeviceMemoryInfo {
   uint64_t local_bytes = 0;         // device-local memory (0: none)
   uint32_t copy_engines = 0;        // engines that fill and drain local memory, shared by the slots
+  double copy_engine_bps = 0;       // one copy engine's bandwidth
+  double copy_engine_setup_s = 0;   // per transfer
   bool reaches_host_memory = true;  // slots work in place on host memory (zero-copy)
+  TransferModel transfer;
 };
 
 // What a device offers, fixed once it is built.
@@ -44,11 +61,22 @@ struct DeviceInfo {
   DeviceMemoryInfo memory;
 };
 
+// How a job's buffers reach the device, and how much data they move.
+struct JobAccess {
+  uint8_t method = TANDEM_ACCESS_ZERO_COPY;  // TANDEM_ACCESS_*: how its host buffers are reached
+  uint64_t bytes_in = 0;                     // host bytes the job reads
+  uint64_t bytes_out = 0;                    // host bytes it writes
+  uint64_t local_bytes = 0;                  // bytes of its device-local buffers
+  uint32_t pages = 0;                        // scatter-gather: page-list entries
+  uint64_t host_bytes() const { return bytes_in + bytes_out; }
+};
+
 // A job as the device sees it.
 struct DeviceJob {
   uint64_t token = 0;    // the driver's id, handed back in the completion
   int64_t start_ns = 0;  // when the driver started it (CLOCK_MONOTONIC); device time counts from here
-  funcs::Call call;      // buffers already translated into this process's addresses
+  JobAccess access;
+  funcs::Call call;      // buffers already translated into this process's addresses (or staging)
 };
 
 struct DeviceCompletion {

@@ -1,8 +1,15 @@
 #include "devices/device_factory.hpp"
 
+#include "devices/copy_engines.hpp"
 #include "devices/emu/emu_device.hpp"
 #if TANDEM_HAVE_RTL_DEVICE
 #include "devices/rtl/rtl_device.hpp"
+#endif
+#if TANDEM_HAVE_OPENCL_DEVICE
+#include "devices/opencl/opencl_device.hpp"
+#endif
+#if TANDEM_HAVE_CUDA_DEVICE
+#include "devices/cuda/cuda_device.hpp"
 #endif
 
 namespace tandem::devices {
@@ -10,13 +17,26 @@ namespace tandem::devices {
 namespace {
 
 std::unique_ptr<Device> make_device(std::string_view kind, const config::Config& config, const DeviceContext& context) {
-  if (kind == "emu") return std::make_unique<EmuDevice>(config.device.emu.slots, emu_models(config, context.cpu_rate));
+  if (kind == "emu") {
+    return std::make_unique<EmuDevice>(config.device.emu.slots, emu_models(config, context.cpu_rate),
+                                       emu_memory(config.device.emu));
+  }
 #if TANDEM_HAVE_RTL_DEVICE
   if (kind == "rtl") return std::make_unique<rtl::RtlDevice>(config);
+#endif
+#if TANDEM_HAVE_OPENCL_DEVICE
+  if (kind == "opencl") return std::make_unique<opencl::OpenclDevice>(config.device.opencl);
+#endif
+#if TANDEM_HAVE_CUDA_DEVICE
+  if (kind == "cuda") return std::make_unique<cuda::CudaDevice>(config.device.cuda);
 #endif
   if (kind == "rtl") {
     throw Error(Status::invalid_argument,
                 "device \"rtl\": this build has no RTL device (TANDEM_BUILD_RTL off or Verilator missing)");
+  }
+  if (kind == "opencl" || kind == "cuda") {
+    throw Error(Status::invalid_argument, "device \"" + std::string(kind) + "\": this build has no " + std::string(kind) +
+                                              " device (TANDEM_BUILD_OPENCL / TANDEM_BUILD_CUDA off, or the SDK missing)");
   }
   throw Error(Status::invalid_argument, "device \"" + std::string(kind) + "\": unknown device kind");
 }
@@ -25,19 +45,25 @@ std::unique_ptr<Device> make_device(std::string_view kind, const config::Config&
 
 const std::vector<std::string>& resident_functions(std::string_view kind, const config::Config& config) {
   static const std::vector<std::string> none;
+  static const std::vector<std::string> copy_engines(64, "copy");  // every copy engine holds `copy`
+  if (kind == "copy") return copy_engines;
   if (kind == "emu") return config.device.emu.resident;
   if (kind == "rtl") return config.device.rtl.resident;
+  if (kind == "opencl") return config.device.opencl.resident;
+  if (kind == "cuda") return config.device.cuda.resident;
   return none;
 }
 
 bool device_kind_available(std::string_view kind) {
   if (kind == "emu") return true;
   if (kind == "rtl") return TANDEM_HAVE_RTL_DEVICE != 0;
+  if (kind == "opencl") return TANDEM_HAVE_OPENCL_DEVICE != 0;
+  if (kind == "cuda") return TANDEM_HAVE_CUDA_DEVICE != 0;
   return false;
 }
 
 std::vector<std::unique_ptr<Device>> make_devices(const config::Config& config, const DeviceContext& context) {
-  std::vector<std::unique_ptr<Device>> devices;
+  std::vector<std::unique_ptr<Device>> devices, copy_engines;
   for (const std::string& kind : config.device.kinds) {
     auto device = make_device(kind, config, context);
     const DeviceInfo& info = device->info();
@@ -48,8 +74,14 @@ std::vector<std::unique_ptr<Device>> make_devices(const config::Config& config, 
                                                   kind + " device");
       }
     }
+    // A device with local memory brings its copy engines: a device of their own, after the configured
+    // ones (whose slots keep the numbers the configuration gives them).
+    if (info.memory.local_bytes > 0 && info.memory.copy_engines > 0) {
+      copy_engines.push_back(std::make_unique<CopyEngines>(info.name, info.memory));
+    }
     devices.push_back(std::move(device));
   }
+  for (auto& c : copy_engines) devices.push_back(std::move(c));
   return devices;
 }
 

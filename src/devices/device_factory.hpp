@@ -25,7 +25,8 @@ bool device_kind_available(std::string_view kind);
 // The functions `kind`'s section loads at start, one per slot of that device in slot order.
 const std::vector<std::string>& resident_functions(std::string_view kind, const config::Config& config);
 
-// One device per entry of config.device.kinds, in that order. Set-up code: throws tandem::Error naming
+// One device per entry of config.device.kinds, in that order, then the copy engines of those that offer
+// device-local memory (a device of kind "copy" each). Set-up code: throws tandem::Error naming
 // the device when one cannot start (a kind this build lacks, a resident function it cannot hold, ...).
 std::vector<std::unique_ptr<Device>> make_devices(const config::Config& config, const DeviceContext& context = {});
 

@@ -55,6 +55,9 @@ Engine::Engine(const EngineConfig& config) : config_(config) {
     }
   }
   slot_class_.resize(config_.slots, 0);  // slots beyond the classes' sum (slots = 0 given): the first class
+  for (const SlotClass& c : config_.slot_classes) {
+    if (c.loadable.count() > 1) placeable_ |= c.loadable;
+  }
   queues_.resize(config_.queues);
   route_.fill(kNone);
   usable_.fill(0);

@@ -132,6 +132,12 @@ class Engine {
   }
   // The device class (index into config().slot_classes) of slot s.
   uint32_t slot_class(SlotId s) const { return slot_class_[s]; }
+  // Whether slot s's device can hold f.
+  bool can_hold(SlotId s, FunctionId f) const { return config_.slot_classes[slot_class_[s]].loadable[f]; }
+  // A slot that can hold one function only (a copy engine): reconfiguration policies leave it alone.
+  bool fixed(SlotId s) const { return config_.slot_classes[slot_class_[s]].loadable.count() <= 1; }
+  // Whether some slot that is not fixed can hold f: what a reconfiguration policy may place.
+  bool placeable(FunctionId f) const { return placeable_[f]; }
   const FunctionCounters& counters(FunctionId f) const { return counters_[f]; }
   // Functions requested while not accelerated since the last clear (Algorithm 1's request bitmap).
   const std::bitset<kMaxFunctions>& requests() const { return requests_; }
@@ -248,6 +254,7 @@ class Engine {
   std::array<uint32_t, kMaxFunctions> usable_{};        // idle or busy slots per function
   std::array<double, kMaxFunctions> usable_xa_{};       // their throughputs summed
   std::vector<uint32_t> slot_class_;                    // per slot: its index in config_.slot_classes
+  std::bitset<kMaxFunctions> placeable_;
   std::array<uint32_t, kMaxFunctions> running_jobs_{};
   std::array<uint64_t, kMaxFunctions> running_work_{};
   std::bitset<kMaxFunctions> requests_;

@@ -36,6 +36,7 @@ void Algorithm1Policy::on_period(Engine& engine, const Monitor& monitor, Time no
   for (SlotId s = 0; s < engine.slot_count(); ++s) {
     const SlotView v = engine.slot(s);
     if (v.state != SlotState::idle && v.state != SlotState::busy) continue;
+    if (engine.fixed(s) || !engine.placeable(v.function)) continue;  // copy engines are not the policy's
     const double d = seconds(v.function, monitor.metrics(v.function).demand_per_accelerator);
     if (d > hot_demand) {
       hot_demand = d;
@@ -45,13 +46,13 @@ void Algorithm1Policy::on_period(Engine& engine, const Monitor& monitor, Time no
   const uint32_t n_functions = kMaxFunctions;
   for (SlotId s = 0; s < engine.slot_count(); ++s) {
     const SlotView v = engine.slot(s);
-    if (!idle_or_empty(v)) continue;
+    if (!idle_or_empty(v) || engine.fixed(s)) continue;
     const double demand = v.state == SlotState::empty
                               ? 0.0
                               : seconds(v.function, monitor.metrics(v.function).demand_per_accelerator);
     if (!(demand < c_reconfig_s_)) continue;  // line 2
     if (hot_demand > c_replicate_s_) {        // lines 5-7: replicate the most demanded accelerator
-      if (v.state == SlotState::empty || v.function != hot) engine.load(s, hot, now, out);
+      if ((v.state == SlotState::empty || v.function != hot) && engine.can_hold(s, hot)) engine.load(s, hot, now, out);
       continue;
     }
     // Lines 8-15: a new function, if one was requested and a queue is available (Engine::load finds
@@ -59,7 +60,7 @@ void Algorithm1Policy::on_period(Engine& engine, const Monitor& monitor, Time no
     if (engine.requests().none()) continue;
     for (uint32_t i = 0; i < n_functions; ++i) {
       const FunctionId f = static_cast<FunctionId>((request_cursor_ + i) % n_functions);
-      if (!engine.requests()[f] || !config.known[f]) continue;
+      if (!engine.requests()[f] || !config.known[f] || !engine.can_hold(s, f)) continue;
       if (engine.route(f) != kNone) {  // routed meanwhile: the request is satisfied
         continue;
       }
@@ -92,7 +93,10 @@ void StickyPolicy::on_period(Engine& engine, const Monitor& monitor, Time now, A
   //    functions: Algorithm 1's max(remaining, submitted). Unrouted ones: one C_COWORK_MAX chunk of
   //    SW work per demand packet since the last period.
   std::array<uint32_t, kMaxFunctions> current{};  // slots holding f (idle, busy or configuring)
+  uint32_t policy_slots = 0;                       // slots the policy may reconfigure (not copy engines)
   for (SlotId s = 0; s < n_slots; ++s) {
+    if (engine.fixed(s)) continue;
+    ++policy_slots;
     const SlotView v = engine.slot(s);
     if (v.state != SlotState::empty) ++current[v.function];
   }
@@ -104,7 +108,7 @@ void StickyPolicy::on_period(Engine& engine, const Monitor& monitor, Time now, A
                             (params_.in_use_first < 0 && params_.period_ns <= params_.in_use_period_ns);
   for (uint32_t i = 0; i < kMaxFunctions; ++i) {
     const auto f = static_cast<FunctionId>(i);
-    if (!config.known[f]) continue;
+    if (!config.known[f] || !engine.placeable(f)) continue;
     const uint64_t requests = engine.counters(f).demand_requests;
     const double unrouted = static_cast<double>(requests - last_requests_[f]) * params_.request_weight_s;
     last_requests_[f] = requests;
@@ -135,7 +139,7 @@ void StickyPolicy::on_period(Engine& engine, const Monitor& monitor, Time now, A
   //    rest go one by one to the largest demand per replica (D'Hondt), but only to a function whose
   //    demand per replica exceeds C_REPLICATE (an extra replica must have work to do).
   std::array<uint32_t, kMaxFunctions> target{};
-  uint32_t left = n_slots;
+  uint32_t left = policy_slots;
   for (FunctionId f : active) {
     if (left == 0) break;
     target[f] = 1;
@@ -170,6 +174,7 @@ void StickyPolicy::on_period(Engine& engine, const Monitor& monitor, Time now, A
       SlotId pick = kNone;
       double pick_value = 0;
       for (SlotId s = 0; s < n_slots; ++s) {
+        if (engine.fixed(s) || !engine.can_hold(s, f)) continue;
         const SlotView v = engine.slot(s);
         double value = -1;  // empty
         if (v.state == SlotState::idle) {
@@ -205,12 +210,17 @@ void StickyPolicy::on_period(Engine& engine, const Monitor& monitor, Time now, A
   std::vector<FunctionId> spare;
   for (uint32_t i = 0; i < kMaxFunctions; ++i) {
     const auto f = static_cast<FunctionId>(i);
-    if (config.known[f] && current[f] == 0 && engine.route(f) == kNone) spare.push_back(f);
+    if (config.known[f] && engine.placeable(f) && current[f] == 0 && engine.route(f) == kNone) spare.push_back(f);
   }
   std::stable_sort(spare.begin(), spare.end(), [&](FunctionId a, FunctionId b) { return demand_s_[a] > demand_s_[b]; });
   size_t next_spare = 0;
   for (SlotId s = 0; s < n_slots && next_spare < spare.size(); ++s) {
-    if (engine.slot(s).state != SlotState::empty) continue;
+    if (engine.slot(s).state != SlotState::empty || engine.fixed(s)) continue;
+    // The most demanded spare function this slot's device can hold.
+    size_t k = next_spare;
+    while (k < spare.size() && !engine.can_hold(s, spare[k])) ++k;
+    if (k == spare.size()) continue;
+    std::swap(spare[next_spare], spare[k]);
     if (engine.load(s, spare[next_spare], now, out)) ++current[spare[next_spare]];
     ++next_spare;
   }
@@ -219,14 +229,14 @@ void StickyPolicy::on_period(Engine& engine, const Monitor& monitor, Time now, A
 
 void StickyPolicy::on_demand(Engine& engine, const Monitor& monitor, FunctionId f, Time now, Actions& out) {
   (void)monitor;
-  if (!(params_.react > 0) || engine.route(f) != kNone || !engine.config().known[f]) return;
+  if (!(params_.react > 0) || engine.route(f) != kNone || !engine.config().known[f] || !engine.placeable(f)) return;
   const std::array<model::AccelModel, kMaxFunctions>& models = engine.config().models;
   judge_evictions(now, f);
   if (now - last_reaction_[f] < models[f].reconfig_ns()) return;  // one reaction per function per delay
   std::array<uint32_t, kMaxFunctions> holding{};  // slots per function, configuring ones included
   for (SlotId s = 0; s < engine.slot_count(); ++s) {
     const SlotView v = engine.slot(s);
-    if (v.state != SlotState::empty) ++holding[v.function];
+    if (v.state != SlotState::empty && !engine.fixed(s)) ++holding[v.function];
   }
   // Displacing a resident must pay like the period's displacements (the payoff): with a whole CPU per
   // application, calls often end before the new accelerator is ready.
@@ -237,6 +247,7 @@ void StickyPolicy::on_demand(Engine& engine, const Monitor& monitor, FunctionId 
   bool pick_replica = false;
   Time pick_idle = -1;
   for (SlotId s = 0; s < engine.slot_count(); ++s) {
+    if (engine.fixed(s) || !engine.can_hold(s, f)) continue;
     const SlotView v = engine.slot(s);
     if (v.state == SlotState::empty) {
       pick = s;

@@ -211,7 +211,7 @@ Status describe_call(const FunctionInfo& fn, std::span<const uint64_t> args, Cal
   call.function = fn.id;
   call.workload = workload;
   call.arg_count = static_cast<uint32_t>(args.size());
-  std::memcpy(call.args.data(), args.data(), args.size() * sizeof(uint64_t));
+  if (!args.empty()) std::memcpy(call.args.data(), args.data(), args.size() * sizeof(uint64_t));  // memcpy of null is UB even for 0 bytes
   call.buffers.fill(nullptr);
   return Status::ok;
 }

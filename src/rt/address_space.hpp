@@ -4,6 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+
+#include "rt/process_memory.hpp"
 
 namespace tandem::rt {
 
@@ -16,6 +19,9 @@ class AddressSpace {
   // Called on the dispatcher thread, about once per monitoring period, while the session has no job
   // in flight: memory retired since may be released now.
   virtual void quiescent() {}
+  // The client process whose own pages scatter-gather jobs name, when the engine lives in another
+  // process (tandemd); null in the embedded runtime, where such buffers are reached in place.
+  virtual std::shared_ptr<const ProcessMemory> remote() const { return nullptr; }
 };
 
 // Embedded mode: the engine lives in the client's own process, so addresses are already ours.

@@ -20,7 +20,46 @@ tandem_completion_t* translate_record(AddressSpace& memory, uint64_t address, bo
   return static_cast<tandem_completion_t*>(memory.translate(address, sizeof(tandem_completion_t), write));
 }
 
-void decode_dispatch(const tandem_packet_t& p, AddressSpace& memory, Decoded& out) {
+// Where each buffer of a dispatch lives, by the packet's access method (docs/access.md): device
+// addresses in device-local memory; host addresses in session memory (zero-copy, copy), or anywhere in
+// the client's own memory (scatter-gather: reached in place by the embedded runtime, gathered from
+// the client's process by tandemd).
+Status place_buffers(const funcs::BufferList& buffers, AddressSpace& memory, const devices::LocalMemory* local,
+                     engine::SessionId session, Decoded& out) {
+  const uint8_t method = out.access.method;
+  std::shared_ptr<const ProcessMemory> remote;
+  if (method == TANDEM_ACCESS_SCATTER_GATHER) remote = memory.remote();
+  for (uint32_t i = 0; i < buffers.count; ++i) {
+    const funcs::BufferUse& b = buffers.items[i];
+    const uint64_t address = out.call.args[b.arg];
+    if (b.bytes == 0) continue;
+    if (address & TANDEM_DEVICE_ADDRESS_BIT) {
+      if (local == nullptr) return Status::translation_fault;  // no device-local memory here: nothing to name
+      void* p = local->translate(session, address, b.bytes);
+      if (p == nullptr) return Status::translation_fault;
+      out.call.buffers[i] = p;
+      out.access.local_bytes += b.bytes;
+      continue;
+    }
+    if (method == TANDEM_ACCESS_DEVICE_LOCAL) return Status::access_unsupported;  // a host buffer named local
+    (b.write ? out.access.bytes_out : out.access.bytes_in) += b.bytes;
+    if (method == TANDEM_ACCESS_SCATTER_GATHER) {
+      if (!ProcessMemory::plausible(address, b.bytes)) return Status::translation_fault;
+      out.access.pages += ProcessMemory::pages(address, b.bytes);
+      if (remote) {  // gathered into staging before the job runs, scattered back after
+        out.remote[out.remote_count++] = RemoteBuffer{i, address, b.bytes, b.write};
+        continue;
+      }
+    }
+    void* p = memory.translate(address, b.bytes, b.write);
+    if (p == nullptr) return Status::translation_fault;
+    out.call.buffers[i] = p;
+  }
+  return Status::ok;
+}
+
+void decode_dispatch(const tandem_packet_t& p, AddressSpace& memory, const devices::LocalMemory* local,
+                     engine::SessionId session, Decoded& out) {
   const uint16_t fn_id = abi::header_function(p.header);
   if ((p.flags & ~uint32_t{TANDEM_FLAG_KNOWN_MASK}) != 0) return reject(out, Status::invalid_packet);
   const funcs::FunctionInfo* fn = funcs::find_function(fn_id);
@@ -62,12 +101,9 @@ void decode_dispatch(const tandem_packet_t& p, AddressSpace& memory, Decoded& ou
   }
   if (p.body.dispatch.workload != out.call.workload) return reject(out, Status::invalid_packet);
   job.workload = out.call.workload;
-  for (uint32_t i = 0; i < buffers.count; ++i) {
-    const funcs::BufferUse& b = buffers.items[i];
-    void* local = memory.translate(out.call.args[b.arg], b.bytes, b.write);
-    if (local == nullptr) return reject(out, Status::translation_fault);
-    out.call.buffers[i] = local;
-  }
+  out.access.method = static_cast<uint8_t>((p.flags & TANDEM_FLAG_ACCESS_MASK) >> TANDEM_FLAG_ACCESS_SHIFT);
+  if (out.access.method >= TANDEM_ACCESS_COUNT_) return reject(out, Status::invalid_packet);
+  if (Status s = place_buffers(buffers, memory, local, session, out); s != Status::ok) return reject(out, s);
   out.kind = Decoded::Kind::dispatch;
 }
 
@@ -109,9 +145,11 @@ void decode_cancel(const tandem_packet_t& p, AddressSpace& memory, Decoded& out)
 
 }  // namespace
 
-void decode_packet(const tandem_packet_t& p, AddressSpace& memory, engine::SessionId session, engine::RingId ring,
-                   Decoded& out) {
+void decode_packet(const tandem_packet_t& p, AddressSpace& memory, const devices::LocalMemory* local,
+                   engine::SessionId session, engine::RingId ring, Decoded& out) {
   out.kind = Decoded::Kind::drop;
+  out.access = devices::JobAccess{};
+  out.remote_count = 0;
   out.status = Status::ok;
   out.record = nullptr;
   out.cancel_target = 0;
@@ -128,7 +166,7 @@ void decode_packet(const tandem_packet_t& p, AddressSpace& memory, engine::Sessi
   }
   if ((p.header & TANDEM_HEADER_RESERVED_MASK) != 0) return reject(out, Status::invalid_packet);
   switch (abi::header_type(p.header)) {
-    case TANDEM_PACKET_DISPATCH: return decode_dispatch(p, memory, out);
+    case TANDEM_PACKET_DISPATCH: return decode_dispatch(p, memory, local, session, out);
     case TANDEM_PACKET_BARRIER_AND: return decode_barrier(p, memory, out);
     case TANDEM_PACKET_CANCEL: return decode_cancel(p, memory, out);
     default: return reject(out, Status::invalid_packet);

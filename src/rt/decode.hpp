@@ -6,8 +6,10 @@
 
 #include <cstdint>
 
-#include "rt/address_space.hpp"
+#include "devices/device.hpp"
+#include "devices/local_memory.hpp"
 #include "engine/types.hpp"
+#include "rt/address_space.hpp"
 #include "funcs/function.hpp"
 #include "tandem/tandem_abi.h"
 
@@ -28,10 +30,15 @@ struct Decoded {
   funcs::Call call;
   engine::BarrierSpec barrier;
   uint64_t cancel_target = 0;  // cancel: the target job's completion key (its translated record)
+  devices::JobAccess access;   // dispatch: how its buffers reach the device, and how much they move
+  // dispatch, scatter-gather under tandemd: buffers in the client's own memory, to gather and scatter
+  std::array<RemoteBuffer, funcs::kMaxBuffers> remote{};
+  uint32_t remote_count = 0;
 };
 
-// Decodes `packet` (a private copy) from ring `ring` of `session`, whose memory is `memory`.
-void decode_packet(const tandem_packet_t& packet, AddressSpace& memory, engine::SessionId session,
-                   engine::RingId ring, Decoded& out);
+// Decodes `packet` (a private copy) from ring `ring` of `session`, whose memory is `memory`. Device
+// addresses translate through `local` (null: the runtime has no device-local memory).
+void decode_packet(const tandem_packet_t& packet, AddressSpace& memory, const devices::LocalMemory* local,
+                   engine::SessionId session, engine::RingId ring, Decoded& out);
 
 }  // namespace tandem::rt

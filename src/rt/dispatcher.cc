@@ -18,6 +18,9 @@ using engine::ActionKind;
 
 namespace {
 
+// Scatter-gather staging the dispatcher holds at once; a job beyond it completes with NO_MEMORY.
+constexpr uint64_t kMaxStagingBytes = uint64_t{1} << 30;
+
 // The engine's slots are the devices' slots, in device order.
 engine::EngineConfig with_slot_classes(engine::EngineConfig config,
                                        const std::vector<std::unique_ptr<devices::Device>>& devices) {
@@ -47,8 +50,21 @@ Dispatcher::Dispatcher(engine::EngineConfig config, std::vector<std::unique_ptr<
   for (auto& d : devices) {
     const uint32_t slots = d->info().slots;
     slot_device_.insert(slot_device_.end(), slots, static_cast<uint32_t>(devices_.size()));
-    devices_.push_back(DeviceEntry{std::move(d), first});
+    devices_.push_back(DeviceEntry{std::move(d), first, 0, false});
     first += slots;
+  }
+  // Device-local memory: the first device that offers some, reached by its own slots and its copy
+  // engines (a device of kind "copy" among the devices).
+  for (DeviceEntry& d : devices_) {
+    const devices::DeviceInfo& info = d.device->info();
+    if (info.memory.local_bytes > 0 && !local_) {
+      local_ = std::make_unique<devices::LocalMemory>(info.memory.local_bytes);
+      d.reaches_local = true;
+    }
+    if (info.kind == "copy" && !copy_engines_) {
+      copy_engines_ = static_cast<devices::CopyEngines*>(d.device.get());
+      d.reaches_local = true;
+    }
   }
   actions_.reserve(256);
   finished_.reserve(64);
@@ -314,7 +330,7 @@ bool Dispatcher::any_ring_ready() const {
 void Dispatcher::handle_packet(RingEntry& ring, engine::RingId id, const tandem_packet_t& packet, int64_t now) {
   ++stats_.packets;
   Decoded& d = decoded_;
-  decode_packet(packet, *sessions_[ring.session].memory, ring.session, id, d);
+  decode_packet(packet, *sessions_[ring.session].memory, local_.get(), ring.session, id, d);
   switch (d.kind) {
     case Decoded::Kind::drop:
       ++stats_.dropped;
@@ -332,7 +348,16 @@ void Dispatcher::handle_packet(RingEntry& ring, engine::RingId id, const tandem_
     case Decoded::Kind::dispatch: {
       // Store the call before any action runs: submit() may already have started the job.
       const engine::JobId j = engine_.submit(d.job, now, actions_);
-      if (j != engine::kNone) pending_[j].job.call.copy_from(d.call);
+      if (j != engine::kNone) {
+        Pending& p = pending_[j];
+        p.job.call.copy_from(d.call);
+        p.job.access = d.access;
+        p.remote_count = d.remote_count;
+        if (d.remote_count > 0) {
+          p.remote = d.remote;
+          p.process = sessions_[ring.session].memory->remote();
+        }
+      }
       return;
     }
   }
@@ -348,10 +373,13 @@ void Dispatcher::apply(int64_t now) {
         Pending& p = pending_[a.job];
         p.job.token = a.job;
         p.job.start_ns = now;
-        DeviceEntry& d = devices_[slot_device_[a.slot]];
-        ++d.in_flight;
-        d.device->submit(a.slot - d.first_slot, p.job);
+        p.slot = a.slot;
         ++stats_.jobs_started;
+        if (p.remote_count == 0) {
+          submit_to_device(a.job, now);
+          break;
+        }
+        start_gather(a.job, now);  // scatter-gather from the client's process: stage its buffers first
         break;
       }
       case ActionKind::complete: {
@@ -382,6 +410,7 @@ void Dispatcher::apply(int64_t now) {
         break;
       }
       case ActionKind::session_drained:
+        if (local_) local_->release_session(a.session);
         if (a.session < sessions_.size()) {
           auto done = std::move(sessions_[a.session].on_drained);
           sessions_[a.session] = SessionEntry{};
@@ -423,7 +452,7 @@ void Dispatcher::on_timer(uint32_t slot, int64_t now) {
 
 // Hands the engine every job the devices finished by `now`. True if there was any.
 bool Dispatcher::collect_devices(int64_t now) {
-  bool any = false;
+  bool any = collect_moves(now);
   for (DeviceEntry& d : devices_) {
     if (d.in_flight == 0) continue;  // the idle loop costs one compare per device
     finished_.clear();
@@ -435,11 +464,114 @@ bool Dispatcher::collect_devices(int64_t now) {
       if (engine_.slot_job(slot) != j) continue;  // not the slot's job: a device bug, ignored
       pending_[j].device_ns = c.device_ns;
       if (c.not_before > 0 && now - c.not_before > stats_.max_lateness_ns) stats_.max_lateness_ns = now - c.not_before;
-      engine_.job_finished(slot, c.status, c.value, now, actions_);
+      device_finished(j, c.status, c.value, now);
       any = true;
     }
   }
   return any;
+}
+
+// Stages a scatter-gather job's client buffers on the mover's thread; the device gets it once gathered.
+void Dispatcher::start_gather(engine::JobId j, int64_t now) {
+  Pending& p = pending_[j];
+  uint64_t bytes = 0;
+  for (uint32_t i = 0; i < p.remote_count; ++i) bytes += p.remote[i].bytes;
+  if (staging_bytes_ + bytes > kMaxStagingBytes) return device_finished(j, Status::no_memory, 0, now);
+  p.staging.reset(new (std::nothrow) char[bytes]);
+  if (!p.staging) return device_finished(j, Status::no_memory, 0, now);
+  staging_bytes_ += bytes;
+  p.staging_size = bytes;
+  MoveTask task;
+  task.job = j;
+  task.gather = true;
+  task.process = p.process;
+  task.count = p.remote_count;
+  uint64_t offset = 0;
+  for (uint32_t i = 0; i < p.remote_count; ++i) {
+    task.buffers[i] = p.remote[i];
+    task.staging[i] = p.staging.get() + offset;
+    p.job.call.buffers[p.remote[i].index] = task.staging[i];
+    offset += p.remote[i].bytes;
+  }
+  mover_.post(task);
+}
+
+void Dispatcher::submit_to_device(engine::JobId j, int64_t now) {
+  Pending& p = pending_[j];
+  DeviceEntry& d = devices_[slot_device_[p.slot]];
+  // Device-local buffers live in one device's memory: its slots and its copy engines reach them.
+  if (p.job.access.local_bytes > 0 && !d.reaches_local) {
+    device_finished(j, Status::access_unsupported, 0, now);
+    return;
+  }
+  ++d.in_flight;
+  d.device->submit(p.slot - d.first_slot, p.job);
+}
+
+// The device is done with job j: scatter its output back to the client first if it was gathered.
+void Dispatcher::device_finished(engine::JobId j, Status status, int64_t value, int64_t now) {
+  Pending& p = pending_[j];
+  bool scatter = false;
+  for (uint32_t i = 0; i < p.remote_count; ++i) scatter = scatter || p.remote[i].write;
+  if (status == Status::ok && scatter && p.staging) {
+    p.status = status;
+    p.value = value;
+    MoveTask task;
+    task.job = j;
+    task.gather = false;
+    task.process = p.process;
+    task.count = p.remote_count;
+    uint64_t offset = 0;
+    for (uint32_t i = 0; i < p.remote_count; ++i) {
+      task.buffers[i] = p.remote[i];
+      task.staging[i] = p.staging.get() + offset;
+      offset += p.remote[i].bytes;
+    }
+    mover_.post(task);
+    return;
+  }
+  if (p.staging) {
+    staging_bytes_ -= p.staging_size;
+    p.staging_size = 0;
+    p.staging.reset();
+  }
+  p.remote_count = 0;
+  p.process.reset();
+  engine_.job_finished(p.slot, status, value, now, actions_);
+}
+
+// Hands on the data moves that finished: a gathered job goes to its device, a scattered one completes.
+bool Dispatcher::collect_moves(int64_t now) {
+  if (!mover_.busy()) return false;
+  moved_.clear();
+  mover_.take(moved_);
+  for (const MoveResult& m : moved_) {
+    Pending& p = pending_[m.job];
+    if (m.gather) {
+      if (m.status == Status::ok) {
+        submit_to_device(m.job, now);
+      } else {
+        device_finished(m.job, m.status, 0, now);
+      }
+    } else {
+      const Status s = m.status == Status::ok ? p.status : m.status;
+      const int64_t v = p.value;
+      p.remote_count = 0;  // scattered: nothing more to move
+      device_finished(m.job, s, v, now);
+    }
+  }
+  return !moved_.empty();
+}
+
+Result<uint64_t> Dispatcher::alloc_local(engine::SessionId session, uint64_t bytes) {
+  return with_engine([&](engine::Engine&) -> Result<uint64_t> {
+    if (!local_) return Result<uint64_t>(Status::access_unsupported, "no device of this runtime has local memory");
+    return local_->alloc(session, bytes);
+  });
+}
+
+Status Dispatcher::free_local(engine::SessionId session, uint64_t address) {
+  return with_engine([&](engine::Engine&) { return local_ ? local_->free(session, address) : Status::invalid_argument; });
 }
 
 int64_t Dispatcher::next_deadline() const {
@@ -482,6 +614,7 @@ void Dispatcher::sleep_until(int64_t deadline) {
   for (const DeviceEntry& d : devices_) {
     if (const uint32_t* word = d.device->wake_word()) targets[n++] = {word, abi::load_acquire(*word)};
   }
+  targets[n++] = {mover_.wake_word(), abi::load_acquire(*mover_.wake_word())};
   const bool all_rings_fit = active_rings_.size() + n < FUTEX_WAITV_MAX;
   for (engine::RingId id : active_rings_) {
     uint32_t bell = rings_[id].consumer.prepare_sleep();

@@ -23,7 +23,10 @@
 #include "abi/ring.hpp"
 #include "rt/address_space.hpp"
 #include "rt/decode.hpp"
+#include "rt/mover.hpp"
+#include "devices/copy_engines.hpp"
 #include "devices/device.hpp"
+#include "devices/local_memory.hpp"
 #include "engine/engine.hpp"
 #include "engine/monitor.hpp"
 #include "base/timer_wheel.hpp"
@@ -115,6 +118,12 @@ class Dispatcher {
     policy_reacts_ = policy_ && policy_->reacts();
   }
 
+  // Device-local memory (control path): a buffer for `session`, its device address; and back.
+  Result<uint64_t> alloc_local(engine::SessionId session, uint64_t bytes);
+  Status free_local(engine::SessionId session, uint64_t address);
+  // What the copy engines moved so far (zero without device-local memory).
+  devices::CopyStats copy_stats() const { return copy_engines_ ? copy_engines_->stats() : devices::CopyStats{}; }
+
   const engine::EngineConfig& engine_config() const { return engine_.config(); }
   const tandem_metrics_page_t& metrics_page() const { return *metrics_page_; }
   // The devices' descriptions (fixed once built; safe from any thread).
@@ -137,11 +146,21 @@ class Dispatcher {
   struct DeviceEntry {
     std::unique_ptr<devices::Device> device;
     engine::SlotId first_slot = 0;
-    uint32_t in_flight = 0;  // jobs submitted and not yet returned by poll: 0 skips the poll
+    uint32_t in_flight = 0;       // jobs submitted and not yet returned by poll: 0 skips the poll
+    bool reaches_local = false;   // its slots can use the runtime's device-local memory
   };
   struct Pending {  // per engine job id: what the device runs, and its time there once finished
     devices::DeviceJob job;
     int64_t device_ns = 0;
+    engine::SlotId slot = engine::kNone;
+    // Scatter-gather under tandemd: buffers gathered from the client before the job, scattered after.
+    std::array<RemoteBuffer, funcs::kMaxBuffers> remote{};
+    uint32_t remote_count = 0;
+    std::unique_ptr<char[]> staging;
+    uint64_t staging_size = 0;
+    std::shared_ptr<const ProcessMemory> process;
+    Status status = Status::ok;  // the device's answer, kept while the output is scattered
+    int64_t value = 0;
   };
 
   void post(std::function<void()> fn);
@@ -152,6 +171,10 @@ class Dispatcher {
   void handle_packet(RingEntry& ring, engine::RingId id, const tandem_packet_t& packet, int64_t now);
   void apply(int64_t now);
   bool collect_devices(int64_t now);
+  void start_gather(engine::JobId j, int64_t now);
+  void submit_to_device(engine::JobId j, int64_t now);
+  void device_finished(engine::JobId j, Status status, int64_t value, int64_t now);
+  bool collect_moves(int64_t now);
   int64_t next_deadline() const;
   void on_timer(uint32_t id, int64_t now);
   void sleep_until(int64_t deadline);
@@ -164,6 +187,11 @@ class Dispatcher {
   std::vector<DeviceEntry> devices_;
   std::vector<uint32_t> slot_device_;  // engine slot -> index in devices_
   std::vector<devices::DeviceCompletion> finished_;  // reused by collect_devices
+  std::unique_ptr<devices::LocalMemory> local_;       // the first device's that offers local memory
+  devices::CopyEngines* copy_engines_ = nullptr;      // its copy engines (one of devices_), if any
+  Mover mover_;
+  std::vector<MoveResult> moved_;                     // reused by collect_moves
+  uint64_t staging_bytes_ = 0;                        // scatter-gather staging held now
   DispatcherOptions options_;
   engine::Monitor monitor_;
   std::unique_ptr<engine::ReconfigPolicy> policy_;

@@ -24,7 +24,8 @@ std::unique_ptr<Dispatcher> build_dispatcher(const config::Config& config, const
   // Resident functions are in place from the start, slot by slot within their device: no reconfiguration wait.
   for (size_t i = 0; i < dispatcher->device_count(); ++i) {
     const auto& resident = devices::resident_functions(dispatcher->device_info(i).kind, config);
-    for (uint32_t s = 0; s < resident.size(); ++s) {
+    const uint32_t slots = dispatcher->device_info(i).slots;
+    for (uint32_t s = 0; s < resident.size() && s < slots; ++s) {
       if (const auto* fn = funcs::find_function(resident[s])) dispatcher->preload(dispatcher->first_slot(i) + s, fn->id);
     }
   }

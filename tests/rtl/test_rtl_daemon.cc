@@ -122,7 +122,8 @@ TEST(RtlDaemon, EmulatedAndRtlSlotsServeOneDaemonTogether) {
       "[device.rtl]\nslots = 2\nresident = [\"accumulate\", \"sobel\"]\n");
   auto rt = d.open();
   ASSERT_TRUE(rt);
-  ASSERT_EQ(rt->devices().size(), 2u) << "HelloOk lists the daemon's devices";
+  ASSERT_EQ(rt->devices().size(), 3u) << "HelloOk lists the daemon's devices (and the emulated fabric's copy engines)";
+  EXPECT_EQ(rt->devices()[2].kind, "copy");
   EXPECT_EQ(rt->devices()[0].kind, "emu");
   EXPECT_EQ(rt->devices()[0].slots, 4u);
   EXPECT_EQ(rt->devices()[1].kind, "rtl");

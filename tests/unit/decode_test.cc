@@ -9,6 +9,8 @@
 #include "rt/completion.hpp"
 #include "rt/decode.hpp"
 
+#include <unistd.h>
+
 namespace tandem::rt {
 namespace {
 
@@ -46,7 +48,7 @@ class Decode : public ::testing::Test {
   }
   Decoded run(const tandem_packet_t& p) {
     Decoded d;
-    decode_packet(p, space, 3, 4, d);
+    decode_packet(p, space, local, 3, 4, d);
     return d;
   }
   void expect_reject(const tandem_packet_t& p, Status s) {
@@ -58,9 +60,98 @@ class Decode : public ::testing::Test {
 
   std::vector<uint64_t> memory;
   OneRegion space;
+  devices::LocalMemory local_memory{1 << 20};
+  const devices::LocalMemory* local = &local_memory;
   tandem_completion_t* record;
   int32_t* data;
 };
+
+// A session in another process (tandemd): scatter-gather buffers are gathered from it, not translated.
+class RemoteRegion final : public AddressSpace {
+ public:
+  explicit RemoteRegion(AddressSpace& inner) : inner_(inner), process_(std::make_shared<ProcessMemory>(getpid())) {}
+  void* translate(uint64_t address, uint64_t bytes, bool write) override { return inner_.translate(address, bytes, write); }
+  std::shared_ptr<const ProcessMemory> remote() const override { return process_; }
+
+ private:
+  AddressSpace& inner_;
+  std::shared_ptr<const ProcessMemory> process_;
+};
+
+TEST_F(Decode, AccessMethodsPlaceTheBuffers) {
+  // Zero-copy (the default) and copy: session memory, translated; the bytes count as host bytes.
+  tandem_packet_t p = accumulate(addr(data), 16);
+  for (uint32_t method : {TANDEM_ACCESS_ZERO_COPY, TANDEM_ACCESS_COPY}) {
+    p.flags = TANDEM_FLAG_ACCESS(method);
+    Decoded d = run(p);
+    ASSERT_EQ(d.kind, Decoded::Kind::dispatch) << method;
+    EXPECT_EQ(d.access.method, method);
+    EXPECT_EQ(d.access.bytes_in, 64u);
+    EXPECT_EQ(d.call.buffers[0], data);
+  }
+  // Scatter-gather reaches any memory of the client: in place in the embedded runtime, page by page.
+  std::vector<int32_t> anywhere(3000, 1);
+  p = accumulate(addr(anywhere.data()), anywhere.size());
+  p.flags = TANDEM_FLAG_ACCESS(TANDEM_ACCESS_SCATTER_GATHER);
+  IdentityAddressSpace embedded;
+  Decoded sg;
+  decode_packet(p, embedded, local, 3, 4, sg);
+  ASSERT_EQ(sg.kind, Decoded::Kind::dispatch);
+  EXPECT_EQ(sg.call.buffers[0], anywhere.data()) << "no process boundary: the device reads the pages in place";
+  EXPECT_EQ(sg.access.pages, ProcessMemory::pages(addr(anywhere.data()), 12000));
+  EXPECT_GE(sg.access.pages, 3u);
+  EXPECT_EQ(sg.remote_count, 0u);
+  // ... and from the client's process under tandemd: recorded for the mover, not translated.
+  RemoteRegion remote(space);
+  Decoded r;
+  decode_packet(p, remote, local, 3, 4, r);
+  ASSERT_EQ(r.kind, Decoded::Kind::dispatch);
+  ASSERT_EQ(r.remote_count, 1u);
+  EXPECT_EQ(r.remote[0].address, addr(anywhere.data()));
+  EXPECT_EQ(r.remote[0].bytes, 12000u);
+  EXPECT_FALSE(r.remote[0].write);
+  EXPECT_EQ(r.call.buffers[0], nullptr);
+  // Zero-copy of memory outside the session: a fault, as before.
+  p.flags = TANDEM_FLAG_ACCESS(TANDEM_ACCESS_ZERO_COPY);
+  expect_reject(p, Status::translation_fault);
+  // A scatter-gather range that is no user-space address at all.
+  p = accumulate(uint64_t{1} << 50, 16);
+  p.flags = TANDEM_FLAG_ACCESS(TANDEM_ACCESS_SCATTER_GATHER);
+  expect_reject(p, Status::translation_fault);
+  // Unknown methods are invalid packets.
+  for (uint32_t method = TANDEM_ACCESS_COUNT_; method < 8; ++method) {
+    p = accumulate(addr(data), 16);
+    p.flags = TANDEM_FLAG_ACCESS(method);
+    expect_reject(p, Status::invalid_packet);
+  }
+}
+
+TEST_F(Decode, DeviceAddressesTranslateOnlyForTheirOwner) {
+  const uint64_t mine = local_memory.alloc(3, 4096).value();
+  const uint64_t theirs = local_memory.alloc(9, 4096).value();
+  tandem_packet_t p = accumulate(mine + 64, 16);
+  p.flags = TANDEM_FLAG_ACCESS(TANDEM_ACCESS_DEVICE_LOCAL);
+  Decoded d = run(p);
+  ASSERT_EQ(d.kind, Decoded::Kind::dispatch);
+  EXPECT_EQ(d.call.buffers[0], static_cast<char*>(local_memory.translate(3, mine, 4096)) + 64);
+  EXPECT_EQ(d.access.local_bytes, 64u);
+  EXPECT_EQ(d.access.host_bytes(), 0u);
+  expect_reject(accumulate(theirs, 16), Status::translation_fault);        // another session's buffer
+  expect_reject(accumulate(mine + 4096 - 32, 16), Status::translation_fault);  // runs past the buffer's end
+  expect_reject(accumulate(TANDEM_DEVICE_ADDRESS(4000, 0), 16), Status::translation_fault);  // no such buffer
+  // A job that names its buffers device-local but gives a host address.
+  p = accumulate(addr(data), 16);
+  p.flags = TANDEM_FLAG_ACCESS(TANDEM_ACCESS_DEVICE_LOCAL);
+  expect_reject(p, Status::access_unsupported);
+  // A runtime without device-local memory: a device address names nothing.
+  Decoded none;
+  decode_packet(accumulate(mine, 16), space, nullptr, 3, 4, none);
+  EXPECT_EQ(none.status, Status::translation_fault);
+  // Freed: it no longer translates.
+  ASSERT_EQ(local_memory.free(3, mine), Status::ok);
+  expect_reject(accumulate(mine, 16), Status::translation_fault);
+  EXPECT_EQ(local_memory.free(3, theirs), Status::invalid_argument) << "not the owner";
+}
 
 TEST_F(Decode, ValidDispatchBecomesAJobWithTranslatedBuffers) {
   Decoded d = run(accumulate(addr(data), 16));

@@ -17,7 +17,32 @@ TEST(Funcs, CatalogNamesAndIds) {
   EXPECT_EQ(find_function("work15")->id, TANDEM_FN_WORK_BASE + 15);
   EXPECT_EQ(find_function(uint16_t{200}), nullptr);
   EXPECT_EQ(find_function("nothing"), nullptr);
-  EXPECT_EQ(all_functions().size(), 7u + TANDEM_WORK_FUNCTIONS);
+  EXPECT_EQ(all_functions().size(), 8u + TANDEM_WORK_FUNCTIONS);
+  EXPECT_EQ(find_function("copy")->id, TANDEM_FN_COPY);
+}
+
+// The copy engines' function: a transfer that splits at any byte, each part moving its own bytes.
+TEST(Funcs, CopyMovesItsBytesAndSplitsAnywhere) {
+  std::vector<uint8_t> src(1000), dst(1000, 0);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint8_t>(i * 7);
+  const FunctionInfo* fn = find_function(TANDEM_FN_COPY);
+  const uint64_t args[3] = {reinterpret_cast<uintptr_t>(dst.data()), reinterpret_cast<uintptr_t>(src.data()), 1000};
+  Call call;
+  BufferList buffers;
+  ASSERT_EQ(describe_call(*fn, args, call, buffers), Status::ok);
+  ASSERT_EQ(buffers.count, 2u);
+  EXPECT_TRUE(buffers.items[0].write) << "the destination first";
+  EXPECT_FALSE(buffers.items[1].write);
+  EXPECT_EQ(call.workload, 1000u);
+  call.buffers[0] = dst.data();
+  call.buffers[1] = src.data();
+  Call a, b;
+  fn->slice(call, 0, 333, a);
+  fn->slice(call, 333, 1000, b);
+  EXPECT_EQ(fn->run_sw(a, 0, a.workload) + fn->run_accel(b, 0, b.workload), 1000);
+  EXPECT_EQ(dst, src);
+  const uint64_t too_much[3] = {1, 2, uint64_t{1} << 41};
+  EXPECT_EQ(describe_call(*fn, too_much, call, buffers), Status::invalid_argument);
 }
 
 TEST(Funcs, AccumulateSplitsAndCombinesToTheWholeSum) {

@@ -1,5 +1,7 @@
 #include "devices/emu/emu_device.hpp"
 
+#include <cmath>
+
 #include "devices/rtl/rtl_catalog.hpp"
 #include "funcs/throughput.hpp"
 
@@ -28,14 +30,43 @@ std::array<model::AccelModel, TANDEM_FN_MAX> emu_models(const config::Config& co
   return models;
 }
 
-EmuDevice::EmuDevice(uint32_t slots, const std::array<model::AccelModel, TANDEM_FN_MAX>& models)
+DeviceMemoryInfo emu_memory(const config::EmuSettings& e) {
+  DeviceMemoryInfo m;
+  m.local_bytes = e.local_bytes;
+  m.copy_engines = e.local_bytes > 0 ? e.copy_engines : 0;
+  m.copy_engine_bps = e.copy_engine_bps;
+  m.copy_engine_setup_s = e.copy_engine_setup_s;
+  m.reaches_host_memory = true;
+  m.transfer.link_bps = e.link_bps;
+  m.transfer.dma_setup_s = e.dma_setup_s;
+  m.transfer.sg_bps = e.sg_bps;
+  m.transfer.sg_setup_s = e.sg_setup_s;
+  m.transfer.sg_page_s = e.sg_page_s;
+  m.transfer.local_bps = e.local_bps;
+  return m;
+}
+
+// The modelled time of a job: D_a, then its data streaming through the accelerator (the transfer of the
+// job's access method) overlapped with the computation W / X_a.
+int64_t job_ns(const model::AccelModel& m, const TransferModel& transfer, const DeviceJob& job) {
+  if (job.access.host_bytes() == 0 && job.access.local_bytes == 0) return m.job_ns(job.call.workload);
+  double compute = 0;
+  if (job.call.workload > 0) compute = m.throughput > 0 ? static_cast<double>(job.call.workload) / m.throughput : INFINITY;
+  const double ns = std::ceil((m.latency_s + transfer.job_s(job.access, compute)) * 1e9);
+  return ns < 9.2e18 ? static_cast<int64_t>(ns) : INT64_MAX;
+}
+
+EmuDevice::EmuDevice(uint32_t slots, const std::array<model::AccelModel, TANDEM_FN_MAX>& models,
+                     const DeviceMemoryInfo& memory)
     : loaded_(slots, UINT16_MAX), held_(slots) {
+  info_.memory = memory;
   info_.kind = "emu";
   info_.name = "emu";
   info_.description = "emulated fabric: modelled timing, reference results";
   info_.slots = slots;
   info_.models = models;
   for (const funcs::FunctionInfo* fn : funcs::all_functions()) info_.loadable.set(fn->id);
+  info_.loadable.reset(TANDEM_FN_COPY);  // transfers run on the copy engines, not in accelerator slots
 }
 
 void EmuDevice::configure(uint32_t slot, uint16_t function) {
@@ -54,7 +85,7 @@ void EmuDevice::submit(uint32_t slot, const DeviceJob& job) {
     return;
   }
   c.value = fn->run_accel(job.call, 0, job.call.workload);
-  c.device_ns = info_.models[job.call.function].job_ns(job.call.workload);
+  c.device_ns = job_ns(info_.models[job.call.function], info_.memory.transfer, job);
   // Saturating: an unbounded configuration (max_job_ms = 0) may model a job beyond int64 time.
   c.not_before = c.device_ns > INT64_MAX - job.start_ns ? INT64_MAX : job.start_ns + c.device_ns;
   held_.hold(c, job.start_ns);

@@ -22,9 +22,17 @@ namespace tandem::devices {
 std::array<model::AccelModel, TANDEM_FN_MAX> emu_models(const config::Config& config,
                                                         const std::function<double(uint16_t)>& cpu_rate = {});
 
+// The emulated fabric's memory and transfer costs from [device.emu].
+DeviceMemoryInfo emu_memory(const config::EmuSettings& settings);
+
+// The emulated fabric's time for `job`: D_a plus its data's transfer overlapped with W / X_a
+// (TransferModel::job_s), or the model alone when the job moves no data.
+int64_t job_ns(const model::AccelModel& m, const TransferModel& transfer, const DeviceJob& job);
+
 class EmuDevice final : public Device {
  public:
-  EmuDevice(uint32_t slots, const std::array<model::AccelModel, TANDEM_FN_MAX>& models);
+  EmuDevice(uint32_t slots, const std::array<model::AccelModel, TANDEM_FN_MAX>& models,
+            const DeviceMemoryInfo& memory = {});
 
   const DeviceInfo& info() const override { return info_; }
   void configure(uint32_t slot, uint16_t function) override;

@@ -1,9 +1,5 @@
 #include "devices/rtl/rtl_device.hpp"
 
-#include <pthread.h>
-#include <sys/resource.h>
-#include <unistd.h>
-
 #include <cstdio>
 #include <string>
 
@@ -22,10 +18,10 @@ RtlFabricOptions fabric_options(const config::RtlSettings& r, RtlFabricOptions o
 }  // namespace
 
 RtlDevice::RtlDevice(const config::Config& config, const RtlFabricOptions& fabric)
-    : worker_nice_(config.device.rtl.worker_nice),
-      fabric_(config.device.rtl.slots, fabric_options(config.device.rtl, fabric)),
-      held_(config.device.rtl.slots),
-      health_(config.device.rtl.slots) {
+    : fabric_(config.device.rtl.slots, fabric_options(config.device.rtl, fabric)),
+      completions_(config.device.rtl.slots),
+      health_(config.device.rtl.slots),
+      workers_(config.device.rtl.slots, "tandem-rtl", config.device.rtl.worker_nice) {
   const config::RtlSettings& r = config.device.rtl;
   info_.kind = "rtl";
   info_.name = "rtl";
@@ -37,104 +33,51 @@ RtlDevice::RtlDevice(const config::Config& config, const RtlFabricOptions& fabri
   info_.slots = r.slots;
   info_.models = rtl_models(config);
   for (const RtlCatalogEntry& e : rtl_catalog()) info_.loadable.set(e.function);
-  workers_.resize(r.slots);
-  arrived_.reserve(r.slots);
 }
 
-RtlDevice::~RtlDevice() {
-  for (auto& w : workers_) {
-    if (!w) continue;
-    {
-      std::lock_guard lock(w->mutex);
-      w->stop = true;
-    }
-    w->wake.notify_one();
-    w->thread.join();
-  }
-}
-
-void RtlDevice::post(uint32_t slot, Task task) {
-  if (slot >= workers_.size()) {
-    if (!task.configure) {  // no such slot: the job still completes, with a status
-      DeviceCompletion c;
-      c.token = task.job.token;
-      c.slot = slot;
-      c.status = Status::device_error;
-      inbox_.push(c);
-    }
-    return;
-  }
-  std::unique_ptr<Worker>& w = workers_[slot];
-  if (!w) {
-    w = std::make_unique<Worker>();
-    Worker& ref = *w;
-    w->thread = std::thread([this, slot, &ref] { work(slot, ref); });
-  }
-  {
-    std::lock_guard lock(w->mutex);
-    w->tasks.push_back(std::move(task));
-  }
-  w->wake.notify_one();
-}
+RtlDevice::~RtlDevice() = default;
 
 void RtlDevice::configure(uint32_t slot, uint16_t function) {
-  Task t;
-  t.configure = true;
-  t.function = function;
-  post(slot, std::move(t));
+  if (slot >= workers_.slots()) return;
+  workers_.post(slot, [this, slot, function] {
+    fabric_.configure(slot, function);
+    if (fabric_.loaded(slot) != function) note_error(slot);
+  });
 }
 
 void RtlDevice::submit(uint32_t slot, const DeviceJob& job) {
-  Task t;
-  t.job.token = job.token;
-  t.job.start_ns = job.start_ns;
-  t.job.call.copy_from(job.call);
-  post(slot, std::move(t));
-}
-
-void RtlDevice::work(uint32_t slot, Worker& w) {
-  // Below the dispatcher and the applications: a simulation may use what CPU is left.
-  if (worker_nice_ > 0) (void)setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), worker_nice_);
-  const std::string name = "tandem-rtl-" + std::to_string(slot);
-  pthread_setname_np(pthread_self(), name.c_str());
-  for (;;) {
-    Task task;
-    {
-      std::unique_lock lock(w.mutex);
-      w.wake.wait(lock, [&] { return w.stop || !w.tasks.empty(); });
-      if (w.stop) return;
-      task = std::move(w.tasks.front());
-      w.tasks.pop_front();
-    }
-    if (task.configure) {
-      fabric_.configure(slot, task.function);
-      if (fabric_.loaded(slot) != task.function) {
-        std::lock_guard lock(health_mutex_);
-        health_[slot].last_error = fabric_.last_error(slot);
-      }
-      continue;
-    }
-    const ExecResult r = fabric_.execute(slot, task.job.call);
+  if (slot >= workers_.slots()) {  // no such slot: the job still completes, with a status
     DeviceCompletion c;
-    c.token = task.job.token;
+    c.token = job.token;
     c.slot = slot;
-    c.status = r.status;
-    c.value = r.value;
-    c.device_ns = r.device_ns;
-    c.not_before = r.device_ns > INT64_MAX - task.job.start_ns ? INT64_MAX : task.job.start_ns + r.device_ns;
-    if (r.status != Status::ok) {
-      std::lock_guard lock(health_mutex_);
-      health_[slot].last_error = fabric_.last_error(slot);
-    }
-    inbox_.push(c);
+    c.status = Status::device_error;
+    completions_.push(c);
+    return;
   }
+  auto copy = std::make_shared<DeviceJob>();
+  copy->token = job.token;
+  copy->start_ns = job.start_ns;
+  copy->access = job.access;
+  copy->call.copy_from(job.call);
+  workers_.post(slot, [this, slot, copy] { run_job(slot, *copy); });
 }
 
-void RtlDevice::poll(int64_t now, std::vector<DeviceCompletion>& out) {
-  inbox_.take(arrived_);
-  for (const DeviceCompletion& c : arrived_) held_.hold(c, now);
-  arrived_.clear();
-  held_.release(now, out);
+void RtlDevice::run_job(uint32_t slot, const DeviceJob& job) {
+  const ExecResult r = fabric_.execute(slot, job.call);
+  DeviceCompletion c;
+  c.token = job.token;
+  c.slot = slot;
+  c.status = r.status;
+  c.value = r.value;
+  c.device_ns = r.device_ns;
+  c.not_before = r.device_ns > INT64_MAX - job.start_ns ? INT64_MAX : job.start_ns + r.device_ns;
+  if (r.status != Status::ok) note_error(slot);
+  completions_.push(c);
+}
+
+void RtlDevice::note_error(uint32_t slot) {
+  std::lock_guard lock(health_mutex_);
+  health_[slot].last_error = fabric_.last_error(slot);
 }
 
 SlotHealth RtlDevice::slot_health(uint32_t slot) const {

@@ -9,19 +9,14 @@
 // simulations do not take the CPU from the dispatcher and the applications (docs/results/mixed.md).
 #pragma once
 
-#include <array>
-#include <condition_variable>
-#include <deque>
-#include <memory>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 #include "config/config.hpp"
 #include "devices/completion_inbox.hpp"
 #include "devices/device.hpp"
-#include "devices/held_completions.hpp"
 #include "devices/rtl/rtl_fabric.hpp"
+#include "devices/slot_workers.hpp"
 
 namespace tandem::devices::rtl {
 
@@ -36,36 +31,21 @@ class RtlDevice final : public Device {
   const DeviceInfo& info() const override { return info_; }
   void configure(uint32_t slot, uint16_t function) override;
   void submit(uint32_t slot, const DeviceJob& job) override;
-  void poll(int64_t now, std::vector<DeviceCompletion>& out) override;
-  int64_t next_deadline() const override { return held_.next_deadline(); }
-  const uint32_t* wake_word() const override { return inbox_.wake_word(); }
+  void poll(int64_t now, std::vector<DeviceCompletion>& out) override { completions_.poll(now, out); }
+  int64_t next_deadline() const override { return completions_.next_deadline(); }
+  const uint32_t* wake_word() const override { return completions_.wake_word(); }
   SlotHealth slot_health(uint32_t slot) const override;
 
  private:
-  struct Task {
-    bool configure = false;
-    uint16_t function = 0;  // configure
-    DeviceJob job;          // run
-  };
-  struct Worker {
-    std::mutex mutex;
-    std::condition_variable wake;
-    std::deque<Task> tasks;
-    bool stop = false;
-    std::thread thread;
-  };
-  void post(uint32_t slot, Task task);
-  void work(uint32_t slot, Worker& w);
+  void run_job(uint32_t slot, const DeviceJob& job);
+  void note_error(uint32_t slot);
 
   DeviceInfo info_;
-  int worker_nice_ = 0;
   RtlFabric fabric_;  // slot s is touched only by worker s
-  std::vector<std::unique_ptr<Worker>> workers_;
-  CompletionInbox inbox_;
-  HeldCompletions held_;  // dispatcher thread only
-  std::vector<DeviceCompletion> arrived_;
+  ThreadedCompletions completions_;
   mutable std::mutex health_mutex_;
   std::vector<SlotHealth> health_;
+  SlotWorkers workers_;  // last: its threads stop before the members they use go away
 };
 
 }  // namespace tandem::devices::rtl

@@ -1,0 +1,57 @@
+#include "devices/copy_engines.hpp"
+
+#include <memory>
+
+#include "funcs/function.hpp"
+
+namespace tandem::devices {
+
+CopyEngines::CopyEngines(const std::string& owner, const DeviceMemoryInfo& memory)
+    : completions_(memory.copy_engines), workers_(memory.copy_engines, "tandem-copy", 0) {
+  info_.kind = "copy";
+  info_.name = owner + ".copy";
+  info_.description = "copy engines of " + owner + "'s local memory";
+  info_.slots = memory.copy_engines;
+  info_.loadable.set(TANDEM_FN_COPY);
+  info_.models[TANDEM_FN_COPY] = model::AccelModel{memory.copy_engine_bps, memory.copy_engine_setup_s, 0, 0};
+  info_.memory.reaches_host_memory = true;
+}
+
+void CopyEngines::submit(uint32_t slot, const DeviceJob& job) {
+  auto copy = std::make_shared<DeviceJob>();
+  copy->token = job.token;
+  copy->start_ns = job.start_ns;
+  copy->access = job.access;
+  copy->call.copy_from(job.call);
+  const model::AccelModel model = info_.models[TANDEM_FN_COPY];
+  if (slot >= workers_.slots() || job.call.function != TANDEM_FN_COPY) {
+    DeviceCompletion c;
+    c.token = job.token;
+    c.slot = slot;
+    c.status = Status::device_error;
+    completions_.push(c);
+    return;
+  }
+  workers_.post(slot, [this, slot, copy, model] {
+    const funcs::Call& call = copy->call;
+    const uint64_t bytes = call.workload;
+    if (bytes > 0) funcs::find_function(TANDEM_FN_COPY)->run_accel(call, 0, bytes);
+    const bool dst_local = (call.args[0] & TANDEM_DEVICE_ADDRESS_BIT) != 0;
+    const bool src_local = (call.args[1] & TANDEM_DEVICE_ADDRESS_BIT) != 0;
+    (dst_local && src_local ? on_device_ : dst_local ? to_device_ : from_device_).fetch_add(bytes);
+    transfers_.fetch_add(1);
+    DeviceCompletion c;
+    c.token = copy->token;
+    c.slot = slot;
+    c.value = static_cast<int64_t>(bytes);
+    c.device_ns = model.job_ns(bytes);
+    c.not_before = c.device_ns > INT64_MAX - copy->start_ns ? INT64_MAX : copy->start_ns + c.device_ns;
+    completions_.push(c);
+  });
+}
+
+CopyStats CopyEngines::stats() const {
+  return CopyStats{transfers_.load(), to_device_.load(), from_device_.load(), on_device_.load()};
+}
+
+}  // namespace tandem::devices

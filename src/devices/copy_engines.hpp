@@ -1,0 +1,45 @@
+// The copy engines of a device with local memory (seed 001's shared CDMA): a small device of its own
+// whose slots hold only the `copy` function, so that transfers queue in the engine like any job when
+// every engine is busy, and are shared by all the accelerator slots. A transfer moves real bytes
+// (on the engine's own thread) and takes set-up + bytes / bandwidth.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "devices/completion_inbox.hpp"
+#include "devices/device.hpp"
+#include "devices/slot_workers.hpp"
+
+namespace tandem::devices {
+
+struct CopyStats {
+  uint64_t transfers = 0;
+  uint64_t bytes_to_device = 0;    // host -> local memory
+  uint64_t bytes_from_device = 0;  // local memory -> host
+  uint64_t bytes_on_device = 0;    // local -> local
+};
+
+class CopyEngines final : public Device {
+ public:
+  // `owner`: the device whose local memory these engines fill; `memory`: its figures.
+  CopyEngines(const std::string& owner, const DeviceMemoryInfo& memory);
+
+  const DeviceInfo& info() const override { return info_; }
+  void configure(uint32_t, uint16_t) override {}
+  void submit(uint32_t slot, const DeviceJob& job) override;
+  void poll(int64_t now, std::vector<DeviceCompletion>& out) override { completions_.poll(now, out); }
+  int64_t next_deadline() const override { return completions_.next_deadline(); }
+  const uint32_t* wake_word() const override { return completions_.wake_word(); }
+
+  CopyStats stats() const;  // any thread
+
+ private:
+  DeviceInfo info_;
+  ThreadedCompletions completions_;
+  std::atomic<uint64_t> transfers_{0}, to_device_{0}, from_device_{0}, on_device_{0};
+  SlotWorkers workers_;  // last: its threads stop first
+};
+
+}  // namespace tandem::devices

@@ -1,0 +1,356 @@
+#include "devices/cuda/cuda_context.hpp"
+
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+#include <atomic>
+#include <cstring>
+#include <thread>
+
+#include "base/clock.hpp"
+#include "devices/selector.hpp"
+
+namespace tandem::devices::cuda {
+
+namespace {
+
+std::string cuda_message(std::string_view what, cudaError_t error) {
+  return fmt::format("{}: {} ({})", what, cudaGetErrorString(error), cudaGetErrorName(error));
+}
+
+Status status_from_cuda(cudaError_t error) {
+  switch (error) {
+    case cudaSuccess: return Status::ok;
+    case cudaErrorMemoryAllocation: return Status::no_memory;
+    default: return Status::device_error;
+  }
+}
+
+// Waits for the resident block or a stream with a bound: the device may be hung.
+bool wait_stream(cudaStream_t stream, int64_t timeout_ns) {
+  const int64_t deadline = now_ns() + timeout_ns;
+  while (cudaStreamQuery(stream) == cudaErrorNotReady) {
+    if (now_ns() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string_view access_name(CudaAccess access) { return access == CudaAccess::copy ? "copy" : "zero_copy"; }
+std::string_view mode_name(CudaMode mode) { return mode == CudaMode::launch ? "launch" : "persistent"; }
+
+std::string cuda_unavailable_reason() {
+  int count = 0;
+  const cudaError_t error = cudaGetDeviceCount(&count);
+  if (error != cudaSuccess) {
+    (void)cudaGetLastError();
+    return cuda_message("cudaGetDeviceCount", error);
+  }
+  return count > 0 ? std::string() : "cudaGetDeviceCount: no CUDA device";
+}
+
+Result<std::vector<CudaDeviceInfo>> discover_cuda_devices() {
+  int count = 0;
+  const cudaError_t error = cudaGetDeviceCount(&count);
+  if (error != cudaSuccess) {
+    (void)cudaGetLastError();
+    return Result<std::vector<CudaDeviceInfo>>(Status::device_error, "cuda: no device (" + cuda_message("cudaGetDeviceCount", error) + ")");
+  }
+  if (count == 0) return Result<std::vector<CudaDeviceInfo>>(Status::device_error, "cuda: no device (cudaGetDeviceCount: 0)");
+  std::vector<CudaDeviceInfo> devices;
+  int driver = 0, runtime = 0;
+  (void)cudaDriverGetVersion(&driver);
+  (void)cudaRuntimeGetVersion(&runtime);
+  for (int i = 0; i < count; ++i) {
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) continue;
+    CudaDeviceInfo d;
+    d.index = i;
+    d.name = prop.name;
+    d.major = prop.major;
+    d.minor = prop.minor;
+    d.multiprocessors = prop.multiProcessorCount;
+    d.global_mem_bytes = prop.totalGlobalMem;
+    d.can_map_host_memory = prop.canMapHostMemory != 0;
+    d.pageable_memory_access = prop.pageableMemoryAccess != 0;
+    d.driver_version = driver;
+    d.runtime_version = runtime;
+    devices.push_back(std::move(d));
+  }
+  return devices;
+}
+
+std::string describe_cuda_device(const CudaDeviceInfo& d) {
+  return fmt::format("{} [sm_{}{}, {} multiprocessors, {:.1f} GiB, {}{}, driver {}, runtime {}]", d.name, d.major, d.minor,
+                     d.multiprocessors, static_cast<double>(d.global_mem_bytes) / (1u << 30),
+                     d.can_map_host_memory ? "maps host memory" : "cannot map host memory",
+                     d.pageable_memory_access ? ", pageable memory access" : "", d.driver_version, d.runtime_version);
+}
+
+Result<CudaDeviceInfo> select_cuda_device(const std::vector<CudaDeviceInfo>& devices, std::string_view selector) {
+  for (const CudaDeviceInfo& d : devices) {
+    if (selector_matches(selector, static_cast<uint32_t>(d.index), d.name)) return d;
+  }
+  std::string found;
+  for (const CudaDeviceInfo& d : devices) found += fmt::format("\n  device {}: {}", d.index, describe_cuda_device(d));
+  return Result<CudaDeviceInfo>(Status::device_error,
+                                fmt::format("cuda: no device matches \"{}\"; found:{}", selector, found.empty() ? " none" : found));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// CudaContext
+
+CudaContext::CudaContext(const CudaOptions& options) {
+  auto devices = discover_cuda_devices();
+  device_ = select_cuda_device(devices.expect(), options.device).expect();
+  if (Status s = make_current(); s != Status::ok) throw Error(s, "cuda: cannot use device " + device_.name);
+  reduction_groups_ = options.reduction_groups != 0 ? options.reduction_groups
+                                                    : static_cast<uint32_t>(std::max(device_.multiprocessors, 1) * 4);
+}
+
+Status CudaContext::make_current() const { return cudaSetDevice(device_.index) == cudaSuccess ? Status::ok : Status::device_error; }
+
+// ---------------------------------------------------------------------------------------------------
+// CudaSlot
+
+CudaSlot::CudaSlot(CudaContext& context, uint32_t index, CudaMode mode) : context_(context), index_(index), mode_(mode) {
+  if (context.make_current() != Status::ok) throw Error(Status::device_error, "cuda: cannot make the device current");
+  cudaError_t e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
+  if (e == cudaSuccess) e = cudaEventCreateWithFlags(&done_, cudaEventDisableTiming);
+  if (e != cudaSuccess) throw Error(status_from_cuda(e), cuda_message(fmt::format("cuda slot {}: stream", index), e));
+  if (mode == CudaMode::persistent) {
+    void* ring = nullptr;
+    e = cudaHostAlloc(&ring, sizeof(CudaRing), cudaHostAllocMapped);
+    if (e == cudaSuccess) {
+      ring_ = new (ring) CudaRing();
+      e = cudaHostGetDevicePointer(reinterpret_cast<void**>(&ring_device_), ring, 0);
+    }
+    if (e == cudaSuccess) e = launch_persistent(ring_device_, stream_);
+    if (e != cudaSuccess) {
+      const std::string message = cuda_message(fmt::format("cuda slot {}: persistent block", index), e);
+      if (ring_ != nullptr) (void)cudaFreeHost(ring_);
+      ring_ = nullptr;
+      (void)cudaEventDestroy(done_);
+      (void)cudaStreamDestroy(stream_);
+      throw Error(status_from_cuda(e), message);
+    }
+  }
+}
+
+void CudaSlot::stop_persistent() {
+  if (ring_ == nullptr) return;
+  std::atomic_ref<uint32_t>(ring_->stop).store(1, std::memory_order_release);
+  if (!wait_stream(stream_, 2'000'000'000)) {
+    last_error_ = fmt::format("cuda slot {}: the persistent block did not stop", index_);
+  }
+}
+
+CudaSlot::~CudaSlot() {
+  (void)context_.make_current();
+  if (in_flight_ && mode_ == CudaMode::launch) (void)wait_stream(stream_, 2'000'000'000);
+  stop_persistent();
+  release_registrations();
+  for (void* p : device_buffers_) (void)cudaFree(p);
+  for (void* p : pinned_buffers_) (void)cudaFreeHost(p);
+  if (partials_ != nullptr) (void)cudaFreeHost(partials_);
+  if (ring_ != nullptr) (void)cudaFreeHost(ring_);
+  (void)cudaEventDestroy(done_);
+  (void)cudaStreamDestroy(stream_);
+}
+
+Status CudaSlot::fail(Status status, std::string message) {
+  last_error_ = fmt::format("cuda slot {}: {}", index_, message);
+  release_registrations();
+  in_flight_ = false;
+  return status;
+}
+
+Status CudaSlot::check(int error, const char* what) {
+  const auto e = static_cast<cudaError_t>(error);
+  if (e == cudaSuccess) return Status::ok;
+  (void)cudaGetLastError();
+  return fail(status_from_cuda(e), cuda_message(what, e));
+}
+
+Status CudaSlot::ensure(std::array<void*, 3>& buffers, std::array<uint64_t, 3>& sizes, uint32_t role, uint64_t bytes, bool pinned) {
+  if (buffers[role] != nullptr && sizes[role] >= bytes) return Status::ok;
+  const uint64_t size = std::max(bytes, sizes[role] + sizes[role] / 2);
+  if (pinned) {
+    (void)cudaFreeHost(buffers[role]);
+  } else {
+    (void)cudaFree(buffers[role]);
+  }
+  buffers[role] = nullptr;
+  sizes[role] = 0;
+  void* p = nullptr;
+  const cudaError_t e = pinned ? cudaHostAlloc(&p, size, cudaHostAllocMapped) : cudaMalloc(&p, size);
+  if (e != cudaSuccess) return check(e, pinned ? "cudaHostAlloc (staging)" : "cudaMalloc (device buffer)");
+  buffers[role] = p;
+  sizes[role] = size;
+  return Status::ok;
+}
+
+Status CudaSlot::device_pointer(uint32_t role, const KernelBuffer& b, void* host, CudaAccess access, void*& out) {
+  if (host == nullptr) return fail(Status::invalid_argument, fmt::format("buffer {} has no address", b.slot));
+  if (access == CudaAccess::zero_copy) {
+    if (context_.device().pageable_memory_access) {
+      out = host;
+      return Status::ok;
+    }
+    cudaError_t e = cudaHostRegister(host, b.bytes, cudaHostRegisterMapped);
+    if (e == cudaSuccess) {
+      registered_[role] = host;
+    } else if (e == cudaErrorHostMemoryAlreadyRegistered) {
+      (void)cudaGetLastError();  // pinned already (by its owner, or an earlier buffer of this job sharing a page)
+    } else {
+      return check(e, "cudaHostRegister");
+    }
+    return check(cudaHostGetDevicePointer(&out, host, 0), "cudaHostGetDevicePointer");
+  }
+  if (mode_ == CudaMode::persistent) {
+    if (Status s = ensure(pinned_buffers_, pinned_sizes_, role, b.bytes, true); s != Status::ok) return s;
+    if (b.read) std::memcpy(pinned_buffers_[role], host, b.bytes);
+    return check(cudaHostGetDevicePointer(&out, pinned_buffers_[role], 0), "cudaHostGetDevicePointer (staging)");
+  }
+  if (Status s = ensure(device_buffers_, device_sizes_, role, b.bytes, false); s != Status::ok) return s;
+  out = device_buffers_[role];
+  if (b.read) return check(cudaMemcpyAsync(out, host, b.bytes, cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync in");
+  return Status::ok;
+}
+
+void CudaSlot::release_registrations() {
+  for (void*& p : registered_) {
+    if (p != nullptr) (void)cudaHostUnregister(p);
+    p = nullptr;
+  }
+}
+
+Status CudaSlot::enqueue(const funcs::Call& call, const KernelJob& job, CudaAccess access) {
+  if (in_flight_) return fail(Status::device_error, "a job is already in flight on this slot");
+  last_error_.clear();
+  job_ = job;
+  call_.copy_from(call);
+  access_ = access;
+  params_ = CudaJobParams{};
+  if (!job.launch) {
+    in_flight_ = true;
+    return Status::ok;
+  }
+  if (Status s = context_.make_current(); s != Status::ok) return fail(s, "cannot make the device current");
+  shape_job(job, context_.reduction_groups(), params_);
+  const uint32_t words = partial_words(job.kernel, params_.groups);
+  if (words > partial_capacity_) {
+    if (partials_ != nullptr) (void)cudaFreeHost(partials_);
+    partials_ = nullptr;
+    partial_capacity_ = 0;
+    void* p = nullptr;
+    if (Status s = check(cudaHostAlloc(&p, words * sizeof(int64_t), cudaHostAllocMapped), "cudaHostAlloc (partials)"); s != Status::ok) {
+      return s;
+    }
+    partials_ = static_cast<int64_t*>(p);
+    partial_capacity_ = words;
+  }
+  if (words > 0) {
+    void* device_partials = nullptr;
+    if (Status s = check(cudaHostGetDevicePointer(&device_partials, partials_, 0), "cudaHostGetDevicePointer (partials)");
+        s != Status::ok) {
+      return s;
+    }
+    params_.partials = static_cast<int64_t*>(device_partials);
+  }
+  // Inputs take in0 then in1 in the kernels' order; the written buffer is out.
+  const void** next_input = &params_.in0;
+  for (uint32_t i = 0; i < job.buffer_count; ++i) {
+    void* p = nullptr;
+    if (Status s = device_pointer(i, job.buffers[i], call.buffers[job.buffers[i].slot], access, p); s != Status::ok) return s;
+    if (job.buffers[i].write) {
+      params_.out = p;
+    } else {
+      *next_input = p;
+      next_input = &params_.in1;
+    }
+  }
+  if (mode_ == CudaMode::persistent) {
+    ring_->entries[posted_ % kRingDepth] = params_;
+    ++posted_;
+    std::atomic_ref<uint64_t>(ring_->head).store(posted_, std::memory_order_release);  // publishes the entry
+    in_flight_ = true;
+    return Status::ok;
+  }
+  if (Status s = check(launch_job(params_, stream_), "kernel launch"); s != Status::ok) return s;
+  if (access == CudaAccess::copy) {
+    for (uint32_t i = 0; i < job.buffer_count; ++i) {
+      const KernelBuffer& b = job.buffers[i];
+      if (!b.write) continue;
+      if (Status s = check(cudaMemcpyAsync(call.buffers[b.slot], device_buffers_[i], b.bytes, cudaMemcpyDeviceToHost, stream_),
+                           "cudaMemcpyAsync out");
+          s != Status::ok) {
+        return s;
+      }
+    }
+  }
+  if (Status s = check(cudaEventRecord(done_, stream_), "cudaEventRecord"); s != Status::ok) return s;
+  in_flight_ = true;
+  return Status::ok;
+}
+
+Status CudaSlot::query(bool& finished) {
+  finished = false;
+  if (!in_flight_) return fail(Status::device_error, "no job in flight");
+  if (!job_.launch) {
+    finished = true;
+    return Status::ok;
+  }
+  if (mode_ == CudaMode::persistent) {
+    if (std::atomic_ref<uint64_t>(ring_->done).load(std::memory_order_acquire) >= posted_) {
+      finished = true;
+      return Status::ok;
+    }
+    const cudaError_t e = cudaStreamQuery(stream_);  // the resident block must still be running
+    if (e == cudaErrorNotReady) return Status::ok;
+    return check(e == cudaSuccess ? cudaErrorLaunchFailure : e, "the persistent block ended");
+  }
+  const cudaError_t e = cudaEventQuery(done_);
+  if (e == cudaErrorNotReady) return Status::ok;
+  if (Status s = check(e, "job"); s != Status::ok) return s;
+  finished = true;
+  return Status::ok;
+}
+
+int64_t CudaSlot::finish() {
+  in_flight_ = false;
+  if (mode_ == CudaMode::persistent && access_ == CudaAccess::copy) {
+    for (uint32_t i = 0; i < job_.buffer_count; ++i) {
+      const KernelBuffer& b = job_.buffers[i];
+      if (b.write) std::memcpy(call_.buffers[b.slot], pinned_buffers_[i], b.bytes);
+    }
+  }
+  release_registrations();
+  if (job_.launch && params_.groups > 0) return reduce_partials(job_.kernel, partials_, params_.groups);
+  return job_.value;
+}
+
+Result<int64_t> CudaSlot::run(const funcs::Call& call, CudaAccess access, int64_t timeout_ns) {
+  KernelJob job;
+  if (Status s = plan_kernel_job(call, job); s != Status::ok) {
+    return Result<int64_t>(s, fmt::format("cuda: function {} has no kernel", call.function));
+  }
+  if (Status s = enqueue(call, job, access); s != Status::ok) return Result<int64_t>(s, last_error_);
+  const int64_t deadline = now_ns() + timeout_ns;
+  for (;;) {
+    bool finished = false;
+    if (Status s = query(finished); s != Status::ok) return Result<int64_t>(s, last_error_);
+    if (finished) return finish();
+    if (now_ns() > deadline) return Result<int64_t>(Status::timeout, fmt::format("cuda slot {}: job timed out", index_));
+  }
+}
+
+Status CudaSlot::raw_empty_launch() {
+  if (mode_ != CudaMode::launch) return fail(Status::invalid_argument, "raw launches need a launch-mode slot");
+  if (Status s = check(launch_empty(stream_), "empty kernel launch"); s != Status::ok) return s;
+  return check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+}
+
+}  // namespace tandem::devices::cuda

@@ -1,0 +1,139 @@
+// The CUDA host layer: device discovery and selection, and slots, each a CUDA stream running one
+// catalog job at a time. Two ways to start a job:
+//   launch      one kernel launch per job (launch.hpp's job kernels) on the slot's stream;
+//   persistent  a resident block per slot polls a ring in mapped pinned memory (launch.hpp): the
+//               host posts a job with two stores and the block starts it without a launch.
+// Two ways for data to reach the device:
+//   copy        device-local buffers (cudaMalloc, reused and grown), cudaMemcpyAsync in and out;
+//   zero_copy   the kernel reads and writes host memory in place: directly where the device has
+//               pageable-memory access (HMM/ATS), else through cudaHostRegister'ed (pinned, mapped) pages.
+// In persistent mode the copy method stages through per-slot pinned mapped buffers (memcpy on the
+// host), since the resident block occupies the stream that copies would use.
+// Set-up (constructors) throws tandem::Error; everything a job passes through returns a Status.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "abi/status.hpp"
+#include "devices/cuda/launch.hpp"
+#include "devices/kernel_plan.hpp"
+#include "funcs/function.hpp"
+
+namespace tandem::devices::cuda {
+
+struct CudaDeviceInfo {
+  int index = 0;
+  std::string name;
+  int major = 0, minor = 0;  // compute capability
+  int multiprocessors = 0;
+  uint64_t global_mem_bytes = 0;
+  bool can_map_host_memory = false;
+  bool pageable_memory_access = false;  // kernels may use any host pointer
+  int driver_version = 0, runtime_version = 0;
+};
+
+// Every CUDA device; a failure (no driver, no device, a driver older than the runtime) is a status
+// with CUDA's message, e.g. "cuda: no device (cudaGetDeviceCount: CUDA driver version is insufficient
+// for CUDA runtime version)".
+Result<std::vector<CudaDeviceInfo>> discover_cuda_devices();
+std::string describe_cuda_device(const CudaDeviceInfo& device);
+// A decimal index or a case-insensitive part of the name ("" = the first).
+Result<CudaDeviceInfo> select_cuda_device(const std::vector<CudaDeviceInfo>& devices, std::string_view selector);
+
+enum class CudaAccess : uint8_t { copy, zero_copy };
+enum class CudaMode : uint8_t { launch, persistent };
+std::string_view access_name(CudaAccess access);
+std::string_view mode_name(CudaMode mode);
+
+struct CudaOptions {
+  std::string device;             // selector
+  uint32_t reduction_groups = 0;  // blocks of a reduction job; 0: 4 per multiprocessor
+};
+
+class CudaContext {
+ public:
+  // Selects the device and makes it current (its primary context). Throws tandem::Error.
+  explicit CudaContext(const CudaOptions& options);
+  const CudaDeviceInfo& device() const { return device_; }
+  uint32_t reduction_groups() const { return reduction_groups_; }
+  // Makes this device current on the calling thread (the runtime API's device is per thread).
+  Status make_current() const;
+
+ private:
+  CudaDeviceInfo device_;
+  uint32_t reduction_groups_ = 0;
+};
+
+class CudaSlot {
+ public:
+  // A non-blocking stream; in persistent mode also the ring and the resident block. Throws.
+  CudaSlot(CudaContext& context, uint32_t index, CudaMode mode);
+  ~CudaSlot();
+  CudaSlot(const CudaSlot&) = delete;
+  CudaSlot& operator=(const CudaSlot&) = delete;
+
+  CudaMode mode() const { return mode_; }
+  cudaStream_t stream() const { return stream_; }
+  uint32_t index() const { return index_; }
+
+  // Starts `job` (planned from `call`) and returns at once.
+  Status enqueue(const funcs::Call& call, const KernelJob& job, CudaAccess access);
+  // Never blocks: ok with *finished set once the job is done, or the failure (device_error,
+  // no_memory) with last_error() saying what happened.
+  Status query(bool& finished);
+  // After query() said finished: copies staged results out (persistent copy), releases per-job
+  // registrations, and returns the call's value.
+  int64_t finish();
+  const std::string& last_error() const { return last_error_; }
+
+  // The whole job synchronously, waiting at most `timeout_ns` (tests, calibration, raw baselines).
+  Result<int64_t> run(const funcs::Call& call, CudaAccess access, int64_t timeout_ns = 60'000'000'000);
+
+  // Raw baselines for the benchmarks: an empty kernel launched and synchronized on this slot's
+  // stream (launch mode only), and its round trip through the ring (persistent mode only).
+  Status raw_empty_launch();
+
+ private:
+  Status fail(Status status, std::string message);
+  Status check(int error, const char* what);
+  Status device_pointer(uint32_t role, const KernelBuffer& buffer, void* host, CudaAccess access, void*& out);
+  Status ensure(std::array<void*, 3>& buffers, std::array<uint64_t, 3>& sizes, uint32_t role, uint64_t bytes, bool pinned);
+  void release_registrations();
+  void stop_persistent();
+
+  CudaContext& context_;
+  uint32_t index_;
+  CudaMode mode_;
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t done_ = nullptr;
+  // Device-local buffers (copy in launch mode) and pinned mapped staging (copy in persistent mode).
+  std::array<void*, 3> device_buffers_{};
+  std::array<uint64_t, 3> device_sizes_{};
+  std::array<void*, 3> pinned_buffers_{};
+  std::array<uint64_t, 3> pinned_sizes_{};
+  // Reduction partials in pinned mapped memory (the kernels write them in place).
+  int64_t* partials_ = nullptr;
+  uint32_t partial_capacity_ = 0;
+  // cudaHostRegister'ed ranges of the job in flight (zero-copy without pageable access).
+  std::array<void*, 3> registered_{};
+  // Persistent mode.
+  CudaRing* ring_ = nullptr;         // host address (pinned, mapped)
+  CudaRing* ring_device_ = nullptr;  // the same memory as the device addresses it
+  uint64_t posted_ = 0;              // sequence number of the job in flight + 1
+  // The job in flight.
+  KernelJob job_{};
+  CudaJobParams params_{};
+  funcs::Call call_{};
+  CudaAccess access_ = CudaAccess::copy;
+  bool in_flight_ = false;
+  std::string last_error_;
+};
+
+// The CUDA runtime's answer to "is there a usable GPU?": "" if yes, else why not (the tests print
+// it when they skip).
+std::string cuda_unavailable_reason();
+
+}  // namespace tandem::devices::cuda

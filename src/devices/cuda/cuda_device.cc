@@ -1,0 +1,163 @@
+#include "devices/cuda/cuda_device.hpp"
+
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "base/clock.hpp"
+
+namespace tandem::devices::cuda {
+
+namespace {
+CudaOptions options_from(const config::CudaSettings& s) {
+  CudaOptions o;
+  o.device = s.device;
+  o.reduction_groups = s.reduction_groups;
+  return o;
+}
+}  // namespace
+
+CudaDevice::CudaDevice(const config::CudaSettings& settings)
+    : settings_(settings),
+      mode_(settings.mode == "persistent" ? CudaMode::persistent : CudaMode::launch),
+      access_(settings.access == "zero_copy" ? CudaAccess::zero_copy : CudaAccess::copy),
+      timeout_ns_(static_cast<int64_t>(settings.job_timeout_s * 1e9)),
+      context_(options_from(settings)) {
+  info_.kind = "cuda";
+  info_.name = "cuda";
+  info_.description = fmt::format("CUDA device {}: {}, {} mode", context_.device().index,
+                                  describe_cuda_device(context_.device()), mode_name(mode_));
+  info_.slots = settings.slots;
+  for (const funcs::FunctionInfo* fn : funcs::all_functions()) {
+    KernelId id{};
+    if (kernel_for_function(fn->id, id)) info_.loadable.set(fn->id);
+    // Until `tandem calibrate --device cuda` has run on a GPU: the catalog's default speedups.
+    info_.models[fn->id].throughput = 0;
+    info_.models[fn->id].latency_s = fn->default_latency_s;
+  }
+  info_.memory.local_bytes = context_.device().global_mem_bytes;
+  info_.memory.reaches_host_memory = context_.device().can_map_host_memory;
+  for (uint32_t i = 0; i < settings.slots; ++i) {
+    auto s = std::make_unique<Slot>();
+    s->device = this;
+    s->index = i;
+    s->stream = std::make_unique<CudaSlot>(context_, i, mode_);
+    slots_.push_back(std::move(s));
+  }
+}
+
+CudaDevice::~CudaDevice() {
+  slots_.clear();  // each CudaSlot waits (bounded) for its stream and stops its resident block
+  const int64_t deadline = now_ns() + 5'000'000'000;
+  while (callbacks_pending_.load(std::memory_order_acquire) > 0 && now_ns() < deadline) {
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+}
+
+void CudaDevice::configure(uint32_t slot, uint16_t function) {
+  if (slot >= slots_.size()) return;
+  Slot& s = *slots_[slot];
+  s.loaded_valid = kernel_for_function(function, s.loaded);  // every kernel is in the binary: nothing to load
+}
+
+void CudaDevice::on_done(void* user) {
+  auto* s = static_cast<Slot*>(user);
+  CudaDevice* device = s->device;
+  DeviceCompletion c;
+  c.slot = s->index;
+  device->inbox_.push(c);  // a wake-up: poll() asks the slot's event for the outcome
+  device->callbacks_pending_.fetch_sub(1, std::memory_order_release);
+}
+
+void CudaDevice::submit(uint32_t slot, const DeviceJob& job) {
+  DeviceCompletion refused;
+  refused.token = job.token;
+  refused.slot = slot;
+  refused.status = Status::device_error;
+  if (slot >= slots_.size() || !slots_[slot]->job.health.in_service) return ready_.push_back(refused);
+  Slot& s = *slots_[slot];
+  KernelJob plan;
+  if (plan_kernel_job(job.call, plan) != Status::ok || !s.loaded_valid || plan.kernel != s.loaded) {
+    s.job.health.last_error = fmt::format("function {} started on a slot loaded with another", job.call.function);
+    return ready_.push_back(refused);
+  }
+  if (Status st = s.stream->enqueue(job.call, plan, access_); st != Status::ok) {
+    refused.status = st;
+    s.job.health.last_error = s.stream->last_error();
+    return ready_.push_back(refused);
+  }
+  s.job.start(job.token, job.start_ns);
+  if (mode_ == CudaMode::launch && plan.launch) {
+    callbacks_pending_.fetch_add(1, std::memory_order_relaxed);
+    if (cudaLaunchHostFunc(s.stream->stream(), &CudaDevice::on_done, &s) != cudaSuccess) {
+      (void)cudaGetLastError();
+      callbacks_pending_.fetch_sub(1, std::memory_order_relaxed);  // poll() still finds it, at the deadline
+    }
+  }
+}
+
+void CudaDevice::rebuild(Slot& s, const std::string& why) {
+  try {
+    s.stream.reset();
+    s.stream = std::make_unique<CudaSlot>(context_, s.index, mode_);
+    s.job.health.in_service = true;
+    s.job.health.last_error = why + "; the slot's stream was rebuilt";
+  } catch (const Error& e) {
+    s.job.health.in_service = false;
+    s.job.health.last_error = why + "; rebuilding the slot failed: " + e.what();
+  }
+}
+
+void CudaDevice::poll(int64_t now, std::vector<DeviceCompletion>& out) {
+  last_poll_ns_ = now;
+  if (!ready_.empty()) {
+    out.insert(out.end(), ready_.begin(), ready_.end());
+    ready_.clear();
+  }
+  arrived_.clear();
+  inbox_.take(arrived_);  // only wake-ups: every busy slot is asked below
+  for (auto& sp : slots_) {
+    Slot& s = *sp;
+    if (!s.job.busy) continue;
+    bool done = false;
+    const Status st = s.stream->query(done);
+    if (st == Status::ok && !done) {
+      s.job.expire(s.index, now, timeout_ns_, out);
+      continue;
+    }
+    DeviceCompletion c;
+    c.token = s.job.token;
+    c.slot = s.index;
+    if (st != Status::ok) {
+      c.status = st;
+      rebuild(s, s.stream->last_error());
+    } else {
+      c.value = s.stream->finish();
+      c.device_ns = now - s.job.start_ns;  // host-measured: no device timer on the completion path
+    }
+    if (s.job.finished(now)) continue;  // it had timed out: already completed
+    out.push_back(c);
+  }
+}
+
+int64_t CudaDevice::next_deadline() const {
+  if (!ready_.empty()) return 0;
+  int64_t deadline = INT64_MAX;
+  for (const auto& s : slots_) {
+    if (!s->job.busy) continue;
+    deadline = std::min(deadline, s->job.deadline(timeout_ns_));
+    // Persistent jobs signal nothing: look again soon. An abandoned job's end is only seen by asking.
+    if (mode_ == CudaMode::persistent || s->job.abandoned) deadline = std::min(deadline, last_poll_ns_ + 20'000);
+  }
+  return deadline;
+}
+
+SlotHealth CudaDevice::slot_health(uint32_t slot) const {
+  if (slot >= slots_.size()) return SlotHealth{false, "no such slot"};
+  return slots_[slot]->job.health;
+}
+
+}  // namespace tandem::devices::cuda

@@ -1,0 +1,64 @@
+// The CUDA device behind the asynchronous Device interface ([device.cuda], docs/devices.md). A slot is
+// a stream (CudaSlot). In launch mode a job is a kernel launch plus its copies, followed by a host
+// function that wakes the dispatcher through the completion inbox; poll() then asks the slot's event.
+// In persistent mode a job is an entry in the slot's ring, started by the resident block without a
+// launch; no host callback can signal it, so while such jobs run next_deadline() asks the dispatcher
+// to look again within 20 us (it spins below 50 us: the lowest completion latency).
+// Faults: a failing job completes with DEVICE_ERROR or NO_MEMORY and its slot is rebuilt (a new
+// stream, a new resident block); one running past job_timeout completes with TIMEOUT and its slot
+// leaves service until the GPU finishes it. Not yet run on a GPU (docs/devices.md says what is verified).
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "config/config.hpp"
+#include "devices/completion_inbox.hpp"
+#include "devices/cuda/cuda_context.hpp"
+#include "devices/device.hpp"
+#include "devices/slot_job.hpp"
+
+namespace tandem::devices::cuda {
+
+class CudaDevice final : public Device {
+ public:
+  explicit CudaDevice(const config::CudaSettings& settings);  // throws tandem::Error (no GPU, ...)
+  ~CudaDevice() override;
+  CudaDevice(const CudaDevice&) = delete;
+  CudaDevice& operator=(const CudaDevice&) = delete;
+
+  const DeviceInfo& info() const override { return info_; }
+  void configure(uint32_t slot, uint16_t function) override;
+  void submit(uint32_t slot, const DeviceJob& job) override;
+  void poll(int64_t now, std::vector<DeviceCompletion>& out) override;
+  int64_t next_deadline() const override;
+  const uint32_t* wake_word() const override { return inbox_.wake_word(); }
+  SlotHealth slot_health(uint32_t slot) const override;
+
+ private:
+  struct Slot {
+    CudaDevice* device = nullptr;
+    uint32_t index = 0;
+    std::unique_ptr<CudaSlot> stream;
+    bool loaded_valid = false;
+    KernelId loaded = KernelId::nop;
+    SlotJob job;
+  };
+  static void on_done(void* user);
+  void rebuild(Slot& s, const std::string& why);
+
+  config::CudaSettings settings_;
+  CudaMode mode_;
+  CudaAccess access_;
+  int64_t timeout_ns_ = 0;
+  CudaContext context_;
+  DeviceInfo info_;
+  std::vector<std::unique_ptr<Slot>> slots_;
+  CompletionInbox inbox_;  // wake-ups from the host functions (launch mode)
+  std::vector<DeviceCompletion> ready_, arrived_;
+  int64_t last_poll_ns_ = 0;
+  std::atomic<int> callbacks_pending_{0};
+};
+
+}  // namespace tandem::devices::cuda

@@ -1,0 +1,54 @@
+// Device-local memory (seed 001's AGI: the accelerators' own DDR): buffers that live on the device,
+// named by device addresses (tandem_abi.h: bit 63, buffer id, offset), filled and drained by copy
+// engines and resident between chained jobs. Each buffer belongs to the session that allocated it;
+// a device address of another session's buffer does not translate. Dispatcher thread only.
+//
+// The memory is one reserved mapping (MAP_NORESERVE: pages cost nothing until used), carved first-fit
+// in 64-byte aligned blocks; a session's buffers are released when it closes.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <unordered_map>
+
+#include "abi/status.hpp"
+
+namespace tandem::devices {
+
+class LocalMemory {
+ public:
+  explicit LocalMemory(uint64_t bytes);  // set-up code: throws tandem::Error if it cannot be reserved
+  ~LocalMemory();
+  LocalMemory(const LocalMemory&) = delete;
+  LocalMemory& operator=(const LocalMemory&) = delete;
+
+  // A new buffer of `bytes` for `owner`: its device address (offset 0), or device_memory_full.
+  Result<uint64_t> alloc(uint32_t owner, uint64_t bytes);
+  // Frees the buffer `address` names (any offset in it); invalid_argument if `owner` has no such buffer.
+  Status free(uint32_t owner, uint64_t address);
+  void release_session(uint32_t owner);
+  // [address, address + bytes) within one of `owner`'s buffers, as a pointer; nullptr otherwise.
+  void* translate(uint32_t owner, uint64_t address, uint64_t bytes) const;
+
+  uint64_t capacity() const { return capacity_; }
+  uint64_t used() const { return used_; }
+  uint32_t buffers() const { return static_cast<uint32_t>(buffers_.size()); }
+
+ private:
+  struct Buffer {
+    uint32_t owner = 0;
+    uint64_t offset = 0;  // in the arena
+    uint64_t bytes = 0;   // as asked
+    uint64_t block = 0;   // as carved (aligned)
+  };
+  void release(uint32_t id);
+
+  char* arena_ = nullptr;
+  uint64_t capacity_ = 0;
+  uint64_t used_ = 0;
+  std::map<uint64_t, uint64_t> free_;  // offset -> bytes, coalesced
+  std::unordered_map<uint32_t, Buffer> buffers_;
+  uint32_t next_id_ = 1;
+};
+
+}  // namespace tandem::devices

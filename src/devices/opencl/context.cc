@@ -1,0 +1,389 @@
+#include "devices/opencl/context.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "base/clock.hpp"
+
+namespace tandem::devices::opencl {
+
+namespace {
+
+uint64_t round_up(uint64_t value, uint64_t multiple) { return (value + multiple - 1) / multiple * multiple; }
+
+std::string build_options() {
+  return fmt::format("-cl-std=CL1.2 -DTANDEM_WG={} -DTANDEM_TILE={}", kClWorkGroup, kClMatmulTile);
+}
+
+// "OpenCL 2.1 ..." -> true for 2.0 and later.
+bool version_at_least_2(const std::string& version) {
+  int major = 0;
+  return std::sscanf(version.c_str(), "OpenCL %d", &major) == 1 && major >= 2;
+}
+
+}  // namespace
+
+std::string_view access_name(ClAccess access) {
+  switch (access) {
+    case ClAccess::copy: return "copy";
+    case ClAccess::zero_copy: return "zero_copy";
+  }
+  return "?";
+}
+
+// ---------------------------------------------------------------------------------------------------
+// ClContext
+
+ClContext::ClContext(const ClOptions& options) : options_(options) {
+  selection_ = select_device(discover_platforms(), options.platform, options.device).expect();
+  init();
+}
+
+ClContext::ClContext(const ClSelection& selection, const ClOptions& options)
+    : selection_(selection), options_(options) {
+  init();
+}
+
+ClContext::~ClContext() = default;
+
+void ClContext::init() {
+  const cl_context_properties props[] = {CL_CONTEXT_PLATFORM,
+                                         reinterpret_cast<cl_context_properties>(selection_.platform.id), 0};
+  cl_device_id device = selection_.device.id;
+  cl_int err = CL_SUCCESS;
+  context_.reset(clCreateContext(props, 1, &device, nullptr, nullptr, &err));
+  if (err != CL_SUCCESS || context_ == nullptr) {
+    throw Error(status_from_cl(err), cl_message("opencl: clCreateContext on " + selection_.device.name, err));
+  }
+  opencl2_ = version_at_least_2(selection_.device.version);
+  const uint32_t units = std::max<uint32_t>(selection_.device.compute_units, 1);
+  reduction_groups_ = options_.reduction_groups != 0 ? options_.reduction_groups : std::min<uint32_t>(8 * units, 4096);
+  for (const ClKernelSource& source : kernel_sources()) (void)build(source.id);
+}
+
+Status ClContext::build(KernelId id, std::string_view source) {
+  ClProgram& p = programs_[static_cast<size_t>(id)];
+  p = ClProgram{};
+  const ClKernelSource& embedded = kernel_source(id);
+  const std::string& override_text = options_.source_overrides[static_cast<size_t>(id)];
+  if (source.empty()) source = override_text.empty() ? embedded.text : std::string_view(override_text);
+  const char* text = source.data();
+  const size_t length = source.size();
+  cl_int err = CL_SUCCESS;
+  p.program.reset(clCreateProgramWithSource(context_.get(), 1, &text, &length, &err));
+  if (err != CL_SUCCESS) {
+    p.log = cl_message(fmt::format("opencl: clCreateProgramWithSource({})", embedded.file), err);
+    p.program.reset();
+    return p.status = status_from_cl(err);
+  }
+  cl_device_id device = selection_.device.id;
+  const std::string options = build_options();
+  const int64_t t0 = now_ns();
+  err = clBuildProgram(p.program.get(), 1, &device, options.c_str(), nullptr, nullptr);
+  p.build_ns = now_ns() - t0;
+  size_t log_size = 0;
+  std::string log;
+  if (clGetProgramBuildInfo(p.program.get(), device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &log_size) == CL_SUCCESS &&
+      log_size > 1) {
+    log.resize(log_size);
+    (void)clGetProgramBuildInfo(p.program.get(), device, CL_PROGRAM_BUILD_LOG, log_size, log.data(), nullptr);
+    log.resize(std::strlen(log.c_str()));
+  }
+  if (err != CL_SUCCESS) {
+    p.log = cl_message(fmt::format("opencl: building {} on {}", embedded.file, selection_.device.name), err) +
+            (log.empty() ? std::string() : "\n" + log);
+    p.program.reset();
+    return p.status = Status::device_error;
+  }
+  // The kernel must exist under its name: a program without it is as unusable as one that failed.
+  KernelPtr probe(clCreateKernel(p.program.get(), std::string(embedded.kernel_name).c_str(), &err));
+  if (err != CL_SUCCESS) {
+    p.log = cl_message(fmt::format("opencl: {} has no kernel {}", embedded.file, embedded.kernel_name), err);
+    p.program.reset();
+    return p.status = Status::device_error;
+  }
+  p.log = std::move(log);
+  return p.status = Status::ok;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// ClSlot
+
+ClSlot::ClSlot(ClContext& context, uint32_t index) : context_(context), index_(index) {
+  cl_int err = CL_SUCCESS;
+  cl_device_id device = context.device().id;
+  const cl_command_queue_properties props = context.options().profiling ? CL_QUEUE_PROFILING_ENABLE : 0;
+  if (context.opencl2()) {
+    const cl_queue_properties list[] = {CL_QUEUE_PROPERTIES, props, 0};
+    queue_.reset(clCreateCommandQueueWithProperties(context.context(), device, list, &err));
+  } else {
+    queue_.reset(clCreateCommandQueue(context.context(), device, props, &err));
+  }
+  if (err != CL_SUCCESS || queue_ == nullptr) {
+    throw Error(status_from_cl(err), cl_message(fmt::format("opencl: command queue for slot {}", index), err));
+  }
+}
+
+ClSlot::~ClSlot() {
+  // Nothing may still use the staging buffers or the caller's memory once the slot is gone.
+  if (queue_ != nullptr) (void)clFinish(queue_.get());
+}
+
+Status ClSlot::fail(Status status, std::string message) {
+  last_error_ = fmt::format("opencl slot {}: {}", index_, message);
+  // Commands already enqueued may read or write the caller's memory: let them end before returning.
+  (void)clFinish(queue_.get());
+  first_event_.reset();
+  last_event_.reset();
+  return status;
+}
+
+Status ClSlot::select(KernelId id) {
+  const ClProgram& p = context_.program(id);
+  if (p.status != Status::ok) {
+    last_error_ = fmt::format("opencl slot {}: {} did not build: {}", index_, kernel_name(id), p.log);
+    return Status::device_error;
+  }
+  cl_int err = CL_SUCCESS;
+  KernelPtr kernel(clCreateKernel(p.program.get(), std::string(kernel_source(id).kernel_name).c_str(), &err));
+  if (err != CL_SUCCESS) {
+    last_error_ = cl_message(fmt::format("opencl slot {}: clCreateKernel({})", index_, kernel_name(id)), err);
+    return status_from_cl(err);
+  }
+  kernels_[static_cast<size_t>(id)] = std::move(kernel);
+  return Status::ok;
+}
+
+Status ClSlot::ensure_staging(uint32_t role, uint64_t bytes) {
+  if (staging_[role] != nullptr && staging_bytes_[role] >= bytes) return Status::ok;
+  // Grow by at least half again, so that a series of slowly growing jobs reallocates rarely.
+  const uint64_t size = std::max(bytes, staging_bytes_[role] + staging_bytes_[role] / 2);
+  staging_[role].reset();
+  staging_bytes_[role] = 0;
+  cl_int err = CL_SUCCESS;
+  MemPtr mem(clCreateBuffer(context_.context(), CL_MEM_READ_WRITE, size, nullptr, &err));
+  if (err != CL_SUCCESS && size > bytes) mem.reset(clCreateBuffer(context_.context(), CL_MEM_READ_WRITE, bytes, nullptr, &err));
+  if (err != CL_SUCCESS) return fail(status_from_cl(err), cl_message(fmt::format("staging buffer of {} bytes", bytes), err));
+  staging_bytes_[role] = size > bytes && mem != nullptr ? size : bytes;
+  staging_[role] = std::move(mem);
+  return Status::ok;
+}
+
+// Makes buffer `role` of the job visible to the device: its cl_mem in `out`.
+Status ClSlot::stage(uint32_t role, const KernelBuffer& buffer, void* host, ClAccess access, cl_mem& out) {
+  if (host == nullptr) return fail(Status::invalid_argument, fmt::format("buffer {} has no address", buffer.slot));
+  if (buffer.bytes > context_.device().max_alloc_bytes) {
+    return fail(Status::job_too_large, fmt::format("buffer of {} bytes exceeds the device's largest allocation ({} bytes)",
+                                                   buffer.bytes, context_.device().max_alloc_bytes));
+  }
+  const bool aligned = reinterpret_cast<uintptr_t>(host) % buffer.element == 0;
+  cl_int err = CL_SUCCESS;
+  if (access == ClAccess::zero_copy && aligned) {
+    const cl_mem_flags rw = buffer.read && buffer.write ? CL_MEM_READ_WRITE : buffer.write ? CL_MEM_WRITE_ONLY : CL_MEM_READ_ONLY;
+    job_buffers_[role].reset(clCreateBuffer(context_.context(), rw | CL_MEM_USE_HOST_PTR, buffer.bytes, host, &err));
+    if (err != CL_SUCCESS) return fail(status_from_cl(err), cl_message("clCreateBuffer(CL_MEM_USE_HOST_PTR)", err));
+    out = job_buffers_[role].get();
+    return Status::ok;
+  }
+  // Copy (or a zero-copy buffer whose address the device cannot use in place).
+  if (Status s = ensure_staging(role, buffer.bytes); s != Status::ok) return s;
+  out = staging_[role].get();
+  if (buffer.read) {
+    cl_event ev = nullptr;
+    err = clEnqueueWriteBuffer(queue_.get(), out, CL_FALSE, 0, buffer.bytes, host, 0, nullptr, &ev);
+    if (err != CL_SUCCESS) return fail(status_from_cl(err), cl_message("clEnqueueWriteBuffer", err));
+    (first_event_ == nullptr ? first_event_ : last_event_).reset(ev);
+  }
+  return Status::ok;
+}
+
+Status ClSlot::set_args_and_launch(const KernelJob& job, const std::array<cl_mem, 3>& mems) {
+  cl_kernel kernel = kernels_[static_cast<size_t>(job.kernel)].get();
+  cl_int err = CL_SUCCESS;
+  cl_uint arg = 0;
+  auto set = [&](const auto& value) {
+    if (err == CL_SUCCESS) err = clSetKernelArg(kernel, arg, sizeof value, &value);
+    ++arg;
+  };
+  size_t global[2] = {1, 1}, local[2] = {1, 1};
+  cl_uint dims = 1;
+  switch (job.kernel) {
+    case KernelId::nop: break;
+    case KernelId::accumulate:
+    case KernelId::work: {
+      const uint64_t items = (job.count + kClWorkGroup - 1) / kClWorkGroup;
+      groups_ = static_cast<uint32_t>(std::clamp<uint64_t>(items, 1, context_.reduction_groups()));
+      const uint64_t words = partial_words(job.kernel, groups_);
+      if (partials_host_.size() < words) {
+        partials_.reset();
+        partials_host_.assign(words, 0);
+      }
+      if (partials_ == nullptr) {
+        partials_.reset(clCreateBuffer(context_.context(), CL_MEM_READ_WRITE, partials_host_.size() * 8, nullptr, &err));
+        if (err != CL_SUCCESS) return fail(status_from_cl(err), cl_message("partials buffer", err));
+      }
+      cl_mem partials = partials_.get();
+      if (job.kernel == KernelId::accumulate) {
+        const cl_ulong count = job.count, chunk = (job.count + groups_ - 1) / groups_;
+        set(mems[0]);
+        set(count);
+        set(chunk);
+      } else {
+        const cl_ulong units = job.count;
+        set(units);
+      }
+      set(partials);
+      global[0] = uint64_t{groups_} * kClWorkGroup;
+      local[0] = kClWorkGroup;
+      break;
+    }
+    case KernelId::sobel:
+      set(mems[0]);
+      set(mems[1]);
+      set(cl_uint{job.width});
+      set(cl_uint{job.rows});
+      set(cl_uint{job.above});
+      set(cl_uint{job.below});
+      dims = 2;
+      global[0] = round_up(job.width, kClWorkGroup);
+      global[1] = job.rows;
+      local[0] = kClWorkGroup;
+      break;
+    case KernelId::matmul: {
+      // k = 0: A and B are not read (null arguments); C is the job's only buffer.
+      const cl_mem none = nullptr;
+      set(job.k > 0 ? mems[0] : none);
+      set(job.k > 0 ? mems[1] : none);
+      set(job.k > 0 ? mems[2] : mems[0]);
+      set(cl_uint{job.m});
+      set(cl_uint{job.k});
+      set(cl_uint{job.n});
+      dims = 2;
+      global[0] = round_up(job.n, kClMatmulTile);
+      global[1] = round_up(job.m, kClMatmulTile);
+      local[0] = local[1] = kClMatmulTile;
+      break;
+    }
+    case KernelId::dct_quant: {
+      const cl_mem none = nullptr;
+      set(mems[0]);
+      set(mems[1]);
+      set(job.mode != TANDEM_DCT_MODE_DCT ? mems[2] : none);
+      set(static_cast<cl_uint>(job.count));
+      set(cl_uint{job.mode});
+      global[0] = round_up(job.count, kClWorkGroup);
+      local[0] = kClWorkGroup;
+      break;
+    }
+  }
+  if (err != CL_SUCCESS) return fail(status_from_cl(err), cl_message(fmt::format("clSetKernelArg {}", arg - 1), err));
+  cl_event ev = nullptr;
+  err = clEnqueueNDRangeKernel(queue_.get(), kernel, dims, nullptr, global, job.kernel == KernelId::nop ? nullptr : local,
+                               0, nullptr, &ev);
+  if (err != CL_SUCCESS) return fail(status_from_cl(err), cl_message(fmt::format("launching {}", kernel_name(job.kernel)), err));
+  (first_event_ == nullptr ? first_event_ : last_event_).reset(ev);
+  return Status::ok;
+}
+
+Status ClSlot::enqueue(const funcs::Call& call, const KernelJob& job, ClAccess access, cl_event* done) {
+  *done = nullptr;
+  job_ = job;
+  groups_ = 0;
+  first_event_.reset();
+  last_event_.reset();
+  for (MemPtr& b : job_buffers_) b.reset();
+  last_error_.clear();
+  cl_int err = CL_SUCCESS;
+  if (!job.launch) {
+    // Nothing runs on the device; a completed user event keeps one completion path.
+    cl_event ev = clCreateUserEvent(context_.context(), &err);
+    if (err == CL_SUCCESS) err = clSetUserEventStatus(ev, CL_COMPLETE);
+    if (err != CL_SUCCESS) {
+      if (ev != nullptr) clReleaseEvent(ev);
+      return fail(status_from_cl(err), cl_message("clCreateUserEvent", err));
+    }
+    *done = ev;
+    return Status::ok;
+  }
+  if (kernels_[static_cast<size_t>(job.kernel)] == nullptr) {
+    last_error_ = fmt::format("opencl slot {}: {} is not loaded", index_, kernel_name(job.kernel));
+    return Status::device_error;
+  }
+  std::array<cl_mem, 3> mems{};
+  for (uint32_t i = 0; i < job.buffer_count; ++i) {
+    if (Status s = stage(i, job.buffers[i], call.buffers[job.buffers[i].slot], access, mems[i]); s != Status::ok) return s;
+  }
+  if (Status s = set_args_and_launch(job, mems); s != Status::ok) return s;
+  // Results back to the caller's memory.
+  for (uint32_t i = 0; i < job.buffer_count; ++i) {
+    const KernelBuffer& b = job.buffers[i];
+    if (!b.write) continue;
+    cl_event ev = nullptr;
+    if (mems[i] == job_buffers_[i].get()) {
+      void* mapped = clEnqueueMapBuffer(queue_.get(), mems[i], CL_FALSE, CL_MAP_READ, 0, b.bytes, 0, nullptr, nullptr, &err);
+      if (err == CL_SUCCESS) err = clEnqueueUnmapMemObject(queue_.get(), mems[i], mapped, 0, nullptr, &ev);
+      if (err != CL_SUCCESS) return fail(status_from_cl(err), cl_message("map/unmap of the output", err));
+    } else {
+      err = clEnqueueReadBuffer(queue_.get(), mems[i], CL_FALSE, 0, b.bytes, call.buffers[b.slot], 0, nullptr, &ev);
+      if (err != CL_SUCCESS) return fail(status_from_cl(err), cl_message("clEnqueueReadBuffer", err));
+    }
+    last_event_.reset(ev);
+  }
+  if (groups_ > 0) {
+    cl_event ev = nullptr;
+    err = clEnqueueReadBuffer(queue_.get(), partials_.get(), CL_FALSE, 0, partial_words(job.kernel, groups_) * 8,
+                              partials_host_.data(), 0, nullptr, &ev);
+    if (err != CL_SUCCESS) return fail(status_from_cl(err), cl_message("reading the partials", err));
+    last_event_.reset(ev);
+  }
+  err = clFlush(queue_.get());
+  if (err != CL_SUCCESS) return fail(status_from_cl(err), cl_message("clFlush", err));
+  cl_event last = last_event_ != nullptr ? last_event_.get() : first_event_.get();
+  clRetainEvent(last);
+  *done = last;
+  return Status::ok;
+}
+
+int64_t ClSlot::finish() {
+  if (groups_ > 0) return reduce_partials(job_.kernel, partials_host_.data(), groups_);
+  return job_.value;
+}
+
+int64_t ClSlot::device_ns() const {
+  if (!context_.options().profiling || first_event_ == nullptr) return 0;
+  cl_ulong start = 0, end = 0;
+  const cl_event last = last_event_ != nullptr ? last_event_.get() : first_event_.get();
+  if (clGetEventProfilingInfo(first_event_.get(), CL_PROFILING_COMMAND_START, sizeof start, &start, nullptr) != CL_SUCCESS ||
+      clGetEventProfilingInfo(last, CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr) != CL_SUCCESS || end < start) {
+    return 0;
+  }
+  return static_cast<int64_t>(end - start);
+}
+
+Result<int64_t> ClSlot::run(const funcs::Call& call, ClAccess access) {
+  KernelJob job;
+  if (Status s = plan_kernel_job(call, job); s != Status::ok) {
+    return Result<int64_t>(s, fmt::format("opencl: function {} has no kernel", call.function));
+  }
+  if (!selected(job.kernel)) {
+    if (Status s = select(job.kernel); s != Status::ok) return Result<int64_t>(s, last_error_);
+  }
+  cl_event done = nullptr;
+  if (Status s = enqueue(call, job, access, &done); s != Status::ok) return Result<int64_t>(s, last_error_);
+  EventPtr owner(done);
+  cl_int err = clWaitForEvents(1, &done);
+  cl_int exec = CL_COMPLETE;
+  if (err == CL_SUCCESS) {
+    err = clGetEventInfo(done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof exec, &exec, nullptr);
+  }
+  if (err != CL_SUCCESS || exec < 0) {
+    const cl_int code = err != CL_SUCCESS ? err : exec;
+    return Result<int64_t>(fail(status_from_cl(code), cl_message("job", code)), last_error_);
+  }
+  return finish();
+}
+
+}  // namespace tandem::devices::opencl

@@ -1,0 +1,142 @@
+// The OpenCL host layer: one device's context and its programs (built once, build logs kept), and
+// slots, each an in-order command queue that runs one catalog job at a time with the copy or the
+// zero-copy access method. Set-up (constructors) throws tandem::Error naming the device and the
+// problem; everything a job passes through returns a Status.
+//
+// A job on a slot is: the buffers it reads written to the device (copy: clEnqueueWriteBuffer into
+// the slot's staging buffers, reused and grown as needed; zero-copy: buffers made over the caller's
+// memory with CL_MEM_USE_HOST_PTR), the kernel, then the results made visible to the caller (copy:
+// clEnqueueReadBuffer; zero-copy: a map and unmap of the output), plus a read of the reduction
+// partials for accumulate and work. Everything is enqueued without waiting; the job is done when the
+// event enqueue() returns completes, and finish() then gives the call's value.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "abi/status.hpp"
+#include "devices/kernel_plan.hpp"
+#include "devices/opencl/cl.hpp"
+#include "devices/opencl/kernel_sources.hpp"
+#include "devices/opencl/platform.hpp"
+#include "funcs/function.hpp"
+
+namespace tandem::devices::opencl {
+
+// How a job's buffers reach the device (the data-access methods of DESIGN.md, on OpenCL).
+enum class ClAccess : uint8_t {
+  copy,       // staging buffers on the device, clEnqueueWriteBuffer / clEnqueueReadBuffer
+  zero_copy,  // CL_MEM_USE_HOST_PTR over the caller's memory, map/unmap for the results
+};
+std::string_view access_name(ClAccess access);
+
+struct ClOptions {
+  std::string platform;  // selector: index or part of the name ("" = first)
+  std::string device;
+  // Work-groups of a reduction job (accumulate, work); 0: 8 per compute unit.
+  uint32_t reduction_groups = 0;
+  bool profiling = true;  // CL_QUEUE_PROFILING_ENABLE: device_ns from the events, not the host clock
+  // Test hooks: replaces a kernel's OpenCL C text (a program that does not build, a kernel that runs
+  // too long). Empty: the embedded source.
+  std::array<std::string, kKernelCount> source_overrides{};
+};
+
+struct ClProgram {
+  ProgramPtr program;
+  Status status = Status::device_error;  // ok once built
+  std::string log;                       // the build log (kept for errors), or why it failed
+  int64_t build_ns = 0;                  // measured clBuildProgram time
+};
+
+class ClContext {
+ public:
+  // Discovers the platforms, selects one device, creates the context and builds every kernel's
+  // program. A program that fails to build leaves its kernel unusable (program(k).status, .log);
+  // the others work. Throws tandem::Error when no device matches or the context cannot be made.
+  explicit ClContext(const ClOptions& options);
+  ClContext(const ClSelection& selection, const ClOptions& options);
+  ~ClContext();
+  ClContext(const ClContext&) = delete;
+  ClContext& operator=(const ClContext&) = delete;
+
+  const ClDeviceInfo& device() const { return selection_.device; }
+  const ClSelection& selection() const { return selection_; }
+  const ClOptions& options() const { return options_; }
+  cl_context context() const { return context_.get(); }
+  const ClProgram& program(KernelId id) const { return programs_[static_cast<size_t>(id)]; }
+  bool opencl2() const { return opencl2_; }
+  // Work-groups a reduction job uses (accumulate, work).
+  uint32_t reduction_groups() const { return reduction_groups_; }
+
+  // (Re)builds one kernel's program from `source` (or the embedded/overridden text when empty).
+  Status build(KernelId id, std::string_view source = {});
+
+ private:
+  void init();
+
+  ClSelection selection_;
+  ClOptions options_;
+  ContextPtr context_;
+  std::array<ClProgram, kKernelCount> programs_{};
+  bool opencl2_ = false;
+  uint32_t reduction_groups_ = 8;
+};
+
+class ClSlot {
+ public:
+  // An in-order command queue on the context's device. Throws tandem::Error if it cannot be made.
+  ClSlot(ClContext& context, uint32_t index);
+  ~ClSlot();
+  ClSlot(const ClSlot&) = delete;
+  ClSlot& operator=(const ClSlot&) = delete;
+
+  uint32_t index() const { return index_; }
+  cl_command_queue queue() const { return queue_.get(); }
+
+  // "Loading a function": this slot's kernel object for `id`, made from the built program (the
+  // reconfiguration delay is this call's measured time). device_error if the program did not build.
+  Status select(KernelId id);
+  bool selected(KernelId id) const { return kernels_[static_cast<size_t>(id)] != nullptr; }
+
+  // Enqueues `job` (planned from `call`) without waiting and flushes the queue. On success `*done`
+  // is a new event (the caller releases it) that completes when the job is finished; a planned job
+  // with nothing to launch still gets a (user) event, already complete. On failure nothing is left
+  // running that uses the caller's memory, and the message says what failed.
+  Status enqueue(const funcs::Call& call, const KernelJob& job, ClAccess access, cl_event* done);
+  // After `done` completed with CL_COMPLETE: the call's value; device_ns from the profiling events
+  // (0 without profiling).
+  int64_t finish();
+  int64_t device_ns() const;
+  const std::string& last_error() const { return last_error_; }
+
+  // Plans, enqueues, waits and finishes: the whole job, synchronously (tests, calibration, raw baselines).
+  Result<int64_t> run(const funcs::Call& call, ClAccess access);
+
+ private:
+  Status fail(Status status, std::string message);
+  Status stage(uint32_t role, const KernelBuffer& buffer, void* host, ClAccess access, cl_mem& out);
+  Status ensure_staging(uint32_t role, uint64_t bytes);
+  Status set_args_and_launch(const KernelJob& job, const std::array<cl_mem, 3>& mems);
+
+  ClContext& context_;
+  uint32_t index_;
+  QueuePtr queue_;
+  std::array<KernelPtr, kKernelCount> kernels_{};
+  // Copy staging, one per buffer role; kept between jobs and grown to the largest job seen.
+  std::array<MemPtr, 3> staging_{};
+  std::array<uint64_t, 3> staging_bytes_{};
+  // Zero-copy buffers of the job in flight (released by the next job; the runtime keeps its own
+  // references while commands use them).
+  std::array<MemPtr, 3> job_buffers_{};
+  MemPtr partials_;
+  std::vector<int64_t> partials_host_;
+  // The job in flight.
+  KernelJob job_{};
+  uint32_t groups_ = 0;
+  EventPtr first_event_, last_event_;
+  std::string last_error_;
+};
+
+}  // namespace tandem::devices::opencl

@@ -1,0 +1,21 @@
+// accumulate: the int64 sum of int32 values (funcs/catalog.cc), wrapping modulo 2^64 like the
+// catalog's combine. Work-group g sums the contiguous chunk [g * chunk, (g + 1) * chunk) with its
+// work-items interleaved (neighbouring items read neighbouring elements: coalesced on a GPU,
+// vectorised across the group by PoCL), reduces in local memory and writes one partial; the host
+// adds the partials. Built with -DTANDEM_WG=<work-group size, a power of two>.
+__kernel __attribute__((reqd_work_group_size(TANDEM_WG, 1, 1)))
+void tandem_accumulate(__global const int* data, ulong count, ulong chunk, __global long* partials) {
+  __local ulong sums[TANDEM_WG];
+  const uint lid = (uint)get_local_id(0);
+  const ulong begin = (ulong)get_group_id(0) * chunk;
+  const ulong end = min(count, begin + chunk);
+  ulong sum = 0;
+  for (ulong i = begin + lid; i < end; i += TANDEM_WG) sum += (ulong)(long)data[i];
+  sums[lid] = sum;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint span = TANDEM_WG / 2; span > 0; span >>= 1) {
+    if (lid < span) sums[lid] += sums[lid + span];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (lid == 0) partials[get_group_id(0)] = (long)sums[0];
+}

@@ -1,0 +1,287 @@
+#include "devices/opencl/opencl_device.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "base/clock.hpp"
+#include "base/stats.hpp"
+
+namespace tandem::devices::opencl {
+
+namespace {
+
+ClOptions options_from(const config::OpenclSettings& s, ClOptions o) {
+  o.platform = s.platform;
+  o.device = s.device;
+  o.reduction_groups = s.reduction_groups;
+  o.profiling = true;
+  return o;
+}
+
+// Inputs for the start-up measurement of one function: `scale` 0 is a small job, 1 a larger one.
+struct Probe {
+  std::vector<uint8_t> a, b, c, table;
+  funcs::Call call;
+  uint64_t units = 0;
+};
+
+void make_probe(uint16_t function, int scale, Probe& p) {
+  funcs::Call& call = p.call;
+  call = funcs::Call{};
+  call.function = function;
+  KernelId id{};
+  (void)kernel_for_function(function, id);
+  switch (id) {
+    case KernelId::nop: p.units = 0; break;
+    case KernelId::accumulate: {
+      const uint64_t n = scale ? (1u << 20) : 1024;
+      p.a.assign(n * 4, 1);
+      call.args = {0, n};
+      call.buffers[0] = p.a.data();
+      p.units = n * 4;
+      break;
+    }
+    case KernelId::work: {
+      p.units = scale ? 20'000'000 : 1000;
+      call.args[0] = p.units;
+      break;
+    }
+    case KernelId::sobel: {
+      const uint64_t side = scale ? 512 : 32;
+      p.a.assign(side * side, 7);
+      p.b.assign(side * side, 0);
+      call.args = {0, 0, side, side};
+      call.buffers = {p.a.data(), p.b.data()};
+      p.units = side * side;
+      break;
+    }
+    case KernelId::matmul: {
+      const uint64_t d = scale ? 128 : 8;
+      p.a.assign(d * d * 2, 1);
+      p.b.assign(d * d * 2, 1);
+      p.c.assign(d * d * 4, 0);
+      call.args = {0, 0, 0, TANDEM_MATMUL_DIMS(d, d, d)};
+      call.buffers = {p.a.data(), p.b.data(), p.c.data()};
+      p.units = d * d * d;
+      break;
+    }
+    case KernelId::dct_quant: {
+      const uint64_t blocks = scale ? 8192 : 16;
+      p.a.assign(blocks * 64, 100);
+      p.b.assign(blocks * 128, 0);
+      p.table.assign(128, 1);  // every entry 257: valid
+      call.args = {0, 0, TANDEM_DCT_ARG(blocks, TANDEM_DCT_MODE_DCT_QUANTIZE), 0};
+      call.buffers = {p.a.data(), p.b.data(), p.table.data()};
+      p.units = blocks;
+      break;
+    }
+  }
+  call.workload = p.units;
+}
+
+}  // namespace
+
+OpenclDevice::OpenclDevice(const config::OpenclSettings& settings, const ClOptions& extra)
+    : settings_(settings), context_(options_from(settings, extra)) {
+  access_ = settings.access == "zero_copy" ? ClAccess::zero_copy : ClAccess::copy;
+  timeout_ns_ = static_cast<int64_t>(settings.job_timeout_s * 1e9);
+  const ClSelection& sel = context_.selection();
+  info_.kind = "opencl";
+  info_.name = "opencl";
+  info_.description = fmt::format("OpenCL platform {} ({}), device {}: {}", sel.platform_index, sel.platform.name,
+                                  sel.device_index, describe_device(sel.device));
+  info_.slots = settings.slots;
+  for (const funcs::FunctionInfo* fn : funcs::all_functions()) {
+    KernelId id{};
+    if (kernel_for_function(fn->id, id) && context_.program(id).status == Status::ok) info_.loadable.set(fn->id);
+  }
+  info_.memory.reaches_host_memory = true;  // CL_MEM_USE_HOST_PTR
+  info_.memory.local_bytes = sel.device.host_unified_memory ? 0 : sel.device.global_mem_bytes;
+  for (uint32_t i = 0; i < settings.slots; ++i) {
+    auto s = std::make_unique<Slot>();
+    s->device = this;
+    s->index = i;
+    s->queue = std::make_unique<ClSlot>(context_, i);
+    slots_.push_back(std::move(s));
+  }
+  ready_.reserve(settings.slots);
+  arrived_.reserve(settings.slots);
+  measure_models();
+}
+
+OpenclDevice::~OpenclDevice() {
+  // Every job ends before its buffers go, and every callback has run before the device it points to
+  // goes (a callback may run after clFinish returns).
+  for (auto& s : slots_) {
+    if (s->queue) (void)clFinish(s->queue->queue());
+  }
+  const int64_t deadline = now_ns() + 5'000'000'000;
+  while (callbacks_pending_.load(std::memory_order_acquire) > 0 && now_ns() < deadline) {
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+}
+
+// X_a and D_a of every loadable function on this device, measured on slot 0: D_a from the small job's
+// median round trip, X_a from the larger job's extra time over it.
+void OpenclDevice::measure_models() {
+  if (slots_.empty()) return;
+  ClSlot& slot = *slots_[0]->queue;
+  for (const funcs::FunctionInfo* fn : funcs::all_functions()) {
+    if (!info_.loadable[fn->id]) continue;
+    KernelId id{};
+    (void)kernel_for_function(fn->id, id);
+    model::AccelModel& m = info_.models[fn->id];
+    const int64_t s0 = now_ns();
+    if (slot.select(id) != Status::ok) {
+      info_.loadable.reset(fn->id);
+      continue;
+    }
+    m.reconfig_s = static_cast<double>(now_ns() - s0) * 1e-9;
+    if (fn->id >= TANDEM_FN_WORK_BASE) {  // the variants share work's kernel and timing
+      const model::AccelModel& w = info_.models[TANDEM_FN_WORK];
+      m.throughput = w.throughput;
+      m.latency_s = w.latency_s;
+      continue;
+    }
+    double times[2] = {0, 0};
+    Probe probes[2];
+    for (int scale = 0; scale < 2; ++scale) {
+      make_probe(fn->id, scale, probes[scale]);
+      std::vector<double> samples;
+      for (int run = 0; run < (scale == 0 ? 9 : 3); ++run) {
+        const int64_t t0 = now_ns();
+        if (!slot.run(probes[scale].call, access_).ok()) break;
+        samples.push_back(static_cast<double>(now_ns() - t0) * 1e-9);
+      }
+      times[scale] = samples.empty() ? 0 : *std::min_element(samples.begin(), samples.end());
+      if (scale == 0 && !samples.empty()) times[0] = median(samples);
+    }
+    m.latency_s = times[0];
+    const double extra = times[1] - times[0];
+    const uint64_t units = probes[1].units - probes[0].units;
+    m.throughput = fn->id == TANDEM_FN_NOP ? 0 : (extra > 0 && units > 0 ? static_cast<double>(units) / extra : 0);
+  }
+}
+
+void OpenclDevice::complete_now(uint32_t slot, uint64_t token, Status status, std::string error) {
+  DeviceCompletion c;
+  c.token = token;
+  c.slot = slot;
+  c.status = status;
+  ready_.push_back(c);
+  if (!error.empty() && slot < slots_.size()) slots_[slot]->job.health.last_error = std::move(error);
+}
+
+void OpenclDevice::configure(uint32_t slot, uint16_t function) {
+  if (slot >= slots_.size()) return;
+  Slot& s = *slots_[slot];
+  KernelId id{};
+  if (!kernel_for_function(function, id)) {
+    s.loaded_valid = false;
+    return;
+  }
+  if (!s.queue->selected(id) && s.queue->select(id) != Status::ok) {
+    s.job.health.last_error = s.queue->last_error();
+    s.loaded_valid = false;
+    return;
+  }
+  s.loaded = id;
+  s.loaded_valid = true;
+}
+
+void CL_CALLBACK OpenclDevice::on_complete(cl_event, cl_int status, void* user) {
+  auto* s = static_cast<Slot*>(user);
+  DeviceCompletion c;
+  c.token = s->job.token;
+  c.slot = s->index;
+  // A negative execution status is the driver's error code for the command (or one before it).
+  c.status = status < 0 ? status_from_cl(status) : Status::ok;
+  c.value = status;  // carried to poll(), which replaces it with the job's value
+  OpenclDevice* device = s->device;
+  device->inbox_.push(c);
+  device->callbacks_pending_.fetch_sub(1, std::memory_order_release);  // last touch of the device
+}
+
+void OpenclDevice::submit(uint32_t slot, const DeviceJob& job) {
+  if (slot >= slots_.size()) return complete_now(slot, job.token, Status::device_error);
+  Slot& s = *slots_[slot];
+  if (!s.job.health.in_service) {
+    return complete_now(slot, job.token, Status::device_error);  // its last job is still on the device
+  }
+  KernelJob plan;
+  if (plan_kernel_job(job.call, plan) != Status::ok || !s.loaded_valid || plan.kernel != s.loaded) {
+    return complete_now(slot, job.token, Status::device_error,
+                        fmt::format("function {} started on a slot loaded with another", job.call.function));
+  }
+  cl_event done = nullptr;
+  if (Status st = s.queue->enqueue(job.call, plan, access_, &done); st != Status::ok) {
+    return complete_now(slot, job.token, st, s.queue->last_error());
+  }
+  s.done.reset(done);
+  s.job.start(job.token, job.start_ns);
+  callbacks_pending_.fetch_add(1, std::memory_order_relaxed);
+  const cl_int err = clSetEventCallback(done, CL_COMPLETE, &OpenclDevice::on_complete, &s);
+  if (err != CL_SUCCESS) {
+    callbacks_pending_.fetch_sub(1, std::memory_order_relaxed);  // no callback: wait here (rare; the job is already running)
+    (void)clWaitForEvents(1, &done);
+    s.job.busy = false;
+    s.done.reset();
+    complete_now(slot, job.token, status_from_cl(err), cl_message("clSetEventCallback", err));
+  }
+}
+
+void OpenclDevice::rebuild(Slot& s, const std::string& why) {
+  try {
+    s.queue.reset();
+    s.queue = std::make_unique<ClSlot>(context_, s.index);
+    if (s.loaded_valid && s.queue->select(s.loaded) != Status::ok) s.loaded_valid = false;
+    s.job.health.in_service = true;
+    s.job.health.last_error = why + "; its command queue was rebuilt";
+  } catch (const Error& e) {
+    s.job.health.in_service = false;
+    s.job.health.last_error = why + "; rebuilding its command queue failed: " + e.what();
+  }
+}
+
+void OpenclDevice::poll(int64_t now, std::vector<DeviceCompletion>& out) {
+  if (!ready_.empty()) {
+    out.insert(out.end(), ready_.begin(), ready_.end());
+    ready_.clear();
+  }
+  arrived_.clear();
+  inbox_.take(arrived_);
+  for (DeviceCompletion& c : arrived_) {
+    Slot& s = *slots_[c.slot];
+    const cl_int exec = static_cast<cl_int>(c.value);
+    s.done.reset();
+    if (s.job.finished(now)) continue;  // it had timed out: already completed
+    if (c.status != Status::ok) {
+      rebuild(s, cl_message(fmt::format("opencl slot {}: a job failed on the device", c.slot), exec));
+      c.value = 0;
+    } else {
+      c.value = s.queue->finish();
+      c.device_ns = s.queue->device_ns();
+    }
+    c.not_before = 0;
+    out.push_back(c);
+  }
+  // Jobs past their time limit: complete them now; the slot waits for the device to finish them.
+  for (auto& s : slots_) s->job.expire(s->index, now, timeout_ns_, out);
+}
+
+int64_t OpenclDevice::next_deadline() const {
+  if (!ready_.empty()) return 0;
+  int64_t deadline = INT64_MAX;
+  for (const auto& s : slots_) deadline = std::min(deadline, s->job.deadline(timeout_ns_));
+  return deadline;
+}
+
+SlotHealth OpenclDevice::slot_health(uint32_t slot) const {
+  if (slot >= slots_.size()) return SlotHealth{false, "no such slot"};
+  return slots_[slot]->job.health;
+}
+
+}  // namespace tandem::devices::opencl

@@ -1,0 +1,82 @@
+// The OpenCL device behind the asynchronous Device interface ([device.opencl], docs/devices.md).
+//
+// A slot is an in-order command queue (ClSlot). submit() enqueues the job's transfers, kernel and
+// read-backs without waiting and registers an event callback; the driver's thread calls it when the
+// job's last command completes, and it posts the completion to the inbox, which wakes the dispatcher.
+// poll() then reads the value (the reduction partials) and the device time (profiling events).
+// "Loading a function" selects its prebuilt kernel on the slot (programs are built once, when the
+// device starts); the reconfiguration delay in the models is that selection's measured time. X_a and
+// D_a are measured when the device starts (one small and one larger job per function), so the engine
+// and the partitioner see the real device; `tandem calibrate --device opencl` measures them properly.
+//
+// Faults: a program that does not build leaves its functions unloadable (build log in the
+// description of the error, `tandem status`); a job whose commands fail (device lost, out of
+// resources) completes with DEVICE_ERROR or NO_MEMORY and the slot's queue is rebuilt; a job running
+// longer than job_timeout completes with TIMEOUT and its slot leaves service until the device
+// finishes the job (OpenCL cannot cancel a kernel), then returns. slot_health() says what happened.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/config.hpp"
+#include "devices/completion_inbox.hpp"
+#include "devices/device.hpp"
+#include "devices/opencl/context.hpp"
+#include "devices/slot_job.hpp"
+
+namespace tandem::devices::opencl {
+
+class OpenclDevice final : public Device {
+ public:
+  // `extra`: options beyond the settings (test hooks: source overrides). Throws tandem::Error when no
+  // device matches or the context cannot be made.
+  explicit OpenclDevice(const config::OpenclSettings& settings, const ClOptions& extra = {});
+  ~OpenclDevice() override;
+  OpenclDevice(const OpenclDevice&) = delete;
+  OpenclDevice& operator=(const OpenclDevice&) = delete;
+
+  const DeviceInfo& info() const override { return info_; }
+  void configure(uint32_t slot, uint16_t function) override;
+  void submit(uint32_t slot, const DeviceJob& job) override;
+  void poll(int64_t now, std::vector<DeviceCompletion>& out) override;
+  int64_t next_deadline() const override;
+  const uint32_t* wake_word() const override { return inbox_.wake_word(); }
+  SlotHealth slot_health(uint32_t slot) const override;
+
+  ClContext& context() { return context_; }
+  ClAccess access() const { return access_; }
+  void set_access(ClAccess access) { access_ = access; }  // per-job method until jobs carry one
+
+ private:
+  struct Slot {
+    OpenclDevice* device = nullptr;  // the event callback's way back
+    uint32_t index = 0;
+    std::unique_ptr<ClSlot> queue;
+    bool loaded_valid = false;
+    KernelId loaded = KernelId::nop;
+    // The job in flight (the callback reads job.token, written before the callback is registered).
+    SlotJob job;
+    EventPtr done;
+  };
+  static void CL_CALLBACK on_complete(cl_event event, cl_int status, void* user);
+  void complete_now(uint32_t slot, uint64_t token, Status status, std::string error = {});
+  void rebuild(Slot& s, const std::string& why);
+  void measure_models();
+
+  config::OpenclSettings settings_;
+  ClContext context_;
+  ClAccess access_ = ClAccess::copy;
+  int64_t timeout_ns_ = 0;
+  DeviceInfo info_;
+  std::vector<std::unique_ptr<Slot>> slots_;
+  CompletionInbox inbox_;
+  std::vector<DeviceCompletion> ready_;    // completed on the dispatcher's thread (refusals, failures)
+  std::vector<DeviceCompletion> arrived_;  // scratch for the inbox
+  std::atomic<int> callbacks_pending_{0};  // registered event callbacks that have not run yet
+};
+
+}  // namespace tandem::devices::opencl

@@ -1,0 +1,271 @@
+// The OpenCL device (PoCL) behind the Device interface and end to end: submit/poll with the wake word,
+// every catalog kernel through the embedded runtime and through tandemd (several client processes at
+// once, results checked), with both access methods; and faults: a job past its time limit, a kernel
+// that does not build.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <memory>
+#include <vector>
+
+#include "abi/atomics.hpp"
+#include "base/clock.hpp"
+#include "config/config.hpp"
+#include "daemon_harness.hpp"
+#include "devices/device_factory.hpp"
+#include "devices/opencl/opencl_device.hpp"
+#include "kernel_cases.hpp"
+#include "rt/completion.hpp"
+#include "test_util.hpp"
+
+namespace tandem {
+namespace {
+
+using devices::DeviceCompletion;
+using devices::DeviceJob;
+using devices::opencl::OpenclDevice;
+using testing::KernelCase;
+
+config::OpenclSettings settings(uint32_t slots, double timeout_s = 10) {
+  config::OpenclSettings s;
+  s.slots = slots;
+  s.job_timeout_s = timeout_s;
+  return s;
+}
+
+// Polls until `n` completions arrived (or 30 s passed), sleeping on nothing: the test spins.
+std::vector<DeviceCompletion> wait_for(devices::Device& d, size_t n) {
+  std::vector<DeviceCompletion> out;
+  const int64_t deadline = now_ns() + 30'000'000'000;
+  while (out.size() < n && now_ns() < deadline) d.poll(now_ns(), out);
+  return out;
+}
+
+// Submits `call` on `slot` and waits for the one completion it yields.
+DeviceCompletion run_one(devices::Device& d, uint32_t slot, uint64_t token, const funcs::Call& call) {
+  DeviceJob job;
+  job.token = token;
+  job.start_ns = now_ns();
+  job.call = call;
+  d.submit(slot, job);
+  auto done = wait_for(d, 1);
+  EXPECT_EQ(done.size(), 1u);
+  return done.empty() ? DeviceCompletion{token, slot, Status::cancelled, 0, 0, 0} : done[0];
+}
+
+// Every case of the catalog the device tests run (small and edge sizes).
+std::vector<std::unique_ptr<KernelCase>> catalog_cases() {
+  std::vector<std::unique_ptr<KernelCase>> cases;
+  cases.push_back(KernelCase::nop());
+  cases.push_back(KernelCase::accumulate(100003, 1, 1));
+  cases.push_back(KernelCase::accumulate(1, 0, 2));
+  cases.push_back(KernelCase::work(5000));
+  cases.push_back(KernelCase::sobel(97, 31, false, false, 3));
+  cases.push_back(KernelCase::sobel(64, 8, true, true, 4));
+  cases.push_back(KernelCase::matmul(33, 17, 9, 5));
+  cases.push_back(KernelCase::matmul(4, 0, 3, 6));
+  cases.push_back(KernelCase::dct(77, TANDEM_DCT_MODE_DCT_QUANTIZE, 75, 7));
+  cases.push_back(KernelCase::dct(5, TANDEM_DCT_MODE_QUANTIZE, 20, 8));
+  cases.push_back(KernelCase::dct(5, TANDEM_DCT_MODE_DCT_QUANTIZE, 0, 9));  // invalid table: value 1
+  return cases;
+}
+
+TEST(OpenclDevice, DescribesItselfWithMeasuredModels) {
+  OpenclDevice d(settings(2));
+  const devices::DeviceInfo& info = d.info();
+  EXPECT_EQ(info.kind, "opencl");
+  EXPECT_NE(info.description.find("Portable Computing Language"), std::string::npos) << info.description;
+  EXPECT_TRUE(info.loadable[TANDEM_FN_ACCUMULATE] && info.loadable[TANDEM_FN_DCT_QUANT] && info.loadable[TANDEM_FN_WORK + 20]);
+  EXPECT_FALSE(info.loadable[TANDEM_FN_PRIORITY_QUEUE]);
+  EXPECT_GT(info.models[TANDEM_FN_ACCUMULATE].throughput, 0);
+  EXPECT_GT(info.models[TANDEM_FN_NOP].latency_s, 0);
+  EXPECT_GT(info.models[TANDEM_FN_SOBEL].reconfig_s, 0);
+  std::printf("%s\n  accumulate: X_a %.3g B/s, D_a %.1f us\n", info.description.c_str(),
+              info.models[TANDEM_FN_ACCUMULATE].throughput, info.models[TANDEM_FN_ACCUMULATE].latency_s * 1e6);
+}
+
+TEST(OpenclDevice, SubmitReturnsAtOnceAndTheWakeWordAnnouncesCompletions) {
+  OpenclDevice d(settings(3));
+  auto cases = catalog_cases();
+  for (uint32_t slot = 0; slot < 3; ++slot) d.configure(slot, TANDEM_FN_ACCUMULATE);
+  const uint32_t word_before = abi::load_acquire(*d.wake_word());
+  auto big = KernelCase::accumulate(4'000'000, 0, 11);
+  DeviceJob job;
+  job.token = 42;
+  job.start_ns = now_ns();
+  job.call = big->device_call();
+  d.submit(1, job);
+  auto done = wait_for(d, 1);
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].token, 42u);
+  EXPECT_EQ(done[0].slot, 1u);
+  EXPECT_EQ(done[0].status, Status::ok);
+  EXPECT_EQ(done[0].value, big->reference_value());
+  EXPECT_GT(done[0].device_ns, 0);
+  EXPECT_NE(abi::load_acquire(*d.wake_word()), word_before);
+  EXPECT_TRUE(d.slot_health(1).in_service);
+}
+
+class OpenclDeviceAccess : public ::testing::TestWithParam<devices::opencl::ClAccess> {};
+
+TEST_P(OpenclDeviceAccess, EveryKernelOnItsOwnSlotConcurrently) {
+  OpenclDevice d(settings(11));
+  d.set_access(GetParam());
+  auto cases = catalog_cases();
+  for (uint32_t i = 0; i < cases.size(); ++i) {
+    d.configure(i, cases[i]->function);
+    DeviceJob job;
+    job.token = 100 + i;
+    job.start_ns = now_ns();
+    job.call = cases[i]->device_call();
+    d.submit(i, job);
+  }
+  auto done = wait_for(d, cases.size());
+  ASSERT_EQ(done.size(), cases.size());
+  for (const DeviceCompletion& c : done) {
+    KernelCase& kc = *cases[c.token - 100];
+    EXPECT_EQ(c.status, Status::ok) << kc.name << ": " << d.slot_health(c.slot).last_error;
+    EXPECT_EQ(c.value, kc.reference_value()) << kc.name;
+    EXPECT_TRUE(kc.outputs_match());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Access, OpenclDeviceAccess,
+                         ::testing::Values(devices::opencl::ClAccess::copy, devices::opencl::ClAccess::zero_copy),
+                         [](const auto& p) { return std::string(devices::opencl::access_name(p.param)); });
+
+TEST(OpenclDevice, AJobPastItsTimeLimitTimesOutAndOnlyItsSlotLeavesService) {
+  // 20 ms; one work-group per reduction job, so that the long job holds one of PoCL's threads and the
+  // other slot's job finds a free core (jobs on a CPU device share its cores).
+  config::OpenclSettings s = settings(2, 0.02);
+  s.reduction_groups = 1;
+  OpenclDevice d(s);
+  d.configure(0, TANDEM_FN_WORK);
+  d.configure(1, TANDEM_FN_ACCUMULATE);
+  auto slow = KernelCase::work(400'000'000);  // ~0.4 s of chains on one core
+  const DeviceCompletion timed_out = run_one(d, 0, 1, slow->device_call());
+  EXPECT_EQ(timed_out.status, Status::timeout);
+  EXPECT_FALSE(d.slot_health(0).in_service);
+  EXPECT_NE(d.slot_health(0).last_error.find("job_timeout_ms"), std::string::npos) << d.slot_health(0).last_error;
+  // The slot refuses work while the device still runs the old job; the other slot keeps working.
+  EXPECT_EQ(run_one(d, 0, 2, slow->device_call()).status, Status::device_error);
+  auto ok = KernelCase::accumulate(1000, 0, 3);
+  const DeviceCompletion good = run_one(d, 1, 3, ok->device_call());
+  EXPECT_EQ(good.status, Status::ok);
+  EXPECT_EQ(good.value, ok->reference_value());
+  // When the device finishes the old job, the slot serves again (nothing more is reported for it).
+  std::vector<DeviceCompletion> late;
+  const int64_t deadline = now_ns() + 30'000'000'000;
+  while (!d.slot_health(0).in_service && now_ns() < deadline) d.poll(now_ns(), late);
+  EXPECT_TRUE(late.empty());
+  EXPECT_TRUE(d.slot_health(0).in_service);
+  EXPECT_NE(d.slot_health(0).last_error.find("back in service"), std::string::npos) << d.slot_health(0).last_error;
+  auto again = KernelCase::work(1000);
+  const DeviceCompletion after = run_one(d, 0, 4, again->device_call());
+  EXPECT_EQ(after.status, Status::ok);
+  EXPECT_EQ(after.value, 1000);
+}
+
+TEST(OpenclDevice, AKernelThatDoesNotBuildIsNotLoadableAndTheOthersWork) {
+  devices::opencl::ClOptions extra;
+  extra.source_overrides[static_cast<size_t>(devices::KernelId::sobel)] = "__kernel void tandem_sobel( { }";
+  OpenclDevice d(settings(2), extra);
+  EXPECT_FALSE(d.info().loadable[TANDEM_FN_SOBEL]);
+  EXPECT_TRUE(d.info().loadable[TANDEM_FN_MATMUL]);
+  d.configure(0, TANDEM_FN_SOBEL);  // what a misbehaving engine would do: the slot says why
+  EXPECT_NE(d.slot_health(0).last_error.find("sobel did not build"), std::string::npos) << d.slot_health(0).last_error;
+  auto s = KernelCase::sobel(16, 16, false, false, 1);
+  EXPECT_EQ(run_one(d, 0, 9, s->device_call()).status, Status::device_error);
+  d.configure(1, TANDEM_FN_MATMUL);
+  auto m = KernelCase::matmul(20, 20, 20, 2);
+  EXPECT_EQ(run_one(d, 1, 10, m->device_call()).status, Status::ok);
+  EXPECT_TRUE(m->outputs_match());
+}
+
+TEST(OpenclDevice, TheFactoryRefusesAResidentFunctionWithoutKernel) {
+  config::Config c = config::parse_config(
+      "[device]\nkinds = [\"opencl\"]\n[device.opencl]\nslots = 2\nresident = [\"priority_queue\"]\n", "test");
+  try {
+    (void)devices::make_devices(c);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("priority_queue"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(config::parse_config("[device.opencl]\naccess = \"svm\"\n", "test"), Error);
+  EXPECT_THROW(config::parse_config("[device.opencl]\nplatfrom = \"0\"\n", "test"), Error);
+}
+
+// Runs every case through `rt` (buffers in its session memory); returns the failures (0: all exact).
+int run_cases_through(client::Runtime& rt, std::string* report) {
+  KernelCase::memory() = {[&rt](size_t n) { return rt.alloc(n); }, [&rt](void* p) { rt.free(p); }};
+  auto* rec = static_cast<tandem_completion_t*>(rt.alloc(sizeof(tandem_completion_t)));
+  int failures = 0;
+  {
+    auto cases = catalog_cases();
+    for (auto& c : cases) {
+      const funcs::Call call = c->device_call();
+      rt::reset_record(rec);
+      Status s = rt.default_queue().dispatch(c->function, call.args.data(), call.arg_count, call.workload, rec);
+      if (s == Status::ok) {
+        rt::WaitPolicy policy;
+        policy.timeout_ns = 30'000'000'000;
+        s = rt.wait(rec, policy);
+      }
+      const bool exact = s == Status::ok && static_cast<int64_t>(rec->value) == c->reference_value() && c->outputs_match();
+      if (!exact) {
+        ++failures;
+        if (report) *report += c->name + ": " + std::string(to_string(s)) + "\n";
+      }
+    }
+  }
+  rt.free(rec);
+  KernelCase::memory() = {};
+  return failures;
+}
+
+constexpr const char* kAllResident =
+    "[device]\nkinds = [\"opencl\"]\n[device.opencl]\nslots = 6\n"
+    "resident = [\"nop\", \"accumulate\", \"work\", \"sobel\", \"matmul\", \"dct_quant\"]\n";
+
+TEST(OpenclRuntime, EveryKernelThroughTheEmbeddedRuntime) {
+  for (const char* access : {"copy", "zero_copy"}) {
+    auto rt = testing::open_embedded(std::string(kAllResident) + "access = \"" + access + "\"\n", client::Mode::hw);
+    ASSERT_TRUE(rt);
+    std::string report;
+    EXPECT_EQ(run_cases_through(*rt, &report), 0) << access << "\n" << report;
+  }
+}
+
+TEST(OpenclDaemon, SeveralProcessesShareTheDeviceThroughTandemd) {
+  testing::DaemonProcess d(kAllResident);
+  ASSERT_TRUE(d.alive());
+  constexpr int kClients = 4;
+  std::vector<pid_t> children;
+  for (int i = 0; i < kClients; ++i) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      int failures = 0;
+      for (int round = 0; round < 5; ++round) {
+        client::RuntimeOptions o;
+        o.socket_path = d.socket();
+        o.mode = client::Mode::hw;
+        auto rt = client::Runtime::open(o);
+        if (!rt.ok()) _exit(100);
+        failures += run_cases_through(*rt.value(), nullptr);
+      }
+      _exit(failures > 99 ? 99 : failures);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "client " << pid << ": wrong or failed results (100: could not connect)";
+  }
+  EXPECT_TRUE(d.alive());
+}
+
+}  // namespace
+}  // namespace tandem

@@ -1,0 +1,454 @@
+// `tandem bench device --device opencl|cuda`: a real device shared through tandem against the same
+// device used directly by one process (what a user has today), all measured in one run.
+//
+//  1. 8 processes each running short jobs (accumulate of 1 KiB): each with its own context (its start-up
+//     cost and memory, then jobs/s), against 8 clients of one tandemd that holds the device. Runs first,
+//     before this process touches the device (a process that forks must not own a driver's threads).
+//  2. The no-op round trip through tandem (embedded runtime) against a raw enqueue + finish of an
+//     empty kernel on the same device (OpenCL: clEnqueueNDRangeKernel + clFinish; CUDA: a launch +
+//     cudaStreamSynchronize).
+//  3. The cooperative split: accumulate and sobel from 1 KiB to 64 MiB, CPU only, device only and the
+//     partitioner's split (auto), medians.
+// JSON: noop_rtt_over_raw, aggregate_jobs_per_s_over_separate_contexts, and every figure behind them.
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <thread>
+#include <vector>
+
+#include "base/clock.hpp"
+#include "base/stats.hpp"
+#include "client/runtime.hpp"
+#include "commands.hpp"
+#include "daemon_launcher.hpp"
+#include "funcs/function.hpp"
+#include "noop_probe.hpp"
+#include "output.hpp"
+#include "rt/completion.hpp"
+#include "support/measure.hpp"
+#if TANDEM_HAVE_OPENCL
+#include "devices/opencl/context.hpp"
+#endif
+#if TANDEM_HAVE_CUDA
+#include "devices/cuda/cuda_context.hpp"
+#endif
+
+namespace tandem::tools {
+
+namespace {
+
+struct DeviceBenchOptions {
+  std::string device = "opencl";
+  uint32_t processes = 8;
+  double window_s = 3;      // each process's measuring window (phase 1)
+  size_t noop_samples = 5000;
+  bool quick = false;
+  bool json_output = false;
+  std::string out;
+};
+
+int64_t rss_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  uint64_t size = 0, resident = 0;
+  statm >> size >> resident;
+  return static_cast<int64_t>(resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)));
+}
+
+// What one process of phase 1 reports through its pipe.
+struct ProcessReport {
+  int64_t setup_ns = 0;     // from nothing to ready for the first job
+  int64_t rss_delta = 0;    // resident memory that setup added
+  uint64_t jobs = 0;
+  double seconds = 0;
+  int32_t errors = 0;       // failed or wrong jobs
+  int32_t late = 0;         // 1: setup ended after the common start
+};
+
+// A short job: accumulate over 256 int32 (1 KiB); its expected sum.
+struct ShortJob {
+  int32_t* data = nullptr;
+  int64_t expected = 0;
+  funcs::Call call;
+  void init(int32_t* memory) {
+    data = memory;
+    for (int i = 0; i < 256; ++i) data[i] = i * 7919 - 1000000;
+    expected = 0;
+    for (int i = 0; i < 256; ++i) expected += data[i];
+    call = funcs::Call{};
+    call.function = TANDEM_FN_ACCUMULATE;
+    call.workload = 1024;
+    call.arg_count = 2;
+    call.args = {reinterpret_cast<uint64_t>(data), 256};
+    call.buffers[0] = data;
+  }
+};
+
+// Runs `body(report)` in `n` child processes that start measuring at `start_at`; collects the reports.
+template <class Body>
+std::vector<ProcessReport> run_processes(uint32_t n, Body body) {
+  std::vector<std::pair<pid_t, int>> children;
+  for (uint32_t i = 0; i < n; ++i) {
+    int fds[2];
+    if (pipe(fds) != 0) throw Error(Status::io_error, "pipe");
+    const pid_t pid = fork();
+    if (pid == 0) {
+      close(fds[0]);
+      ProcessReport r;
+      try {
+        body(r);
+      } catch (const std::exception&) {
+        r.errors += 1;
+      }
+      const ssize_t w = write(fds[1], &r, sizeof r);
+      _exit(w == static_cast<ssize_t>(sizeof r) ? 0 : 1);
+    }
+    close(fds[1]);
+    children.emplace_back(pid, fds[0]);
+  }
+  std::vector<ProcessReport> reports;
+  for (auto [pid, fd] : children) {
+    ProcessReport r;
+    r.errors = 1;
+    if (read(fd, &r, sizeof r) != static_cast<ssize_t>(sizeof r)) r.errors = 1;
+    close(fd);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    reports.push_back(r);
+  }
+  return reports;
+}
+
+void wait_until(int64_t t, ProcessReport& r) {
+  if (now_ns() > t) r.late = 1;
+  while (now_ns() < t) std::this_thread::sleep_for(std::chrono::microseconds(200));
+}
+
+nlohmann::ordered_json summarize_processes(const std::vector<ProcessReport>& reports) {
+  nlohmann::ordered_json j;
+  double jobs_per_s = 0;
+  std::vector<double> setup, rss;
+  int errors = 0, late = 0;
+  for (const ProcessReport& r : reports) {
+    if (r.seconds > 0) jobs_per_s += static_cast<double>(r.jobs) / r.seconds;
+    setup.push_back(static_cast<double>(r.setup_ns) * 1e-6);
+    rss.push_back(static_cast<double>(r.rss_delta) / (1 << 20));
+    errors += r.errors;
+    late += r.late;
+  }
+  j["aggregate_jobs_per_s"] = jobs_per_s;
+  j["setup_ms_median"] = median(setup);
+  j["setup_ms_max"] = setup.empty() ? 0 : *std::max_element(setup.begin(), setup.end());
+  j["rss_mib_per_process_median"] = median(rss);
+  j["errors"] = errors;
+  j["late_starts"] = late;
+  return j;
+}
+
+std::string device_section(const DeviceBenchOptions& o, const std::string& resident, uint32_t slots) {
+  return fmt::format("[device]\nkinds = [\"{0}\"]\n[device.{0}]\nslots = {1}\nresident = [{2}]\n", o.device, slots, resident);
+}
+
+// ---- the device used directly (the raw baselines) ----
+struct RawDevice {
+  virtual ~RawDevice() = default;
+  virtual std::string description() const = 0;
+  virtual Status noop() = 0;                                   // empty kernel + wait
+  virtual Result<int64_t> run(const funcs::Call& call) = 0;    // a whole job, synchronously
+};
+
+#if TANDEM_HAVE_OPENCL
+struct RawOpencl final : RawDevice {
+  devices::opencl::ClContext context{devices::opencl::ClOptions{}};
+  devices::opencl::ClSlot slot{context, 0};
+  devices::opencl::KernelPtr nop;
+  RawOpencl() {
+    cl_int err = CL_SUCCESS;
+    nop.reset(clCreateKernel(context.program(devices::KernelId::nop).program.get(), "tandem_nop", &err));
+    if (err != CL_SUCCESS) throw Error(Status::device_error, devices::opencl::cl_message("clCreateKernel(tandem_nop)", err));
+  }
+  std::string description() const override { return devices::opencl::describe_device(context.device()); }
+  Status noop() override {
+    const size_t one = 1;
+    cl_int err = clEnqueueNDRangeKernel(slot.queue(), nop.get(), 1, nullptr, &one, nullptr, 0, nullptr, nullptr);
+    if (err == CL_SUCCESS) err = clFinish(slot.queue());
+    return err == CL_SUCCESS ? Status::ok : Status::device_error;
+  }
+  Result<int64_t> run(const funcs::Call& call) override { return slot.run(call, devices::opencl::ClAccess::copy); }
+};
+#endif
+
+#if TANDEM_HAVE_CUDA
+struct RawCuda final : RawDevice {
+  devices::cuda::CudaContext context{devices::cuda::CudaOptions{}};
+  devices::cuda::CudaSlot slot{context, 0, devices::cuda::CudaMode::launch};
+  std::string description() const override { return devices::cuda::describe_cuda_device(context.device()); }
+  Status noop() override { return slot.raw_empty_launch(); }
+  Result<int64_t> run(const funcs::Call& call) override { return slot.run(call, devices::cuda::CudaAccess::copy); }
+};
+#endif
+
+std::unique_ptr<RawDevice> open_raw(const std::string& device) {
+#if TANDEM_HAVE_OPENCL
+  if (device == "opencl") return std::make_unique<RawOpencl>();
+#endif
+#if TANDEM_HAVE_CUDA
+  if (device == "cuda") return std::make_unique<RawCuda>();
+#endif
+  throw Error(Status::invalid_argument, "--device " + device + ": this build has no such device (opencl or cuda)");
+}
+
+// Phase 1.
+nlohmann::ordered_json bench_processes(const DeviceBenchOptions& o) {
+  nlohmann::ordered_json j;
+  const int64_t lead = static_cast<int64_t>((o.quick ? 3.0 : 6.0) * 1e9);
+  // Each process with its own context.
+  {
+    const int64_t start_at = now_ns() + lead;
+    auto reports = run_processes(o.processes, [&](ProcessReport& r) {
+      const int64_t rss0 = rss_bytes();
+      const int64_t t0 = now_ns();
+      auto raw = open_raw(o.device);
+      std::vector<int32_t> memory(256);
+      ShortJob job;
+      job.init(memory.data());
+      if (!raw->run(job.call).ok()) r.errors++;  // the first job completes the set-up (kernel selection)
+      r.setup_ns = now_ns() - t0;
+      r.rss_delta = rss_bytes() - rss0;
+      wait_until(start_at, r);
+      const int64_t begin = now_ns(), end = begin + static_cast<int64_t>(o.window_s * 1e9);
+      while (now_ns() < end) {
+        auto v = raw->run(job.call);
+        if (!v.ok() || v.value() != job.expected) r.errors++;
+        r.jobs++;
+      }
+      r.seconds = static_cast<double>(now_ns() - begin) * 1e-9;
+    });
+    j["separate_contexts"] = summarize_processes(reports);
+  }
+  // One tandemd holding the device; each process a client session.
+  {
+    const uint32_t slots = o.device == "opencl" ? 4 : 4;
+    DaemonLauncher daemon(device_section(o, "\"accumulate\", \"accumulate\", \"accumulate\", \"accumulate\"", slots));
+    const int64_t start_at = now_ns() + lead;
+    auto reports = run_processes(o.processes, [&](ProcessReport& r) {
+      const int64_t rss0 = rss_bytes();
+      const int64_t t0 = now_ns();
+      client::RuntimeOptions ro;
+      ro.socket_path = daemon.socket();
+      ro.mode = client::Mode::hw;
+      ro.wait.mode = rt::WaitMode::block;
+      auto opened = client::Runtime::open(ro);
+      if (!opened) throw Error(opened.status(), opened.message());
+      client::Runtime& rt = *opened.value();
+      ShortJob job;
+      job.init(static_cast<int32_t*>(rt.alloc(1024)));
+      auto* rec = static_cast<tandem_completion_t*>(rt.alloc(sizeof(tandem_completion_t)));
+      rt::WaitPolicy policy;
+      policy.mode = rt::WaitMode::block;
+      policy.timeout_ns = 10'000'000'000;
+      auto one = [&]() {
+        rt::reset_record(rec);
+        Status s = rt.default_queue().dispatch(TANDEM_FN_ACCUMULATE, job.call.args.data(), 2, 1024, rec);
+        if (s == Status::ok) s = rt.wait(rec, policy);
+        return s == Status::ok && static_cast<int64_t>(rec->value) == job.expected;
+      };
+      if (!one()) r.errors++;
+      r.setup_ns = now_ns() - t0;
+      r.rss_delta = rss_bytes() - rss0;
+      wait_until(start_at, r);
+      const int64_t begin = now_ns(), end = begin + static_cast<int64_t>(o.window_s * 1e9);
+      while (now_ns() < end) {
+        if (!one()) r.errors++;
+        r.jobs++;
+      }
+      r.seconds = static_cast<double>(now_ns() - begin) * 1e-9;
+    });
+    j["through_tandemd"] = summarize_processes(reports);
+  }
+  const double sep = j["separate_contexts"]["aggregate_jobs_per_s"].get<double>();
+  const double tan = j["through_tandemd"]["aggregate_jobs_per_s"].get<double>();
+  j["aggregate_jobs_per_s_over_separate_contexts"] = sep > 0 ? tan / sep : 0;
+  return j;
+}
+
+// Phase 2.
+nlohmann::ordered_json bench_noop(const DeviceBenchOptions& o, RawDevice& raw) {
+  nlohmann::ordered_json j;
+  bench::SamplePlan plan;
+  plan.samples = o.noop_samples;
+  plan.warmup = o.noop_samples / 10;
+  auto raw_samples = bench::sample_loop_status(plan, [&] { return raw.noop(); });
+  if (!raw_samples) throw Error(raw_samples.status(), "raw no-op: " + raw_samples.message());
+  client::RuntimeOptions ro;
+  ro.embedded = true;
+  ro.mode = client::Mode::hw;
+  ro.config_text = device_section(o, "\"nop\"", 1);
+  auto opened = client::Runtime::open(ro);
+  if (!opened) throw Error(opened.status(), "embedded runtime: " + opened.message());
+  auto tandem_samples = noop_round_trips(*opened.value(), opened.value()->default_queue(), rt::WaitMode::spin, o.noop_samples, -1);
+  if (!tandem_samples) throw Error(tandem_samples.status(), "no-op through tandem: " + tandem_samples.message());
+  const bench::Summary r = bench::summarize(raw_samples.value()), t = bench::summarize(tandem_samples.value());
+  j["raw_median_ns"] = r.median;
+  j["raw_p99_ns"] = r.p99;
+  j["tandem_median_ns"] = t.median;
+  j["tandem_min_ns"] = t.min;
+  j["tandem_p99_ns"] = t.p99;
+  j["noop_rtt_over_raw"] = r.median > 0 ? t.median / r.median : 0;
+  return j;
+}
+
+// Phase 3: one function at one size in three modes.
+nlohmann::ordered_json bench_split(const DeviceBenchOptions& o) {
+  client::RuntimeOptions ro;
+  ro.embedded = true;
+  ro.config_text = device_section(o, "\"accumulate\", \"sobel\"", 2);
+  auto opened = client::Runtime::open(ro);
+  if (!opened) throw Error(opened.status(), "embedded runtime: " + opened.message());
+  client::Runtime& rt = *opened.value();
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  std::vector<uint64_t> sizes = {1 << 10, 16 << 10, 256 << 10, 4 << 20, 64 << 20};
+  if (o.quick) sizes = {1 << 10, 64 << 10, 1 << 20};
+  for (const char* name : {"accumulate", "sobel"}) {
+    const funcs::FunctionInfo& fn = *funcs::find_function(name);
+    for (uint64_t bytes : sizes) {
+      funcs::Call call;
+      call.function = fn.id;
+      void* in = rt.alloc(bytes);
+      void* out = nullptr;
+      std::memset(in, 0x5a, bytes);
+      if (fn.id == TANDEM_FN_ACCUMULATE) {
+        call.args = {reinterpret_cast<uint64_t>(in), bytes / 4};
+        call.arg_count = 2;
+        call.workload = bytes;
+        call.buffers[0] = in;
+      } else {
+        uint64_t side = 1;
+        while (side * side < bytes) side *= 2;
+        if (side * side > bytes) {  // an odd power of two: the nearest square at or below
+          rt.free(in);
+          side /= 2;
+          in = rt.alloc(side * side);
+          std::memset(in, 0x5a, side * side);
+        }
+        out = rt.alloc(side * side);
+        call.args = {reinterpret_cast<uint64_t>(in), reinterpret_cast<uint64_t>(out), side, side};
+        call.arg_count = 4;
+        call.workload = side * side;
+        call.buffers = {in, out};
+      }
+      nlohmann::ordered_json row;
+      row["function"] = name;
+      row["bytes"] = bytes;
+      const size_t samples = bytes >= (4u << 20) ? 5 : (o.quick ? 20 : 200);
+      int64_t expected = 0;
+      bool first = true;
+      for (auto [mode, key] : {std::pair{client::Mode::sw, "cpu_only_s"}, {client::Mode::hw, "device_only_s"},
+                               {client::Mode::auto_mode, "split_s"}}) {
+        rt.set_mode(mode);
+        std::vector<double> t;
+        for (size_t i = 0; i < samples + 1; ++i) {
+          funcs::Call c = call;
+          int64_t value = 0;
+          const int64_t t0 = now_ns();
+          const Status s = rt.run(fn, c, value);
+          const int64_t t1 = now_ns();
+          if (s != Status::ok) throw Error(s, fmt::format("{} {} B: {}", name, bytes, to_string(s)));
+          if (first) expected = value, first = false;
+          if (value != expected) throw Error(Status::device_error, fmt::format("{} {} B: results differ between modes", name, bytes));
+          if (i > 0) t.push_back(static_cast<double>(t1 - t0) * 1e-9);
+        }
+        row[key] = median(t);
+      }
+      {  // one packet for the whole call, spin-waited: the device path without the partitioner
+        auto* rec = static_cast<tandem_completion_t*>(rt.alloc(sizeof(tandem_completion_t)));
+        rt::WaitPolicy policy;
+        policy.mode = rt::WaitMode::spin;
+        policy.timeout_ns = 30'000'000'000;
+        std::vector<double> t;
+        for (size_t i = 0; i < samples + 1; ++i) {
+          rt::reset_record(rec);
+          const int64_t t0 = now_ns();
+          Status st = rt.default_queue().dispatch(fn.id, call.args.data(), call.arg_count, call.workload, rec);
+          if (st == Status::ok) st = rt.wait(rec, policy);
+          const int64_t t1 = now_ns();
+          if (st != Status::ok || static_cast<int64_t>(rec->value) != expected) {
+            throw Error(Status::device_error, fmt::format("{} {} B: one packet failed ({})", name, bytes, to_string(st)));
+          }
+          if (i > 0) t.push_back(static_cast<double>(t1 - t0) * 1e-9);
+        }
+        row["device_packet_s"] = median(t);
+        rt.free(rec);
+      }
+      const double best_single = std::min(row["cpu_only_s"].get<double>(), row["device_only_s"].get<double>());
+      row["split_speedup_over_best_single"] = best_single / row["split_s"].get<double>();
+      rows.push_back(row);
+      rt.free(in);
+      if (out) rt.free(out);
+    }
+  }
+  rt.set_mode(client::Mode::auto_mode);
+  return rows;
+}
+
+void run_device_bench(const DeviceBenchOptions& in) {
+  DeviceBenchOptions o = in;
+  if (o.quick) {
+    o.window_s = 1;
+    o.noop_samples = 500;
+  }
+  nlohmann::ordered_json report;
+  report["device"] = o.device;
+  report["processes"] = bench_processes(o);
+  auto raw = open_raw(o.device);
+  report["description"] = raw->description();
+  report["noop"] = bench_noop(o, *raw);
+  raw.reset();
+  report["split"] = bench_split(o);
+  report["noop_rtt_over_raw"] = report["noop"]["noop_rtt_over_raw"];
+  report["aggregate_jobs_per_s_over_separate_contexts"] = report["processes"]["aggregate_jobs_per_s_over_separate_contexts"];
+  if (emit_json_report(report, o.out, o.json_output)) return;
+  fmt::print("device: {} ({})\n", o.device, report["description"].get<std::string>());
+  const auto& n = report["noop"];
+  fmt::print("no-op round trip: tandem {:.1f} us median (p99 {:.1f}), raw enqueue+finish {:.1f} us -> {:.2f}x raw\n",
+             n["tandem_median_ns"].get<double>() / 1e3, n["tandem_p99_ns"].get<double>() / 1e3,
+             n["raw_median_ns"].get<double>() / 1e3, n["noop_rtt_over_raw"].get<double>());
+  const auto& p = report["processes"];
+  for (const char* k : {"separate_contexts", "through_tandemd"}) {
+    fmt::print("{} processes, {:<17}: {:>9.0f} jobs/s aggregate, start-up {:.1f} ms median (max {:.1f}), +{:.1f} MiB "
+               "resident each, {} errors, {} late starts\n",
+               o.processes, k, p[k]["aggregate_jobs_per_s"].get<double>(), p[k]["setup_ms_median"].get<double>(),
+               p[k]["setup_ms_max"].get<double>(), p[k]["rss_mib_per_process_median"].get<double>(),
+               p[k]["errors"].get<int>(), p[k]["late_starts"].get<int>());
+  }
+  fmt::print("aggregate jobs/s through tandemd over separate contexts: {:.2f}x\n",
+             p["aggregate_jobs_per_s_over_separate_contexts"].get<double>());
+  fmt::print("{:<11} {:>10} {:>12} {:>12} {:>12} {:>12} {:>8}\n", "function", "bytes", "cpu only", "device only",
+             "one packet", "split", "gain");
+  for (const auto& r : report["split"]) {
+    fmt::print("{:<11} {:>10} {:>10.1f}us {:>10.1f}us {:>10.1f}us {:>10.1f}us {:>7.2f}x\n", r["function"].get<std::string>(),
+               r["bytes"].get<uint64_t>(), r["cpu_only_s"].get<double>() * 1e6, r["device_only_s"].get<double>() * 1e6,
+               r["device_packet_s"].get<double>() * 1e6, r["split_s"].get<double>() * 1e6, r["split_speedup_over_best_single"].get<double>());
+  }
+}
+
+}  // namespace
+
+void add_device_bench(CLI::App& bench) {
+  auto o = std::make_shared<DeviceBenchOptions>();
+  CLI::App* cmd = bench.add_subcommand(
+      "device", "A real device (opencl, cuda) through tandem vs used directly: no-op round trip, 8 processes, split sweep");
+  cmd->add_option("--device", o->device, "opencl or cuda")->check(CLI::IsMember({"opencl", "cuda"}));
+  cmd->add_option("--processes", o->processes, "client processes of the sharing comparison")->check(CLI::Range(1, 64));
+  cmd->add_flag("--quick", o->quick, "seconds instead of a minute (the tests run it)");
+  cmd->add_flag("--json", o->json_output, "print the JSON report");
+  cmd->add_option("--out", o->out, "write the JSON report to this file");
+  cmd->callback([o] { run_device_bench(*o); });
+}
+
+}  // namespace tandem::tools
