@@ -22,7 +22,7 @@ namespace {
 using config::check_keys;
 using config::toml_fail;
 
-// The policy parameters make_reconfig_policy takes ("name:key=value"), the scenario's [policy] keys.
+// The policy parameters config::parse_policy takes ("name:key=value"), the scenario's [policy] keys.
 const std::vector<std::string_view> kPolicyParams = {
     "history", "min_gain", "in_use_first", "evict", "min_streak", "min_payoff", "payoff_weight",
     "request_weight_us", "c_reconfig_ms", "c_replicate_ms", "react", "react_idle_ms", "react_idle_delays",
