@@ -673,6 +673,31 @@ std::string Daemon::status_json() {
                          {"demand", m.demand}});
   }
   j["functions"] = functions;
+  // Data moved and energy, per function and access method (docs/access.md).
+  json access = json::array();
+  double energy_total = 0;
+  static constexpr const char* kMethod[] = {"zero_copy", "copy", "sg", "local"};
+  for (const auto& [f, by_method] : snap.usage) {
+    for (size_t m = 0; m < by_method.size(); ++m) {
+      const rt::AccessUsage& u = by_method[m];
+      if (u.jobs == 0) continue;
+      energy_total += u.energy_j;
+      access.push_back({{"function", function_name(f)},
+                        {"method", kMethod[m]},
+                        {"jobs", u.jobs},
+                        {"host_bytes", u.host_bytes},
+                        {"local_bytes", u.local_bytes},
+                        {"device_s", u.device_s},
+                        {"energy_j", u.energy_j}});
+    }
+  }
+  j["access"] = access;
+  const devices::CopyStats copies = dispatcher_->copy_stats();
+  j["copy_engines"] = {{"transfers", copies.transfers},
+                       {"bytes_to_device", copies.bytes_to_device},
+                       {"bytes_from_device", copies.bytes_from_device},
+                       {"bytes_on_device", copies.bytes_on_device}};
+  j["energy_j"] = energy_total;
   const uint64_t lookups = tlb.hits + tlb.misses;
   j["tlb"] = {{"hits", tlb.hits},
               {"misses", tlb.misses},
