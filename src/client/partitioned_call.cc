@@ -98,7 +98,7 @@ Status plan_access(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call
   const double units = std::max<double>(1, static_cast<double>(call.workload));
   const DeviceSummary* host = rt.host_device(fn.id);
   const devices::TransferModel transfer = host != nullptr ? host->memory.transfer : devices::TransferModel{};
-  const HostAccessCosts& costs = host_access_costs();
+  const HostAccessCosts& costs = rt.access_costs();
   const bool remote = rt.engine_is_remote();
   const auto bytes_per_unit = [&](uint8_t method) {
     return static_cast<double>(method == TANDEM_ACCESS_DEVICE_LOCAL ? local_bytes : host_bytes) / units;

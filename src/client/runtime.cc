@@ -234,6 +234,7 @@ std::string_view Runtime::device_kind(uint16_t function) const {
 
 void Runtime::init_cost_params(const Calibration* calibration) {
   std::lock_guard lock(policy_mutex_);
+  if (calibration != nullptr && calibration->access) access_costs_ = calibration->access;
   bool used = false;
   for (const funcs::FunctionInfo* fn : funcs::all_functions()) {
     const DeviceSummary* host = host_device(fn->id);

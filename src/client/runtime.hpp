@@ -191,6 +191,8 @@ class Runtime {
   // Moves `bytes` between host memory (any memory of this process) and device-local memory, or within
   // it, on a copy engine; waits for it. Either address may be a device address.
   Status copy_local(uint64_t dst, uint64_t src, size_t bytes);
+  // The host side's access costs: the calibration's [access], else measured in this process.
+  const model::HostAccessCosts& access_costs() const { return access_costs_ ? *access_costs_ : host_access_costs(); }
   AccessChoice access_choice() const { return access_.load(std::memory_order_relaxed); }
   void set_access_choice(AccessChoice choice) { access_.store(choice, std::memory_order_relaxed); }
   // This thread's staging memory for the copy method (session memory, reused call after call).
@@ -296,6 +298,7 @@ class Runtime {
   std::vector<tandem_completion_t*> record_blocks_;
   std::vector<std::unique_ptr<Staging>> staging_;  // guarded by records_mutex_
   std::atomic<AccessChoice> access_{AccessChoice::automatic};
+  std::optional<model::HostAccessCosts> access_costs_;  // set once, by init_cost_params
 };
 
 // The mode and alpha from the TANDEM_MODE environment variable (auto|sw|hw|alpha=<x>) when the
