@@ -93,7 +93,7 @@ class Session {
 
 int high_level(Board& b, ClientSlot& slot, std::mt19937_64& rng) {
   Session s(b, slot, true);
-  std::vector<int32_t> heap(1 << 16);  // not session memory: runs in software, must still be right
+  std::vector<int32_t> heap(1 << 16);  // not session memory: its access method moves it, still right
   while (s.open()) {
     constexpr size_t kMax = 1 << 18;
     auto* data = static_cast<int32_t*>(tandem_alloc(s.rt(), kMax * sizeof(int32_t)));

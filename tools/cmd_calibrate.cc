@@ -12,12 +12,56 @@
 #include <vector>
 
 #include "calibration_probe.hpp"
+#include "daemon_launcher.hpp"
+#include "base/clock.hpp"
+#include "base/stats.hpp"
+#include "client/access.hpp"
+#include "rt/completion.hpp"
 #include "commands.hpp"
 #include "support/measure.hpp"
 
 namespace tandem::tools {
 
 namespace {
+
+// tandemd's hand-off of a scatter-gather job to its mover and back: median round trip of a one-page
+// accumulate from the heap (scatter-gather) less the same from session memory (zero-copy). 0 if it
+// could not be measured (no tandemd binary).
+double measure_handoff(bool quick) {
+  try {
+    DaemonLauncher daemon("[device.emu]\nresident = [\"accumulate\"]\n");
+    client::RuntimeOptions ro;
+    ro.socket_path = daemon.socket();
+    auto rt = client::Runtime::open(ro);
+    if (!rt) return 0;
+    client::Runtime& r = *rt.value();
+    std::vector<int32_t> heap(1024, 1);
+    auto* session = static_cast<int32_t*>(r.alloc(4096));
+    std::fill(session, session + 1024, 1);
+    tandem_completion_t* rec = r.thread_records();
+    const auto round_trip = [&](const int32_t* data, uint8_t method) {
+      const uint64_t args[2] = {reinterpret_cast<uintptr_t>(data), 1024};
+      rt::reset_record(rec);
+      const int64_t t0 = now_ns();
+      if (r.default_queue().dispatch(TANDEM_FN_ACCUMULATE, args, 2, 4096, rec, false, TANDEM_FLAG_ACCESS(method)) != Status::ok ||
+          r.wait(rec, {}) != Status::ok) {
+        return -1.0;
+      }
+      return static_cast<double>(now_ns() - t0) * 1e-9;
+    };
+    std::vector<double> sg, zc;
+    const int samples = quick ? 200 : 2000;
+    for (int i = 0; i < samples; ++i) {  // interleaved: drift hits both alike
+      sg.push_back(round_trip(heap.data(), TANDEM_ACCESS_SCATTER_GATHER));
+      zc.push_back(round_trip(session, TANDEM_ACCESS_ZERO_COPY));
+    }
+    r.free(session);
+    if (std::min(*std::min_element(sg.begin(), sg.end()), *std::min_element(zc.begin(), zc.end())) < 0) return 0;
+    return std::max(0.0, median(sg) - median(zc));
+  } catch (const Error&) {
+    return 0;
+  }
+}
 
 struct CalibrateOptions {
   std::vector<std::string> functions;
@@ -115,6 +159,16 @@ void run_calibrate(const CalibrateOptions& o) {
                      {"sw_only_ns", probe.overhead_sw_s * 1e9}};
     j["functions"][std::string(fn->name)] = f;
   }
+  // The host side of the access methods: copies and page gathering measured here, and tandemd's hand-off
+  // of a scatter-gather job to its mover (the extra round trip of a small such job over a zero-copy one).
+  model::HostAccessCosts access = client::host_access_costs();
+  if (!o.json_output) fmt::print("  measuring the access methods' host costs (a private tandemd)\n");
+  if (auto handoff = measure_handoff(o.quick); handoff > 0) access.handoff_s = handoff;
+  cal.access = access;
+  j["access"] = {{"memcpy_gbps", access.memcpy_bps / 1e9},
+                 {"gather_gbps", access.gather_bps / 1e9},
+                 {"gather_page_ns", access.gather_page_s * 1e9},
+                 {"handoff_us", access.handoff_s * 1e6}};
   if (!o.dry_run) client::save_calibration(cal, out);
   j["file"] = o.dry_run ? "" : out;
   if (o.json_output) {
@@ -122,6 +176,9 @@ void run_calibrate(const CalibrateOptions& o) {
     return;
   }
   fmt::print("{}\n", t.render());
+  fmt::print("access methods: staging copy {:.2f} GB/s, gathering pages {:.2f} GB/s + {:.0f} ns/page, tandemd hand-off "
+             "{:.1f} us\n",
+             access.memcpy_bps / 1e9, access.gather_bps / 1e9, access.gather_page_s * 1e9, access.handoff_s * 1e6);
   if (o.dry_run) {
     fmt::print("--dry-run: nothing written. The file would read:\n\n{}", client::format_calibration(cal));
   } else {

@@ -49,7 +49,13 @@ Result<std::vector<DeviceSummary>> parse_devices(const rt::Frame& frame, const a
         end - p < static_cast<std::ptrdiff_t>(e.function_count * sizeof(ctl::FunctionEntry))) {
       return R(Status::protocol_error, "hello: function list cut short");
     }
-    DeviceSummary s{name_of(e.kind), name_of(e.name), e.first_slot, e.slots, {}, {}};
+    DeviceSummary s{name_of(e.kind), name_of(e.name), e.first_slot, e.slots, {}, {}, {}};
+    devices::DeviceMemoryInfo& m = s.memory;
+    m.copy_engines = e.copy_engines;
+    m.local_bytes = e.local_bytes;
+    m.copy_engine_bps = e.copy_engine_bps;
+    m.copy_engine_setup_s = e.copy_engine_setup_s;
+    m.transfer = devices::TransferModel{e.link_bps, e.dma_setup_s, e.sg_bps, e.sg_setup_s, e.sg_page_s, e.local_bps};
     for (uint32_t i = 0; i < e.function_count; ++i) {
       ctl::FunctionEntry f;
       std::memcpy(&f, p, sizeof f);
@@ -254,7 +260,6 @@ Result<void*> DaemonRuntime::allocate(size_t bytes) {
   chunk->free_blocks[0] = chunk_bytes;
   void* p = carve(*chunk, rounded);
   allocations_[reinterpret_cast<uintptr_t>(p)] = {chunk.get(), rounded};
-  add_bounds(reinterpret_cast<uintptr_t>(chunk->mapping->address), chunk_bytes);
   chunks_.push_back(std::move(chunk));
   return p;
 }
@@ -287,10 +292,40 @@ void DaemonRuntime::free(void* memory) {
   if (chunk->used == 0 && chunks_.size() > 1 && chunk != chunks_.front().get()) {
     abi::control::UnregisterMemory req;
     req.region_id = chunk->region;
-    remove_bounds(reinterpret_cast<uintptr_t>(chunk->mapping->address));
     request(MessageType::unregister_memory, &req, sizeof req);
     std::erase_if(chunks_, [chunk](const std::unique_ptr<Chunk>& c) { return c.get() == chunk; });
   }
+}
+
+bool DaemonRuntime::in_session_memory(const void* memory, size_t bytes) const {
+  const auto begin = reinterpret_cast<uintptr_t>(memory);
+  if (begin + bytes < begin) return false;
+  std::lock_guard lock(memory_mutex_);
+  for (const auto& c : chunks_) {
+    const auto base = reinterpret_cast<uintptr_t>(c->mapping->address);
+    if (begin >= base && begin + bytes <= base + c->mapping->bytes) return true;
+  }
+  // Registered regions: the one starting at or below `memory`.
+  auto it = registered_.upper_bound(begin);
+  if (it == registered_.begin()) return false;
+  --it;
+  return begin + bytes <= it->first + it->second.bytes;
+}
+
+Result<uint64_t> DaemonRuntime::alloc_local(size_t bytes) {
+  abi::control::AllocLocal req;
+  req.bytes = bytes;
+  auto reply = request(MessageType::alloc_local, &req, sizeof req);
+  if (!reply) return Result<uint64_t>(reply.status(), reply.message());
+  if (reply.value().type() != MessageType::local_ok) return Result<uint64_t>(Status::protocol_error, "bad reply");
+  return reply.value().as<abi::control::LocalOk>().device_address;
+}
+
+Status DaemonRuntime::free_local(uint64_t device_address) {
+  abi::control::LocalOk req;
+  req.device_address = device_address;
+  auto reply = request(MessageType::free_local, &req, sizeof req);
+  return reply ? Status::ok : reply.status();
 }
 
 Status DaemonRuntime::attach_memory(void* address, size_t bytes, int memfd, uint64_t offset, std::string& why) {
@@ -300,8 +335,7 @@ Status DaemonRuntime::attach_memory(void* address, size_t bytes, int memfd, uint
     return region.status();
   }
   std::lock_guard lock(memory_mutex_);
-  registered_[reinterpret_cast<uintptr_t>(address)] = Registered{nullptr, region.value()};
-  add_bounds(reinterpret_cast<uintptr_t>(address), bytes);
+  registered_[reinterpret_cast<uintptr_t>(address)] = Registered{nullptr, region.value(), bytes};
   return Status::ok;
 }
 
@@ -313,33 +347,11 @@ Status DaemonRuntime::unregister_memory(void* address) {
     if (it == registered_.end()) return Status::invalid_argument;
     region = it->second.region;
     registered_.erase(it);
-    remove_bounds(reinterpret_cast<uintptr_t>(address));
   }
   abi::control::UnregisterMemory req;
   req.region_id = region;
   auto reply = request(MessageType::unregister_memory, &req, sizeof req);
   return reply ? Status::ok : reply.status();
-}
-
-void DaemonRuntime::add_bounds(uintptr_t base, size_t bytes) {
-  std::unique_lock lock(bounds_mutex_);
-  bounds_[base] = base + bytes;
-}
-
-void DaemonRuntime::remove_bounds(uintptr_t base) {
-  std::unique_lock lock(bounds_mutex_);
-  bounds_.erase(base);
-}
-
-bool DaemonRuntime::reachable(const void* address, size_t bytes) const {
-  if (bytes == 0) return true;
-  const auto begin = reinterpret_cast<uintptr_t>(address);
-  if (begin + bytes < begin) return false;
-  std::shared_lock lock(bounds_mutex_);
-  auto it = bounds_.upper_bound(begin);  // the first region starting after `begin`
-  if (it == bounds_.begin()) return false;
-  --it;
-  return begin >= it->first && begin + bytes <= it->second;  // inside one region, as translation wants
 }
 
 }  // namespace tandem::client

@@ -6,7 +6,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -28,7 +27,10 @@ class DaemonRuntime final : public Runtime, public rt::Liveness {
   Result<void*> allocate(size_t bytes) override;
   void free(void* memory) override;
   Status unregister_memory(void* address) override;
-  bool reachable(const void* address, size_t bytes) const override;
+  bool in_session_memory(const void* memory, size_t bytes) const override;
+  bool engine_is_remote() const override { return true; }
+  Result<uint64_t> alloc_local(size_t bytes) override;
+  Status free_local(uint64_t device_address) override;
   rt::Liveness* liveness() override { return this; }
   const tandem_metrics_page_t& metrics_page() const override {
     return *static_cast<const tandem_metrics_page_t*>(metrics_->address);
@@ -56,10 +58,9 @@ class DaemonRuntime final : public Runtime, public rt::Liveness {
   struct Registered {  // a user region from register_memory
     std::shared_ptr<rt::Mapping> keep;  // null: the user owns the mapping
     uint32_t region = 0;
+    size_t bytes = 0;
   };
-  // Every region the daemon translates for this session (chunks and user regions): base -> end.
-  void add_bounds(uintptr_t base, size_t bytes);
-  void remove_bounds(uintptr_t base);
+
   Result<uint32_t> register_region(uint64_t base, uint64_t bytes, int fd, uint64_t offset);
   void* carve(Chunk& c, size_t bytes);
 
@@ -71,13 +72,11 @@ class DaemonRuntime final : public Runtime, public rt::Liveness {
   uint64_t max_registered_bytes_ = 0;  // the session's limit, from hello_ok
   std::shared_ptr<rt::Mapping> metrics_;
 
-  std::mutex memory_mutex_;
+  mutable std::mutex memory_mutex_;
   std::vector<std::unique_ptr<Chunk>> chunks_;
   std::map<uintptr_t, std::pair<Chunk*, size_t>> allocations_;  // address -> (chunk, bytes)
   std::map<uintptr_t, Registered> registered_;                  // by client address
 
-  mutable std::shared_mutex bounds_mutex_;  // readers: every accelerated call (reachable())
-  std::map<uintptr_t, uintptr_t> bounds_;
 };
 
 }  // namespace tandem::client

@@ -46,6 +46,7 @@ bool retry_may_succeed(Status status) {
     case Status::queue_full:       // the queue or the engine's job table was full for a moment
     case Status::limit_exceeded:   // our session had too many jobs in flight
     case Status::not_accelerated:  // the replica went away; another may come (or n_a = 0 takes over)
+    case Status::device_memory_full:  // device-local memory is freed as other jobs finish
       return true;
     default:
       return false;  // the same job fails the same way: an unreachable buffer, a device error, ...
@@ -55,6 +56,7 @@ bool retry_may_succeed(Status status) {
 Partitioner::Partitioner(const model::CostParams& params, const PartitionerConfig& config)
     : params_(params), config_(config) {
   if (params_.granularity == 0) params_.granularity = 1;
+  base_ = params_;
   const uint64_t g = params_.granularity;
   uint64_t chunk = config_.cowork_max_units;
   if (chunk == 0) {
@@ -72,6 +74,12 @@ Partitioner::Partitioner(const model::CostParams& params, const PartitionerConfi
   free_ids_.reserve(slots);
   // Returned jobs can split the pool; 2 ranges per job slot covers every realistic history.
   pool_.reserve(2 * static_cast<size_t>(slots) + 8);
+}
+
+void Partitioner::set_access_costs(double xa, double da) {
+  params_.xa = xa;
+  params_.da = da;
+  late_margin_ = params_.da + static_cast<double>(std::max<uint32_t>(config_.jobs_per_round, 1)) * params_.oc;
 }
 
 uint64_t Partitioner::align_down(uint64_t v) const { return v - v % params_.granularity; }

@@ -27,9 +27,9 @@
 //
 // Failures. A failed job's range goes back to the pool, and its status decides what comes next. One
 // that retrying cannot cure (an unreachable buffer, a device error, an unknown function, a job too
-// large, a lost engine: anything but the three below) ends the call's use of the hardware in every
+// large, a lost engine: anything but the four below) ends the call's use of the hardware in every
 // policy: the rest runs in software. Congestion (QUEUE_FULL, LIMIT_EXCEEDED, NOT_ACCELERATED from a
-// replica that went away) may pass: no new round starts before a back-off that doubles with each
+// replica that went away, DEVICE_MEMORY_FULL) may pass: no new round starts before a back-off that doubles with each
 // failed attempt (hw_only waits it out, the others keep the CPU working), and after
 // `transient_retries` failed attempts the rest runs in software. Jobs of one round that fail together
 // are one attempt.
@@ -129,6 +129,10 @@ class Partitioner {
   uint32_t outstanding_jobs() const { return outstanding_; }
   uint64_t chunk_units() const { return chunk_units_; }
   const model::CostParams& params() const { return params_; }
+  // Per call, before start(): X_a and D_a as the call's access method makes them (the device side of
+  // moving its data, client/access.hpp); base_params() keeps the calibrated ones.
+  void set_access_costs(double xa, double da);
+  const model::CostParams& base_params() const { return base_; }
   const PartitionerConfig& config() const { return config_; }
 
  private:
@@ -178,6 +182,7 @@ class Partitioner {
   uint64_t align_down(uint64_t v) const;
 
   model::CostParams params_;
+  model::CostParams base_;
   PartitionerConfig config_;
   uint64_t chunk_units_ = 1;
   uint64_t min_job_units_ = 1;

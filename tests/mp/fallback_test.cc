@@ -9,6 +9,7 @@
 #include <numeric>
 #include <vector>
 
+#include "client/access.hpp"
 #include "mp_util.hpp"
 
 namespace tandem {
@@ -89,19 +90,12 @@ TEST(Fallback, HwModeRetriesAFullQueueAndReturnsTheRightValue) {
   EXPECT_EQ(rc, 0) << (rc == 128 + SIGALRM ? "a call never returned" : "");
 }
 
-TEST(Fallback, TheEmbeddedRuntimeReachesAllMemory) {
-  client::RuntimeOptions o;
-  o.embedded = true;
-  auto rt = client::Runtime::open(o);
-  ASSERT_TRUE(rt.ok());
-  std::vector<int32_t> heap(100);
-  EXPECT_TRUE(rt.value()->reachable(heap.data(), heap.size() * sizeof(int32_t)));
-}
-
-// Under tandemd, memory the daemon cannot reach: a malloc'd buffer, and a range that runs past the end
-// of a tandem_alloc chunk. In hw mode the call used to spin on TRANSLATION_FAULT jobs forever; now no
-// job is sent at all (the runtime knows its session memory) and the call runs in software.
-TEST(Fallback, UnreachableBuffersUnderTheDaemonRunInSoftwareInEveryMode) {
+// Under tandemd, memory outside the session: a malloc'd buffer, and a range across two registered
+// regions (mapped contiguously here, but not one region for the daemon). In hw mode the call used to
+// spin on TRANSLATION_FAULT jobs forever. Now the access method moves such data (copy or
+// scatter-gather), a call forced to zero-copy returns ACCESS_UNSUPPORTED at once, and no job that must
+// fault is ever sent.
+TEST(Fallback, MemoryOutsideTheSessionNeverSendsJobsThatFault) {
   DaemonProcess d;
   for (client::Mode mode : {client::Mode::hw, client::Mode::auto_mode, client::Mode::alpha}) {
     const int rc = bounded([&] {
@@ -116,8 +110,6 @@ TEST(Fallback, UnreachableBuffersUnderTheDaemonRunInSoftwareInEveryMode) {
       std::vector<int32_t> heap(kN);
       std::iota(heap.begin(), heap.end(), 1);
       if (int r = accumulate_checked(rt, heap.data(), kN); r != 0) return r;
-      // One memfd mapped contiguously here, registered as two regions: a range across the boundary is
-      // mapped in this process but is not one region for the daemon (docs/daemon.md, "Translation").
       constexpr size_t kHalf = 4u << 20;
       const int fd = memfd_create("tandem-halves", MFD_CLOEXEC | MFD_ALLOW_SEALING);
       if (fd < 0 || ftruncate(fd, 2 * kHalf) != 0) return 4;
@@ -127,32 +119,27 @@ TEST(Fallback, UnreachableBuffersUnderTheDaemonRunInSoftwareInEveryMode) {
       if (rt.register_memory(base + kHalf, kHalf, fd, kHalf) != Status::ok) return 5;
       auto* words = reinterpret_cast<int32_t*>(base);
       for (size_t i = 0; i < 2 * kHalf / sizeof(int32_t); ++i) words[i] = static_cast<int32_t>(i % 1000) - 300;
-      const size_t quarter = kHalf / 4;
-      if (rt.reachable(heap.data(), 4) || !rt.reachable(base, kHalf) || !rt.reachable(base + kHalf, kHalf) ||
-          rt.reachable(base + quarter, kHalf) || rt.reachable(base, 2 * kHalf) || !rt.reachable(heap.data(), 0)) {
+      if (rt.in_session_memory(heap.data(), 4) || !rt.in_session_memory(base, kHalf) ||
+          rt.in_session_memory(base + kHalf / 4, kHalf) || rt.in_session_memory(base, 2 * kHalf)) {
         return 9;
       }
-      // Inside one region: accelerated (the check is not simply "never").
       if (int r = accumulate_checked(rt, words, kHalf / sizeof(int32_t)); r != 0) return r;
-      if (mode != client::Mode::auto_mode && rt.stats().hw_jobs.load() == 0) return 6;
-      const uint64_t jobs_before = rt.stats().hw_jobs.load();
-      // Across the boundary: software, and no job sent.
       if (int r = accumulate_checked(rt, words + kHalf / 8, kHalf / sizeof(int32_t)); r != 0) return r;
-      if (rt.stats().hw_jobs.load() != jobs_before) return 7;
-      if (rt.stats().unreachable_calls.load() != 2) return 10;
-      // Unregistered memory is no longer reachable.
-      if (rt.unregister_memory(base + kHalf) != Status::ok || rt.reachable(base + kHalf, 64)) return 11;
-      void* session = rt.alloc(1000);
-      if (session == nullptr || !rt.reachable(session, 1000)) return 12;
-      rt.free(session);
+      // Zero-copy forced on memory outside the session: refused at once, nothing sent.
+      rt.set_access_choice(client::AccessChoice::zero_copy);
+      const uint64_t jobs_before = rt.stats().hw_jobs.load();
+      const uint64_t args[2] = {reinterpret_cast<uintptr_t>(heap.data()), kN};
+      int64_t sum = 0;
+      const Status forced = call(rt, TANDEM_FN_ACCUMULATE, args, heap.data(), sum);
+      if (mode != client::Mode::auto_mode && forced != Status::access_unsupported) return 10;
+      if (rt.stats().hw_jobs.load() != jobs_before) return 11;
       return 0;
     });
     EXPECT_EQ(rc, 0) << client::mode_name(mode, 0.5) << (rc == 128 + SIGALRM ? ": a call never returned" : "");
   }
   const auto status = testing::daemon_status(d);
   ASSERT_FALSE(status.is_null());
-  EXPECT_EQ(status["dispatcher"]["translation_faults"].get<uint64_t>(), 0u)
-      << "no job that must fail was sent";
+  EXPECT_EQ(status["dispatcher"]["translation_faults"].get<uint64_t>(), 0u) << "no job that must fail was sent";
 }
 
 }  // namespace
