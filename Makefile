@@ -77,7 +77,7 @@ test-fuzz: deps
 	@cmake --build $(FUZZ_BUILD) -j$(JOBS) --target tandem_fuzz_packet tandem_fuzz_control
 	@cd $(FUZZ_BUILD) && $(CTEST) -L fuzz
 
-# The chaos tier for DURATION seconds (rounds of 10 s cycling through sw, hw and auto), replayable by SEED.
+# The chaos tier for DURATION seconds (rounds of 10 s cycling through sw, hw, auto and alpha), replayable by SEED.
 test-chaos: build
 	@echo "== chaos tier: $(DURATION) s, seed $(SEED)"
 	@./$(BUILD)/tandem chaos --duration $(DURATION) --seed $(SEED)

@@ -60,6 +60,7 @@ class Session {
       tandem_options_init(&o);
       o.socket_path = board_.socket;
       o.mode = static_cast<tandem_mode_t>(board_.mode.load(relaxed));
+      o.alpha = 0.5;  // TANDEM_MODE_ALPHA's share; the other modes ignore it
       o.wait_mode = TANDEM_WAIT_SPIN_THEN_BLOCK;
       if (tandem_open(&o, &rt_) == TANDEM_OK) {
         if (correct_) slot_.connected.store(1, relaxed);

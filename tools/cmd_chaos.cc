@@ -1,4 +1,4 @@
-// `tandem chaos [--duration S] [--seed N] [--modes sw,hw,auto]`: the chaos tier. One real tandemd and
+// `tandem chaos [--duration S] [--seed N] [--modes sw,hw,auto,alpha]`: the chaos tier. One real tandemd and
 // many client processes of mixed behaviour (chaos.hpp); clients are killed (SIGKILL) and stopped
 // (SIGSTOP/SIGCONT) at random, and so is the daemon, which is restarted after a kill. Rounds of a few
 // seconds, cycling through the modes; after each round every client is gone and the daemon must be back
@@ -54,7 +54,7 @@ struct ChaosOptions {
   double duration_s = 60;
   double round_s = 10;
   uint64_t seed = 1;
-  std::string modes = "sw,hw,auto";
+  std::string modes = "sw,hw,auto,alpha";
   unsigned high_level = 2;
   unsigned low_level = 2;
   unsigned flooders = 2;
@@ -90,6 +90,7 @@ bool parse_modes(const std::string& text, std::vector<std::pair<std::string, tan
     if (m == "sw") out.emplace_back(m, TANDEM_MODE_SW);
     else if (m == "hw") out.emplace_back(m, TANDEM_MODE_HW);
     else if (m == "auto") out.emplace_back(m, TANDEM_MODE_AUTO);
+    else if (m == "alpha") out.emplace_back(m, TANDEM_MODE_ALPHA);  // alpha 0.5 (chaos_clients.cc)
     else return false;
   }
   return !out.empty();
@@ -102,6 +103,7 @@ struct RoundResult {
   double seconds = 0;
   uint64_t high_calls = 0, low_jobs = 0, ok = 0, wrong = 0, lost = 0, duplicated = 0, queue_full = 0,
            other_errors = 0, disconnects = 0, trouble_actions = 0, flood_rejected = 0;
+  uint64_t daemon_completions = 0;  // every job the daemon completed, of every client (its status report)
   uint32_t client_kills = 0, client_stops = 0, daemon_kills = 0, daemon_stops = 0;
   uint32_t disconnect_checked = 0, disconnect_late = 0;
   double disconnect_max_s = 0;
@@ -292,6 +294,14 @@ class ChaosRun {
     }
   }
 
+  uint64_t daemon_completions() const {
+    try {
+      return fetch_status(daemon_->socket())["dispatcher"]["completions"].get<uint64_t>();
+    } catch (const Error&) {
+      return 0;  // not answering now: the round's figure is a lower bound
+    }
+  }
+
   void daemon_stop(RoundResult& r) {
     unavailable(true);
     const auto pause = std::chrono::milliseconds(static_cast<int>(uniform(100, 400)));
@@ -316,6 +326,7 @@ class ChaosRun {
         watched.emplace_back(s, pid);
       }
     }
+    r.daemon_completions += daemon_completions();  // the restarted daemon counts from zero
     unavailable(true);
     const int64_t killed = tandem::now_ns();
     daemon_->kill_hard();
@@ -359,6 +370,7 @@ class ChaosRun {
         const auto j = fetch_status(daemon_->socket());
         if (j["sessions"].empty() && j["dispatcher"]["jobs_in_flight"].get<uint32_t>() == 0) {
           r.drained = true;
+          r.daemon_completions += j["dispatcher"]["completions"].get<uint64_t>();
           break;
         }
       } catch (const Error&) {
@@ -444,7 +456,8 @@ nlohmann::json to_json(const RoundResult& r) {
   return {{"round", r.index}, {"mode", r.mode}, {"seconds", r.seconds}, {"high_level_calls", r.high_calls},
           {"low_level_jobs", r.low_jobs}, {"ok", r.ok}, {"wrong", r.wrong}, {"lost", r.lost},
           {"duplicated", r.duplicated}, {"queue_full", r.queue_full}, {"other_errors", r.other_errors},
-          {"disconnects", r.disconnects}, {"trouble_actions", r.trouble_actions}, {"flood_rejected", r.flood_rejected}, {"client_kills", r.client_kills},
+          {"disconnects", r.disconnects}, {"trouble_actions", r.trouble_actions}, {"flood_rejected", r.flood_rejected},
+          {"daemon_completions", r.daemon_completions}, {"client_kills", r.client_kills},
           {"client_stops", r.client_stops}, {"daemon_kills", r.daemon_kills}, {"daemon_stops", r.daemon_stops},
           {"disconnect_checked", r.disconnect_checked}, {"disconnect_max_s", r.disconnect_max_s},
           {"probes", r.probes}, {"probe_max_ms", r.probe_max_ms}, {"probe_mean_ms", r.probe_mean_ms}, {"echo_max_ms", r.echo_max_ms},
@@ -459,6 +472,7 @@ void print_round(const RoundResult& r, uint32_t rounds) {
              "{} unexpected; QUEUE_FULL {} ({:.4f}%)\n",
              r.high_calls, r.low_jobs, r.wrong, r.lost, r.duplicated, r.other_errors, r.queue_full,
              r.low_jobs > 0 ? 100.0 * r.queue_full / r.low_jobs : 0.0);
+  fmt::print("  daemon completed {} jobs of all clients\n", r.daemon_completions);
   fmt::print("  disturbances: {} client kills, {} client stops, {} daemon kills, {} daemon stops; "
              "{} trouble-maker actions; flooders met QUEUE_FULL {} times\n",
              r.client_kills, r.client_stops, r.daemon_kills, r.daemon_stops, r.trouble_actions, r.flood_rejected);
@@ -476,7 +490,7 @@ void print_round(const RoundResult& r, uint32_t rounds) {
 
 int run_chaos(const ChaosOptions& o) {
   std::vector<std::pair<std::string, tandem_mode_t>> modes;
-  if (!parse_modes(o.modes, modes)) throw Error(Status::invalid_argument, "--modes: a list of sw, hw, auto");
+  if (!parse_modes(o.modes, modes)) throw Error(Status::invalid_argument, "--modes: a list of sw, hw, auto, alpha");
   if (!(o.round_s >= 1) || !(o.duration_s >= o.round_s)) {
     throw Error(Status::invalid_argument, "--round must be at least 1 s and --duration at least one round");
   }
@@ -497,6 +511,7 @@ int run_chaos(const ChaosOptions& o) {
     failed += r.failures.empty() ? 0 : 1;
     total.high_calls += r.high_calls;
     total.low_jobs += r.low_jobs;
+    total.daemon_completions += r.daemon_completions;
     total.client_kills += r.client_kills;
     total.client_stops += r.client_stops;
     total.daemon_kills += r.daemon_kills;
@@ -506,9 +521,10 @@ int run_chaos(const ChaosOptions& o) {
     total.disconnect_max_s = std::max(total.disconnect_max_s, r.disconnect_max_s);
   }
   fmt::print("tandem chaos: {} of {} rounds passed; {} high-level calls and {} low-level jobs checked, "
-             "{} QUEUE_FULL; {} client kills, {} client stops, {} daemon kills, {} daemon stops; "
+             "{} QUEUE_FULL; {} jobs completed by the daemon; {} client kills, {} client stops, {} daemon kills, {} daemon stops; "
              "slowest DISCONNECTED {:.3f} s; slowest status answer {:.2f} ms\n",
-             rounds - failed, rounds, total.high_calls, total.low_jobs, total.queue_full, total.client_kills,
+             rounds - failed, rounds, total.high_calls, total.low_jobs, total.queue_full, total.daemon_completions,
+             total.client_kills,
              total.client_stops, total.daemon_kills, total.daemon_stops, total.disconnect_max_s, total.probe_max_ms);
   if (!o.json.empty()) {
     nlohmann::json j = {{"seed", o.seed}, {"duration_s", o.duration_s}, {"round_s", o.round_s},
@@ -529,7 +545,7 @@ void add_chaos_commands(CLI::App& app) {
   cmd->add_option("--duration", o->duration_s, "Seconds in all (rounds cycle through the modes)");
   cmd->add_option("--round", o->round_s, "Seconds per round (one daemon kill each, from 4 s on)");
   cmd->add_option("--seed", o->seed, "Seed of the schedule and of every client's choices (replays a failure)");
-  cmd->add_option("--modes", o->modes, "High-level clients' modes, round by round: a list of sw, hw, auto");
+  cmd->add_option("--modes", o->modes, "High-level clients' modes, round by round: a list of sw, hw, auto, alpha (0.5)");
   cmd->add_option("--high-level", o->high_level, "Correct high-level clients");
   cmd->add_option("--low-level", o->low_level, "Correct low-level clients");
   cmd->add_option("--flooders", o->flooders, "Clients that keep more jobs in flight than a queue holds");
