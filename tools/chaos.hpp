@@ -50,10 +50,11 @@ struct ProbeStats {
   std::atomic<uint64_t> samples{0};
   std::atomic<uint64_t> failures{0};    // no answer within 2 s while the daemon was up
   std::atomic<uint64_t> over_limit{0};  // answers slower than the limit
-  std::atomic<uint64_t> over_limit_beyond_noise{0};  // ... by more than four echo round trips of the moment
+  std::atomic<uint64_t> over_limit_beyond_noise{0};  // ... by more than the machine's delay (run_prober)
   std::atomic<int64_t> max_ns{0};
   std::atomic<int64_t> sum_ns{0};
   std::atomic<int64_t> echo_max_ns{0};  // slowest reference round trip to an idle sibling process
+  std::atomic<int64_t> cpu_wait_max_ns{0};  // most time one answer's threads spent waiting for a CPU
 };
 
 inline constexpr uint32_t kMaxRounds = 4096;
@@ -65,6 +66,7 @@ struct Board {
   std::atomic<uint32_t> stop_probe{0};
   std::atomic<uint32_t> round{0};
   std::atomic<uint32_t> daemon_unavailable{0};  // stopped, dead or restarting: probes do not count
+  std::atomic<pid_t> daemon_pid{0};              // whose scheduler statistics the prober reads
   std::atomic<uint64_t> daemon_generation{0};   // bumped whenever the daemon is disturbed
   std::atomic<int64_t> daemon_paused_ns{0};     // total time the daemon spent stopped (SIGSTOP)
   std::atomic<int64_t> probe_limit_ns{100'000'000};

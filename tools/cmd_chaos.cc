@@ -8,8 +8,8 @@
 //   - correct clients' QUEUE_FULL rate while others flood stays below 0.1%;
 //   - the daemon's descriptor count and RSS are back to their baseline once the round's clients left;
 //   - the control plane answers a status request within 100 ms throughout (while the daemon runs), beyond
-//     the machine's own scheduling delay of the moment (an echo to an idle process, measured around
-//     each request: the two cores are shared with other work).
+//     the time the answer's threads spent waiting for a CPU (the kernel's schedstat, read around each
+//     request: the two cores are shared with other work).
 // The seed fixes the schedule of disturbances and every client's choices, so a failure can be replayed.
 #include <CLI/CLI.hpp>
 #include <dirent.h>
@@ -108,7 +108,7 @@ struct RoundResult {
   uint32_t disconnect_checked = 0, disconnect_late = 0;
   double disconnect_max_s = 0;
   uint64_t probes = 0, probe_failures = 0, probes_over = 0, probes_over_noise = 0;
-  double probe_max_ms = 0, probe_mean_ms = 0, echo_max_ms = 0, probe_limit_ms = 0;
+  double probe_max_ms = 0, probe_mean_ms = 0, echo_max_ms = 0, cpu_wait_max_ms = 0, probe_limit_ms = 0;
   int fds = 0, fds_baseline = 0;
   double rss = 0, rss_baseline = 0;
   bool drained = false;
@@ -127,6 +127,7 @@ class ChaosRun {
     std::strncpy(board_->socket, daemon_->socket().c_str(), sizeof board_->socket - 1);
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     fds_baseline_ = count_fds(daemon_->pid());
+    board_->daemon_pid = daemon_->pid();
     prober_ = spawn([this] { return chaos::run_prober(*board_); });
   }
   ~ChaosRun() {
@@ -234,6 +235,7 @@ class ChaosRun {
         r.failures.push_back(fmt::format("tandemd died on its own (status {:#x}); restarted", status));
         daemon_->forget();
         daemon_->start();
+        board_->daemon_pid = daemon_->pid();
         continue;
       }
       auto it = live_.find(pid);
@@ -347,6 +349,7 @@ class ChaosRun {
       }
     }
     daemon_->start();
+    board_->daemon_pid = daemon_->pid();
     unavailable(false);
   }
 
@@ -414,6 +417,7 @@ class ChaosRun {
     r.probes_over_noise = p.over_limit_beyond_noise;
     r.probe_max_ms = static_cast<double>(p.max_ns.load()) / 1e6;
     r.echo_max_ms = static_cast<double>(p.echo_max_ns.load()) / 1e6;
+    r.cpu_wait_max_ms = static_cast<double>(p.cpu_wait_max_ns.load()) / 1e6;
     r.probe_limit_ms = o_.probe_limit_ms;
     const uint64_t answered = r.probes - r.probe_failures;
     r.probe_mean_ms = answered > 0 ? static_cast<double>(p.sum_ns.load()) / 1e6 / static_cast<double>(answered) : 0;
@@ -461,6 +465,7 @@ nlohmann::json to_json(const RoundResult& r) {
           {"client_stops", r.client_stops}, {"daemon_kills", r.daemon_kills}, {"daemon_stops", r.daemon_stops},
           {"disconnect_checked", r.disconnect_checked}, {"disconnect_max_s", r.disconnect_max_s},
           {"probes", r.probes}, {"probe_max_ms", r.probe_max_ms}, {"probe_mean_ms", r.probe_mean_ms}, {"echo_max_ms", r.echo_max_ms},
+          {"cpu_wait_max_ms", r.cpu_wait_max_ms},
           {"probes_over_limit", r.probes_over}, {"probes_over_limit_beyond_noise", r.probes_over_noise}, {"fds", r.fds}, {"fds_baseline", r.fds_baseline},
           {"rss_mib", r.rss}, {"rss_baseline_mib", r.rss_baseline}, {"failures", r.failures}};
 }
@@ -479,9 +484,10 @@ void print_round(const RoundResult& r, uint32_t rounds) {
   fmt::print("  daemon death: {} of {} watched clients saw DISCONNECTED within 1 s (slowest {:.3f} s)\n",
              r.disconnect_checked - r.disconnect_late, r.disconnect_checked, r.disconnect_max_s);
   fmt::print("  control plane: {} status probes, mean {:.2f} ms, max {:.2f} ms, {} over {:.0f} ms ({} beyond the "
-             "machine's delay: echo to an idle process up to {:.2f} ms), {} unanswered\n",
+             "machine's delay: the answer's threads waited for a CPU up to {:.2f} ms, echo to an idle process up "
+             "to {:.2f} ms), {} unanswered\n",
              r.probes, r.probe_mean_ms, r.probe_max_ms, r.probes_over, r.probe_limit_ms, r.probes_over_noise,
-             r.echo_max_ms, r.probe_failures);
+             r.cpu_wait_max_ms, r.echo_max_ms, r.probe_failures);
   fmt::print("  daemon after the round: {} descriptors (baseline {}), RSS {:.1f} MiB (baseline {:.1f})\n", r.fds,
              r.fds_baseline, r.rss, r.rss_baseline);
   for (const std::string& f : r.failures) fmt::print("  FAILED: {}\n", f);
