@@ -102,6 +102,12 @@ int high_level(Board& b, ClientSlot& slot, std::mt19937_64& rng) {
     constexpr size_t kMax = 1 << 18;
     auto* data = static_cast<int32_t*>(tandem_alloc(s.rt(), kMax * sizeof(int32_t)));
     if (data == nullptr) {
+      // The daemon may have died during the allocation: that is a DISCONNECTED, not an error (an empty
+      // call asks the runtime whether its session lives).
+      if (tandem_work(s.rt(), 0) == TANDEM_DISCONNECTED) {
+        s.lost_daemon();
+        continue;
+      }
       slot.other_errors.fetch_add(1, relaxed);
       s.close_session();
       pause_ms(50);
