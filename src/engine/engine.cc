@@ -64,6 +64,10 @@ Engine::Engine(const EngineConfig& config) : config_(config) {
   running_work_.fill(0);
   running_jobs_.fill(0);
   for (size_t f = 0; f < kMaxFunctions; ++f) {
+    // Unknown functions never reach the check (submit refuses them first); their 0 means "always
+    // check", and skipping their bisections makes an engine cheap to build (the packet fuzzer builds
+    // one per input).
+    if (!config_.known[f]) continue;
     // job_ns is non-decreasing in the workload: bisect for the first workload over the bound.
     const model::AccelModel& m = config_.models[f];
     uint64_t lo = 0, hi = UINT64_MAX;
