@@ -41,8 +41,9 @@ enum class MessageType : uint16_t {
   alloc_local = 14,  // a device-local buffer for the session -> local_ok
   local_ok = 15,
   free_local = 16,   // -> ok
+  set_address_mode = 17,  // how the session's later jobs name memory (TANDEM_ADDRESS_*) -> ok
 };
-inline constexpr uint16_t kLastMessageType = 16;
+inline constexpr uint16_t kLastMessageType = 17;
 
 struct FrameHeader {
   uint32_t magic = kMagic;
@@ -160,6 +161,12 @@ struct LocalOk {   // also the body of free_local: the buffer's device address
 };
 static_assert(sizeof(LocalOk) == 8);
 
+struct SetAddressMode {
+  uint32_t mode = 0;  // tandem_address_mode_t
+  uint32_t reserved = 0;
+};
+static_assert(sizeof(SetAddressMode) == 8);
+
 struct ErrorReply {  // followed by up to kMaxPayload - 8 bytes of message text
   uint32_t status = 0;  // tandem_status_t
   uint32_t reserved = 0;
@@ -185,6 +192,7 @@ constexpr size_t payload_size(MessageType t) {
     case MessageType::alloc_local: return sizeof(AllocLocal);
     case MessageType::local_ok: return sizeof(LocalOk);
     case MessageType::free_local: return sizeof(LocalOk);
+    case MessageType::set_address_mode: return sizeof(SetAddressMode);
   }
   return SIZE_MAX;
 }
