@@ -26,5 +26,6 @@ void add_experiment_commands(CLI::App& app);
 void add_partition_experiment(CLI::App& experiment);  // experiment partition (cmd_experiment_partition.cc)
 void add_thesis_experiments(CLI::App& experiment);
 void add_access_experiment(CLI::App& experiment);     // experiment access-methods (cmd_experiment_access.cc)    // experiment thesis, compare-policies (cmd_experiment_thesis.cc)
+void add_auto_experiment(CLI::App& experiment);       // experiment auto (cmd_experiment_auto.cc)
 
 }  // namespace tandem::tools

@@ -64,6 +64,11 @@ struct Simulator::Impl {
     std::map<engine::FunctionId, engine::Partitioner> function_parts;  // with per-function costs
     std::vector<std::pair<engine::JobId, engine::JobEvent>> pending;  // observed, not yet reported
     std::vector<uint64_t> job_units;                                   // per partitioner job id
+    // Measured progress of the current call's software steps (SimConfig::measured_cpu_rate).
+    Time sw_step_start = -1;
+    uint64_t sw_step_units = 0;
+    double call_sw_units = 0;
+    double call_sw_s = 0;
   };
   struct Cpu {
     uint32_t app = kNone;
@@ -357,11 +362,19 @@ struct Simulator::Impl {
         app.call_start = now;
         app.call_ready = std::max(app.call_ready, static_cast<Time>(next.arrival_ns));
         partitioner(a, next.function).start(next.units, now_s, live(next.function));
+        app.call_sw_units = 0;
+        app.call_sw_s = 0;
         app.op_left = o0_of(next.function);
         continue;
       }
       const engine::FunctionId f = calls[app.call].function;
       engine::Partitioner& part = partitioner(a, f);
+      if (app.sw_step_start >= 0) {  // a software step just ended: its wall time, slices included
+        app.call_sw_units += static_cast<double>(app.sw_step_units);
+        app.call_sw_s += seconds(now - app.sw_step_start);
+        app.sw_step_start = -1;
+        if (config.measured_cpu_rate && app.call_sw_s >= 8e-6) part.observe_cpu_rate(app.call_sw_units / app.call_sw_s);
+      }
       const engine::Step step = part.next(now_s, live(f));
       ++result.events;  // a partitioner step is a state transition of the app
       switch (step.kind) {
@@ -369,6 +382,8 @@ struct Simulator::Impl {
           result.sw_units += step.range.size();
           if (eng.accelerators(f) == 0) result.sw_units_unaccelerated += step.range.size();
           app.op_left = units_ns(step.range.size());
+          app.sw_step_start = now;
+          app.sw_step_units = step.range.size();
           break;
         case engine::StepKind::submit_job: {
           engine::JobSpec js;
