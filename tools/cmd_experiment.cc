@@ -11,6 +11,7 @@ void add_experiment_commands(CLI::App& app) {
   add_thesis_experiments(*experiment);
   add_access_experiment(*experiment);
   add_vm_experiment(*experiment);
+  add_auto_experiment(*experiment);
 }
 
 }  // namespace tandem::tools

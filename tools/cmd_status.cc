@@ -6,10 +6,16 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
 #include <cstring>
 
+#include "client/learned_costs.hpp"
 #include "commands.hpp"
+#include "funcs/function.hpp"
 #include "status_report.hpp"
 #include "rt/control_channel.hpp"
 #include "support/measure.hpp"
@@ -52,6 +58,27 @@ namespace {
 std::string percent(double v) { return bench::fixed(100.0 * v, 1) + "%"; }
 
 }  // namespace
+
+void print_learned_costs(const std::vector<std::string>& device_kinds) {
+  for (const std::string& kind : device_kinds) {
+    const std::string path = client::learned_costs_path(kind);
+    std::string warning;
+    const std::optional<client::Calibration> learnt = client::load_learned_costs(path, kind, warning);
+    if (!warning.empty()) fmt::print("{}\n\n", warning);
+    if (!learnt) continue;
+    bench::TextTable t({"function", "X_c (units/s)", "X_a (units/s)", "D_a (us)", "O_c (ns)", "calls", "jobs"});
+    for (const funcs::FunctionInfo* fn : funcs::all_functions()) {
+      const auto& p = learnt->functions[fn->id];
+      if (!p) continue;
+      const client::SampleCounts& n = learnt->samples[fn->id];
+      t.add_row({std::string(fn->name), fmt::format("{:.3g}", p->xc), fmt::format("{:.3g}", p->xa),
+                 bench::fixed(p->da * 1e6, 2), bench::fixed(p->oc * 1e9, 0), std::to_string(n.cpu),
+                 std::to_string(n.jobs)});
+    }
+    fmt::print("learnt cost figures on {} (client runtimes' self-calibration, as last saved in {}):\n{}\n", kind,
+               path, t.render());
+  }
+}
 
 void print_status(const nlohmann::json& j) {
   const auto& d = j["daemon"];
@@ -123,6 +150,12 @@ void print_status(const nlohmann::json& j) {
     }
     if (rows > 0) fmt::print("device TLB (PHASE/V translations, page walks, faults served):\n{}\n", dt.render());
   }
+  std::vector<std::string> kinds;
+  for (const auto& dev : j["devices"]) {
+    const std::string kind = dev["kind"].get<std::string>();
+    if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) kinds.push_back(kind);
+  }
+  print_learned_costs(kinds);
   const auto& t = j["tlb"];
   const auto& x = j["dispatcher"];
   fmt::print("TLB: {} hits, {} misses (hit rate {}), {} faults, {} flushes\n", t["hits"].get<uint64_t>(),

@@ -28,5 +28,6 @@ void add_partition_experiment(CLI::App& experiment);  // experiment partition (c
 void add_thesis_experiments(CLI::App& experiment);    // experiment thesis, compare-policies (cmd_experiment_thesis.cc)
 void add_access_experiment(CLI::App& experiment);     // experiment access-methods (cmd_experiment_access.cc)
 void add_vm_experiment(CLI::App& experiment);         // experiment virtual-memory (cmd_experiment_vm.cc)
+void add_auto_experiment(CLI::App& experiment);       // experiment auto (cmd_experiment_auto.cc)
 
 }  // namespace tandem::tools

@@ -230,7 +230,9 @@ typedef struct tandem_metrics_page {
   uint64_t k_period_ns;          /* monitoring period P */
   uint64_t k_updated_ns;         /* driver clock at the last update */
   double k_available_bandwidth;  /* BW, bytes/s (0: unknown) */
-  uint8_t pad[TANDEM_CACHE_LINE - 48];
+  double k_engine_cores;         /* CPU the engine's driver thread used in the last period, in cores
+                                    (polling, emulated devices' compute): what it takes from clients */
+  uint8_t pad[TANDEM_CACHE_LINE - 56];
   tandem_function_metrics_t functions[256];
 } tandem_metrics_page_t;
 

@@ -50,12 +50,14 @@ void write_metrics(tandem_metrics_page_t& page, uint16_t function, const Functio
   store_release(e.seq, seq + 2);  // pairs with the reader's acquire of seq: fields before the even seq
 }
 
-void write_page_header(tandem_metrics_page_t& page, uint64_t updated_ns, double available_bandwidth) {
+void write_page_header(tandem_metrics_page_t& page, uint64_t updated_ns, double available_bandwidth,
+                       double engine_cores) {
   const uint32_t seq = load_relaxed(page.k_seq);
   store_relaxed(page.k_seq, seq + 1);
   std::atomic_thread_fence(std::memory_order_release);
   put(page.k_updated_ns, updated_ns);
   put(page.k_available_bandwidth, available_bandwidth);
+  put(page.k_engine_cores, engine_cores);
   store_release(page.k_seq, seq + 2);
 }
 

@@ -35,7 +35,8 @@ void init_metrics_page(tandem_metrics_page_t& page, uint32_t slot_count, uint64_
 
 // Writer (one thread): publishes `m` for `function`.
 void write_metrics(tandem_metrics_page_t& page, uint16_t function, const FunctionMetrics& m);
-void write_page_header(tandem_metrics_page_t& page, uint64_t updated_ns, double available_bandwidth);
+void write_page_header(tandem_metrics_page_t& page, uint64_t updated_ns, double available_bandwidth,
+                       double engine_cores = 0);
 
 // Reader (any thread or process): a consistent copy. Retries while a write is in progress, at most
 // `max_tries` times (a dead writer cannot hang a reader); false if no consistent copy was obtained.

@@ -1,6 +1,7 @@
 #include "client/calibration.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -124,7 +125,10 @@ Calibration parse_calibration(std::string_view text_in, std::string_view source)
       const toml::table* t = node.as_table();
       if (t == nullptr) fail(source, "[functions." + name + "] must be a table");
       const std::string where = "functions." + name;
-      check_keys(*t, where, {"units", "xc", "xa", "o0_ns", "oc_ns", "da_ns", "granularity", "bw_per_accel"}, source);
+      check_keys(*t, where,
+                 {"units", "xc", "xa", "o0_ns", "oc_ns", "da_ns", "granularity", "bw_per_accel", "samples_cpu",
+                  "samples_jobs", "samples_oc"},
+                 source);
       model::CostParams p;
       p.xc = number(*t, "xc", where, source, 1e-300, 1e300);
       p.xa = number(*t, "xa", where, source, 0, 1e300);
@@ -142,6 +146,11 @@ Calibration parse_calibration(std::string_view text_in, std::string_view source)
         p.granularity = static_cast<uint64_t>(*v);
       }
       c.functions[fn->id] = p;
+      const auto count = [&](std::string_view count_key) {
+        return t->contains(count_key) ? static_cast<uint64_t>(number(*t, count_key, where, source, 0, 1e15))
+                                      : uint64_t{0};
+      };
+      c.samples[fn->id] = SampleCounts{count("samples_cpu"), count("samples_jobs"), count("samples_oc")};
     }
   }
   if (const toml::node* access_node = root.get("access")) {
@@ -189,6 +198,10 @@ std::string format_calibration(const Calibration& c) {
     os << "da_ns = " << num(p->da * 1e9) << "\n";
     os << "granularity = " << p->granularity << "\n";
     if (p->bw_per_accel > 0) os << "bw_per_accel = " << num(p->bw_per_accel) << "\n";
+    const SampleCounts& n = c.samples[fn->id];
+    if (n.cpu > 0) os << "samples_cpu = " << n.cpu << "\n";
+    if (n.jobs > 0) os << "samples_jobs = " << n.jobs << "\n";
+    if (n.overhead > 0) os << "samples_oc = " << n.overhead << "\n";
   }
   if (c.access) {
     const model::HostAccessCosts& h = *c.access;
@@ -206,7 +219,8 @@ std::string format_calibration(const Calibration& c) {
 void save_calibration(const Calibration& c, const std::string& path) {
   const size_t slash = path.find_last_of('/');
   if (slash != std::string::npos && slash > 0) make_dirs(path.substr(0, slash));
-  const std::string tmp = path + ".tmp";
+  // A private temporary name: processes saving the same file at once each rename a whole one.
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::trunc);
     if (!out) throw Error(Status::io_error, "cannot write calibration file '" + tmp + "'");

@@ -25,12 +25,21 @@ namespace tandem::client {
 
 inline constexpr int kCalibrationVersion = 1;
 
+// How many observations back a learnt function's figures (self-calibration, learned_costs.hpp); a
+// file written by `tandem calibrate` has none.
+struct SampleCounts {
+  uint64_t cpu = 0;       // calls whose CPU share gave X_c
+  uint64_t jobs = 0;      // jobs that gave X_a and D_a
+  uint64_t overhead = 0;  // jobs whose CPU cost gave O_c
+};
+
 struct Calibration {
   std::string device = "emu";  // the device kind the accelerator figures belong to
   std::string host;            // informational
   std::string created;         // informational (UTC, ISO 8601)
   std::string source;          // where it was read from ("" when built in memory)
   std::array<std::optional<model::CostParams>, TANDEM_FN_MAX> functions{};
+  std::array<SampleCounts, TANDEM_FN_MAX> samples{};  // learnt files only (samples_* keys)
   // [access]: the host side's costs of the data access methods on this machine (access.hpp).
   std::optional<model::HostAccessCosts> access;
 };

@@ -140,6 +140,10 @@ Status plan_access(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call
   return Status::ok;
 }
 
+// CPU time of a call's software steps before their measured rate replaces the modelled X_c: shorter
+// spans are mostly clock and cache noise.
+constexpr double kMeasuredRateMinS = 8e-6;
+
 // Performs one call's steps. Times given to the partitioner are seconds since the call began.
 class Driver {
  public:
@@ -153,6 +157,7 @@ class Driver {
   }
 
   double hw_done_s() const { return hw_done_s_; }
+  CallObservation& observation() { return observation_; }
   double done_s() const { return done_s_; }
 
   Status run(const model::LiveMetrics& first, int64_t& value) {
@@ -162,6 +167,7 @@ class Driver {
     for (;;) {
       const double t = now();  // one clock reading per step: events are reported at the time they were seen
       collect(t);
+      seen_promptly_ = false;
       if (refused_ != Status::ok) {  // a job named memory it may not touch: the call fails, nothing is retried
         if (outstanding_count_ > 0 || cancel_outstanding_) {
           wait_for_event(INFINITY);
@@ -182,7 +188,10 @@ class Driver {
           (void)queue_.dispatch(fn_.id, nullptr, 0, 0, nullptr, false, TANDEM_FLAG_DEMAND_ONLY);
           break;
         case StepKind::cancel_job: cancel(step, t); break;
-        case StepKind::wait: wait_for_event(step.wake_at); break;
+        case StepKind::wait:
+          wait_for_event(step.wake_at);
+          seen_promptly_ = true;  // what the next collect finds arrived while this thread watched
+          break;
         case StepKind::done:
           if (cancel_outstanding_) drain_cancel();
           finish_bounce();
@@ -211,7 +220,9 @@ class Driver {
   // once (copy engines), and the outputs go back when the call ends.
   void run_sw(const engine::WorkRange& range) {
     if (!access_.device_buffers) {
+      const int64_t t0 = tandem::now_ns();
       combine(fn_.run_sw(call_, range.begin, range.end));
+      note_cpu_progress(range.size(), tandem::now_ns() - t0);
       return;
     }
     if (!bounce()) {
@@ -219,6 +230,14 @@ class Driver {
       return;
     }
     combine(fn_.run_sw(bounced_, range.begin, range.end));
+  }
+
+  // Measured progress of the CPU share: the partitioner plans the rest of the call with the rate this
+  // thread actually gets (contention included) once a few chunks back it.
+  void note_cpu_progress(uint64_t units, int64_t wall_ns) {
+    observation_.sw_units += static_cast<double>(units);
+    observation_.sw_wall_s += static_cast<double>(wall_ns) * 1e-9;
+    if (observation_.sw_wall_s >= kMeasuredRateMinS && rt_.adaptive()) part_.observe_cpu_rate(observation_.sw_units / observation_.sw_wall_s);
   }
 
   bool bounce() {
@@ -279,6 +298,7 @@ class Driver {
   void submit(const Step& step, double t) {
     funcs::Call part;
     fn_.slice(call_, step.range.begin, step.range.end, part);
+    records_units_[step.job] = step.range.size();
     tandem_completion_t* rec = &records_[step.job];
     rt::reset_record(rec);
     if (staging_ != nullptr && !stage(step.job, part)) {
@@ -287,12 +307,19 @@ class Driver {
     }
     // Jobs carry their arguments inline; a function with more words would need an argument block.
     const uint32_t flags = TANDEM_FLAG_ACCESS(access_.method);
+    const int64_t submit_ns = tandem::now_ns();
     Status s = part.arg_count <= TANDEM_INLINE_ARGS
                    ? queue_.dispatch(fn_.id, part.args.data(), part.arg_count, part.workload, rec, false, flags)
                    : Status::invalid_argument;
     if (s == Status::ok) {
+      const int64_t submitted_ns = tandem::now_ns();
       outstanding_[step.job] = true;
       ++outstanding_count_;
+      if (first_submit_ns_ == 0) first_submit_ns_ = submit_ns;
+      // O_c's submission half; collecting and combining costs about as much again (a completion
+      // record read and one combine), which the estimate doubles in.
+      observation_.job_overhead_s += 2e-9 * static_cast<double>(submitted_ns - submit_ns);
+      ++observation_.overhead_jobs;
       return;
     }
     if (s != Status::invalid_argument) failure_ = s;  // the runtime is unusable; SW still finishes the call
@@ -361,6 +388,7 @@ class Driver {
         combine(abi::load_relaxed(rec.value));
         (void)part_.report(j, JobEvent::completed, t);
         hw_done_s_ = t;
+        note_job(j, rec);
       } else if (s == Status::cancelled && is_cancel_target) {
         (void)part_.report(j, JobEvent::cancelled, t);
       } else {
@@ -373,6 +401,33 @@ class Driver {
     }
   }
 
+  // A completed job's timing for self-calibration: its units and device time. The host's part of D_a
+  // is learnt per call (finish_observation): a job's own round trip would leave out what a starved
+  // dispatcher or a busy machine adds to a whole round.
+  void note_job(uint32_t j, const tandem_completion_t& rec) {
+    const double device_s = static_cast<double>(abi::load_relaxed(rec.device_ns)) * 1e-9;
+    const double units = static_cast<double>(records_units_[j]);
+    if (!(device_s > 0) || !(units > 0)) return;
+    ++round_jobs_;
+    round_device_s_ += device_s;
+    last_seen_ns_ = tandem::now_ns();
+    last_seen_promptly_ = seen_promptly_;
+    if (observation_.job_count < CallObservation::kMaxJobs) observation_.jobs[observation_.job_count++] = {units, device_s, -1};
+  }
+
+ public:
+  // Once the call is done: Eq 5.6's hardware side is D_q + n_j D_a + (the jobs' device time spread over
+  // the n_a replicas); what the jobs took from the first submission to the last completion beyond
+  // their device time, per job, is this call's sample of D_a's host part (the round trip). Only when
+  // this thread was waiting for the last completion, so that it was seen when it came.
+  void finish_observation(uint32_t n_a) {
+    if (round_jobs_ == 0 || !last_seen_promptly_ || observation_.job_count == 0 || first_submit_ns_ == 0) return;
+    const double round_s = static_cast<double>(last_seen_ns_ - first_submit_ns_) * 1e-9;
+    const double excess = round_s - round_device_s_ / std::max<uint32_t>(n_a, 1);
+    observation_.jobs[0].round_trip_s = std::max(0.0, excess / round_jobs_);
+  }
+
+ private:
   bool any_event() const {
     if (cancel_outstanding_ && status_acquire(records_[kCancelRecord]) != TANDEM_PENDING) return true;
     for (uint32_t j = 0; j < jobs_limit_; ++j) {
@@ -424,7 +479,9 @@ class Driver {
       if (n == 0 || event) return;
       // Bounded slices so that a dead daemon is noticed (rt::Liveness).
       const int64_t slice_end = std::min(wake_ns, tandem::now_ns() + rt::kLivenessPeriodNs);
+      rt_.caller_sleeps(true);
       const int rc = abi::futex_waitv({targets.data(), n}, slice_end);
+      rt_.caller_sleeps(false);
       if (rc == ENOSYS) abi::futex_wait(targets[0].word, TANDEM_PENDING, 50'000);
       if (any_event() || tandem::now_ns() >= wake_ns) return;
       if (!alive()) return;
@@ -506,6 +563,15 @@ class Driver {
   Status refused_ = Status::ok;  // a job's TRANSLATION_FAULT: the call ends with it
   double hw_done_s_ = 0;  // when the last completed job was seen
   double done_s_ = 0;
+  // Self-calibration and measured progress (issue 15).
+  CallObservation observation_;
+  std::array<uint64_t, kMaxCallJobs> records_units_{};
+  bool seen_promptly_ = false;
+  int64_t first_submit_ns_ = 0;
+  int64_t last_seen_ns_ = 0;
+  bool last_seen_promptly_ = false;
+  uint32_t round_jobs_ = 0;
+  double round_device_s_ = 0;
 };
 
 void count(Runtime& rt, const engine::PartitionerCounters& c) {
@@ -541,14 +607,21 @@ model::LiveMetrics live_metrics(const Runtime& runtime, uint16_t function) {
   return m;
 }
 
-Status run_partitioned(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& call, int64_t& value,
-                       CallReport* report) {
-  return run_partitioned(rt, fn, call, *partitioner_for(rt, fn.id).partitioner, value, report);
-}
+namespace {
 
-Status run_partitioned(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& call, Partitioner& part,
-                       int64_t& value, CallReport* report) {
+// `runtime_policy`: `part` is the runtime's own partitioner, so automatic mode may plan with the learnt,
+// contention-adjusted figures; a caller-owned one keeps the parameters it was given.
+Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& call, Partitioner& part,
+                int64_t& value, CallReport* report, bool runtime_policy) {
   rt.stats().calls.fetch_add(1, std::memory_order_relaxed);
+  Runtime::BusyCaller busy(rt);
+  const double share = rt.cpu_share();
+  if (runtime_policy && part.config().policy == PartitionPolicy::automatic && rt.adaptive()) {
+    // Automatic mode plans with what the runtime learnt, at the CPU throughput this thread gets now.
+    model::CostParams learnt = rt.learned().params(fn.id);
+    learnt.xc *= share;
+    part.set_base_params(learnt);
+  }
   const model::CostParams& params = part.base_params();
   const engine::PartitionerConfig& config = part.config();
   const uint64_t units = call.workload;
@@ -569,7 +642,17 @@ Status run_partitioned(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::
                          (config.policy == PartitionPolicy::fixed_alpha && !(config.fixed_alpha > 0)) ||
                          (config.policy == PartitionPolicy::automatic && units <= nl));
   if (software) {
+    // Calls long enough to measure teach X_c (two clock readings; tiny calls skip them).
+    const bool measure = static_cast<double>(units) > 2e-6 * params.xc;
+    const int64_t t0 = measure ? tandem::now_ns() : 0;
     value = fn.run_sw(call, 0, units);
+    if (measure) {
+      CallObservation o;
+      o.sw_units = static_cast<double>(units);
+      o.sw_wall_s = static_cast<double>(tandem::now_ns() - t0) * 1e-9;
+      o.share = share;
+      rt.learned().observe(fn.id, o);
+    }
     CallStats& s = rt.stats();
     s.sw_calls.fetch_add(1, std::memory_order_relaxed);
     s.sw_units.fetch_add(units, std::memory_order_relaxed);
@@ -608,6 +691,9 @@ Status run_partitioned(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::
   }
   Driver driver(rt, fn, call, *used, records, access);
   const Status s = driver.run(m, value);
+  driver.finish_observation(m.n_a);
+  driver.observation().share = share;
+  rt.learned().observe(fn.id, driver.observation());
   count(rt, used->counters());
   if (report != nullptr) {
     report->partitioned = used->initial_alpha() > 0;
@@ -620,6 +706,18 @@ Status run_partitioned(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::
     report->driver_s = driver.done_s();
   }
   return s;
+}
+
+}  // namespace
+
+Status run_partitioned(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& call, int64_t& value,
+                       CallReport* report) {
+  return run_call(rt, fn, call, *partitioner_for(rt, fn.id).partitioner, value, report, true);
+}
+
+Status run_partitioned(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& call, Partitioner& part,
+                       int64_t& value, CallReport* report) {
+  return run_call(rt, fn, call, part, value, report, false);
 }
 
 }  // namespace tandem::client

@@ -13,6 +13,7 @@
 
 #include <unistd.h>
 
+#include "abi/atomics.hpp"
 #include "client/daemon_runtime.hpp"
 #include "rt/shm.hpp"
 #include "client/embedded.hpp"
@@ -177,6 +178,10 @@ Runtime::Runtime(const RuntimeOptions& options)
     (void)parse_access(env, access);  // an unknown name leaves the choice to the runtime
   }
   access_.store(access);
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) cores_ = CPU_COUNT(&set);
+  if (const char* env = std::getenv("TANDEM_AUTO_ADAPT"); env != nullptr && std::string_view(env) == "0") adaptive_ = false;
   if (!(alpha_ >= 0)) alpha_ = 0;
   if (alpha_ > 1) alpha_ = 1;
   link_->runtime = this;
@@ -215,6 +220,7 @@ void Runtime::set_cost_params(uint16_t function, const model::CostParams& params
   std::lock_guard lock(policy_mutex_);
   params_[function] = params;
   if (params_[function].granularity == 0) params_[function].granularity = 1;
+  learned_.seed(function, params_[function]);  // the application's figures are the new starting point
   policy_version_.fetch_add(1, std::memory_order_acq_rel);
 }
 
@@ -257,7 +263,57 @@ void Runtime::init_cost_params(const Calibration* calibration) {
     }
   }
   calibration_source_ = used ? (calibration->source.empty() ? "<in memory>" : calibration->source) : "";
+  for (const funcs::FunctionInfo* fn : funcs::all_functions()) learned_.seed(fn->id, params_[fn->id]);
+  // What earlier runs learnt on the same device kinds, for the functions those devices host.
+  std::vector<std::string> kinds;
+  for (const DeviceSummary& d : devices_) {
+    if (std::find(kinds.begin(), kinds.end(), d.kind) != kinds.end()) continue;
+    kinds.push_back(d.kind);
+    std::string warning;
+    std::optional<Calibration> learnt = load_learned_costs(learned_costs_path(d.kind), d.kind, warning);
+    if (!warning.empty()) std::fprintf(stderr, "tandem: %s\n", warning.c_str());
+    if (!learnt) continue;
+    for (uint16_t f = 0; f < TANDEM_FN_MAX; ++f) {
+      const DeviceSummary* host = host_device(f);
+      if (host == nullptr || host->kind != d.kind) learnt->functions[f].reset();
+    }
+    learned_.restore(*learnt);
+  }
   policy_version_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+double Runtime::cpu_share() const {
+  model::CpuLoad load;
+  load.cores = cores_;
+  load.runnable_threads = std::max<int32_t>(busy_callers_.load(std::memory_order_relaxed), 1);
+  load.engine_cores = abi::load_relaxed(metrics_page().k_engine_cores);
+  return model::cpu_share(load);
+}
+
+Status Runtime::save_learned() const {
+  if (!learned_.learnt_anything()) return Status::ok;
+  std::vector<std::string> kinds;
+  Status result = Status::ok;
+  for (const DeviceSummary& d : devices_) {
+    if (std::find(kinds.begin(), kinds.end(), d.kind) != kinds.end()) continue;
+    kinds.push_back(d.kind);
+    const std::string path = learned_costs_path(d.kind);
+    if (path.empty()) continue;
+    Calibration c = learned_.snapshot(d.kind);
+    bool any = false;
+    for (uint16_t f = 0; f < TANDEM_FN_MAX; ++f) {
+      const DeviceSummary* host = host_device(f);
+      if (host == nullptr || host->kind != d.kind) c.functions[f].reset();
+      any = any || c.functions[f].has_value();
+    }
+    if (!any) continue;
+    try {
+      save_calibration(c, path);
+    } catch (const Error& e) {
+      result = e.status();
+    }
+  }
+  return result;
 }
 
 Runtime::CallPolicy Runtime::call_policy(uint16_t function, uint64_t& version) const {
@@ -286,7 +342,7 @@ void Runtime::close_default_queue() {
   link_->runtime = nullptr;
 }
 
-Runtime::~Runtime() = default;
+Runtime::~Runtime() { (void)save_learned(); }  // a read-only home loses the figures, not the program
 
 void Runtime::release_thread_records() {
   std::lock_guard lock(records_mutex_);

@@ -18,6 +18,7 @@
 #include "abi/ring.hpp"
 #include "client/access.hpp"
 #include "client/calibration.hpp"
+#include "client/learned_costs.hpp"
 #include "devices/device.hpp"
 #include "engine/partitioner.hpp"
 #include "funcs/function.hpp"
@@ -258,6 +259,33 @@ class Runtime {
   std::string_view device_kind(uint16_t function) const;
   CallStats& stats() { return stats_; }
 
+  // ---- automatic mode's live figures (issue 15) ----
+  // The learnt estimates (learned_costs.hpp), seeded from the calibration; set_cost_params reseeds.
+  LearnedCosts& learned() { return learned_; }
+  const LearnedCosts& learned() const { return learned_; }
+  // The fraction of a core one calling thread gets now (model::cpu_share): the cores this process may
+  // use against the threads inside high-level calls and the engine's busy cores (metrics page).
+  double cpu_share() const;
+  // Threads inside a high-level call that want a CPU (not sleeping on a completion).
+  class BusyCaller {
+   public:
+    explicit BusyCaller(Runtime& rt) : rt_(rt) { rt_.busy_callers_.fetch_add(1, std::memory_order_relaxed); }
+    ~BusyCaller() { rt_.busy_callers_.fetch_sub(1, std::memory_order_relaxed); }
+    BusyCaller(const BusyCaller&) = delete;
+    BusyCaller& operator=(const BusyCaller&) = delete;
+
+   private:
+    Runtime& rt_;
+  };
+  // Whether automatic mode plans with the learnt, contention-adjusted figures (default) or with the
+  // calibration's as they are ($TANDEM_AUTO_ADAPT=0: the behaviour before issue 15, for comparisons).
+  bool adaptive() const { return adaptive_; }
+  // A busy caller going to sleep on its completions (true) and waking up (false).
+  void caller_sleeps(bool asleep) { busy_callers_.fetch_add(asleep ? -1 : 1, std::memory_order_relaxed); }
+  // Writes what was learnt to the per-device-kind files (learned_costs_path); no-op when nothing was
+  // learnt or persistence is off. Also done when the runtime closes.
+  Status save_learned() const;
+
   // The queue high-level calls use (shared by all threads).
   Queue& default_queue() { return *default_queue_; }
 
@@ -324,6 +352,10 @@ class Runtime {
   std::vector<std::unique_ptr<Staging>> staging_;  // guarded by records_mutex_
   std::atomic<AccessChoice> access_{AccessChoice::automatic};
   std::optional<model::HostAccessCosts> access_costs_;  // set once, by init_cost_params
+  LearnedCosts learned_;
+  std::atomic<int32_t> busy_callers_{0};
+  double cores_ = 1;  // CPUs this process may run on
+  bool adaptive_ = true;
 };
 
 // The mode and alpha from the TANDEM_MODE environment variable (auto|sw|hw|alpha=<x>) when the

@@ -55,6 +55,16 @@ bool retry_may_succeed(Status status) {
 
 Partitioner::Partitioner(const model::CostParams& params, const PartitionerConfig& config)
     : params_(params), config_(config) {
+  derive_limits();
+  const uint32_t slots = std::max<uint32_t>(config_.max_outstanding_jobs, 1);
+  config_.max_outstanding_jobs = slots;
+  jobs_.resize(slots);
+  free_ids_.reserve(slots);
+  // Returned jobs can split the pool; 2 ranges per job slot covers every realistic history.
+  pool_.reserve(2 * static_cast<size_t>(slots) + 8);
+}
+
+void Partitioner::derive_limits() {
   if (params_.granularity == 0) params_.granularity = 1;
   base_ = params_;
   const uint64_t g = params_.granularity;
@@ -68,12 +78,15 @@ Partitioner::Partitioner(const model::CostParams& params, const PartitionerConfi
   // Predictions ignore that a round's jobs are submitted one after another, each costing the CPU part
   // of O_c; lateness below one job latency plus those submissions is noise, not slow hardware.
   late_margin_ = params_.da + static_cast<double>(std::max<uint32_t>(config_.jobs_per_round, 1)) * params_.oc;
-  const uint32_t slots = std::max<uint32_t>(config_.max_outstanding_jobs, 1);
-  config_.max_outstanding_jobs = slots;
-  jobs_.resize(slots);
-  free_ids_.reserve(slots);
-  // Returned jobs can split the pool; 2 ranges per job slot covers every realistic history.
-  pool_.reserve(2 * static_cast<size_t>(slots) + 8);
+}
+
+void Partitioner::set_base_params(const model::CostParams& params) {
+  params_ = params;
+  derive_limits();
+}
+
+void Partitioner::observe_cpu_rate(double units_per_s) {
+  if (std::isfinite(units_per_s) && units_per_s > 0) params_.xc = units_per_s;
 }
 
 void Partitioner::set_access_costs(double xa, double da) {
@@ -105,6 +118,7 @@ bool Partitioner::chunked() const {
 
 void Partitioner::start(uint64_t units, double now, const model::LiveMetrics& m) {
   active_ = true;
+  params_.xc = base_.xc;  // a rate measured during the previous call is not this one's
   sw_only_rest_ = false;
   first_round_done_ = false;
   demand_sent_ = false;

@@ -132,6 +132,13 @@ class Partitioner {
   // Per call, before start(): X_a and D_a as the call's access method makes them (the device side of
   // moving its data, client/access.hpp); base_params() keeps the calibrated ones.
   void set_access_costs(double xa, double da);
+  // Per call, before start(): new base parameters (automatic mode's learnt and contention-adjusted
+  // figures, issue 15). Allocates nothing.
+  void set_base_params(const model::CostParams& params);
+  // During a call: the CPU throughput the driver measured for this call's software steps so far. Later
+  // rounds and withdrawals plan with it instead of the modelled X_c (Algorithm 2's rebalancing on
+  // measured CPU speed).
+  void observe_cpu_rate(double units_per_s);
   const model::CostParams& base_params() const { return base_; }
   const PartitionerConfig& config() const { return config_; }
 
@@ -159,6 +166,7 @@ class Partitioner {
     uint32_t n_a = 0;
   };
 
+  void derive_limits();
   bool needs_hardware() const;
   bool chunked() const;
   uint32_t jobs_for(const model::LiveMetrics& m) const;

@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/prctl.h>
+#include <time.h>
 
 #include <algorithm>
 
@@ -672,7 +673,15 @@ void Dispatcher::monitor_tick(int64_t now) {
   for (engine::SessionId s = 0; s < sessions_.size(); ++s) {
     if (sessions_[s].open && sessions_[s].memory && engine_.session_jobs(s) == 0) sessions_[s].memory->quiescent();
   }
-  abi::write_page_header(*metrics_page_, static_cast<uint64_t>(now), monitor_.config().available_bandwidth);
+  timespec cpu{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+  const int64_t cpu_ns = static_cast<int64_t>(cpu.tv_sec) * 1'000'000'000 + cpu.tv_nsec;
+  const double engine_cores = tick_wall_ns_ > 0 && now > tick_wall_ns_
+                                  ? std::min(1.0, static_cast<double>(cpu_ns - tick_cpu_ns_) / static_cast<double>(now - tick_wall_ns_))
+                                  : 0.0;
+  tick_cpu_ns_ = cpu_ns;
+  tick_wall_ns_ = now;
+  abi::write_page_header(*metrics_page_, static_cast<uint64_t>(now), monitor_.config().available_bandwidth, engine_cores);
   next_tick_ = now + monitor_.config().period_ns;
 }
 

@@ -240,6 +240,10 @@ class Dispatcher {
   bool policy_reacts_ = false;  // the policy wants on_demand between periods
   std::shared_ptr<tandem_metrics_page_t> metrics_page_;
   int64_t next_tick_ = 0;  // the monitor's period boundary (not in the wheel: it needs no precision)
+  // This thread's CPU time and the clock at the last tick: the engine's share of the cores that
+  // clients' partitioners must leave to it (the metrics page's k_engine_cores).
+  int64_t tick_cpu_ns_ = 0;
+  int64_t tick_wall_ns_ = 0;
   TimerWheel timers_;  // reconfigurations, one timer per slot
   engine::Actions actions_;
   std::vector<Pending> pending_;

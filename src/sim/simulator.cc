@@ -69,6 +69,11 @@ struct Simulator::Impl {
     };
     std::vector<Observed> pending;  // observed, not yet reported
     std::vector<uint64_t> job_units;                                   // per partitioner job id
+    // Measured progress of the current call's software steps (SimConfig::measured_cpu_rate).
+    Time sw_step_start = -1;
+    uint64_t sw_step_units = 0;
+    double call_sw_units = 0;
+    double call_sw_s = 0;
     uint8_t method = TANDEM_ACCESS_ZERO_COPY;                          // the current call's access method
   };
   struct Cpu {
@@ -415,11 +420,19 @@ struct Simulator::Impl {
           choose_access(app, part, next);
         }
         part.start(next.units, now_s, live(next.function));
+        app.call_sw_units = 0;
+        app.call_sw_s = 0;
         app.op_left = o0_of(next.function);
         continue;
       }
       const engine::FunctionId f = calls[app.call].function;
       engine::Partitioner& part = partitioner(a, f);
+      if (app.sw_step_start >= 0) {  // a software step just ended: its wall time, slices included
+        app.call_sw_units += static_cast<double>(app.sw_step_units);
+        app.call_sw_s += seconds(now - app.sw_step_start);
+        app.sw_step_start = -1;
+        if (config.measured_cpu_rate && app.call_sw_s >= 8e-6) part.observe_cpu_rate(app.call_sw_units / app.call_sw_s);
+      }
       const engine::Step step = part.next(now_s, live(f));
       ++result.events;  // a partitioner step is a state transition of the app
       switch (step.kind) {
@@ -427,6 +440,8 @@ struct Simulator::Impl {
           result.sw_units += step.range.size();
           if (eng.accelerators(f) == 0) result.sw_units_unaccelerated += step.range.size();
           app.op_left = units_ns(step.range.size());
+          app.sw_step_start = now;
+          app.sw_step_units = step.range.size();
           break;
         case engine::StepKind::submit_job: {
           engine::JobSpec js;

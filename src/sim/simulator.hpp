@@ -69,6 +69,9 @@ struct SimConfig {
   // and each CPU's first time-slice phase are drawn from this seed.
   uint64_t jitter_seed = 0;
   bool trace = false;               // record the timeline (SimResult::trace)
+  // Measured progress (issue 15): like libtandem's driver, an app times its software steps in virtual
+  // time (time slices included) and the partitioner plans the rest of the call with that rate.
+  bool measured_cpu_rate = false;
 
   static engine::PartitionerConfig default_partitioner();
 };

@@ -1,0 +1,101 @@
+// Self-calibration against the real embedded runtime (issue 15): the learnt X_a follows the emulated
+// fabric's real speed, also after the fabric is replaced by one with another speedup, within a bounded
+// number of calls; learnt figures persist per device kind and a corrupt file is ignored.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "client/runtime.hpp"
+#include "funcs/function.hpp"
+#include "test_util.hpp"
+
+namespace tandem {
+namespace {
+
+using testing::open_embedded;
+
+std::string fabric(double speedup) {
+  return "[functions.work]\nspeedup = " + std::to_string(speedup) + "\nlatency_us = 1.0\n";
+}
+
+// One hardware-only call of `units` work units (6 jobs).
+void work_call(client::Runtime& rt, uint64_t units) {
+  const funcs::FunctionInfo* fn = funcs::find_function(TANDEM_FN_WORK);
+  const uint64_t args[1] = {units};
+  funcs::Call call;
+  funcs::BufferList buffers;
+  ASSERT_EQ(funcs::describe_call(*fn, args, call, buffers), Status::ok);
+  int64_t value = -1;
+  ASSERT_EQ(rt.run(*fn, call, value), Status::ok);
+  EXPECT_EQ(value, static_cast<int64_t>(units));
+}
+
+// Calls until the learnt X_a is within 5% of the device's; how many it took (limit + 1 if never).
+int calls_to_converge(client::Runtime& rt, int limit) {
+  const double truth = rt.accel_model(TANDEM_FN_WORK).throughput;
+  for (int i = 1; i <= limit; ++i) {
+    work_call(rt, i % 2 == 0 ? 2'000'000 : 8'000'000);  // two sizes: the slope separates X_a from D_a
+    if (std::abs(rt.learned().params(TANDEM_FN_WORK).xa - truth) < 0.05 * truth) return i;
+  }
+  return limit + 1;
+}
+
+TEST(SelfCalibration, LearntThroughputFollowsAFabricWhoseSpeedChanges) {
+  auto slow = open_embedded(fabric(2), client::Mode::hw);
+  ASSERT_TRUE(slow);
+  EXPECT_LE(calls_to_converge(*slow, 30), 12);
+  EXPECT_GT(slow->learned().samples(TANDEM_FN_WORK).jobs, 0u);
+  // The fabric is reconfigured with three times the speed; the new runtime starts from what the old
+  // one learnt (as it would from the persisted file), which is now wrong by 3x.
+  const client::Calibration learnt = slow->learned().snapshot("emu");
+  slow.reset();
+  auto fast = open_embedded(fabric(6), client::Mode::hw);
+  ASSERT_TRUE(fast);
+  fast->learned().restore(learnt);
+  const double truth = fast->accel_model(TANDEM_FN_WORK).throughput;
+  EXPECT_LT(fast->learned().params(TANDEM_FN_WORK).xa, 0.5 * truth);
+  // Each call brings 6 jobs: the 15-sample median turns within two or three calls.
+  EXPECT_LE(calls_to_converge(*fast, 30), 4);
+}
+
+TEST(SelfCalibration, PersistsPerDeviceKindAndIgnoresACorruptFile) {
+  const std::string dir = ::testing::TempDir() + "/tandem-learned-" + std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  ::setenv("TANDEM_LEARNED_DIR", dir.c_str(), 1);
+  const std::string file = dir + "/learned-emu.toml";
+  double learnt_xa = 0;
+  {
+    auto rt = open_embedded(fabric(3), client::Mode::hw);
+    ASSERT_TRUE(rt);
+    EXPECT_LE(calls_to_converge(*rt, 30), 12);
+    learnt_xa = rt->learned().params(TANDEM_FN_WORK).xa;
+  }
+  ASSERT_TRUE(std::filesystem::exists(file));
+  {
+    auto rt = open_embedded(fabric(3), client::Mode::hw);
+    ASSERT_TRUE(rt);
+    EXPECT_NEAR(rt->learned().params(TANDEM_FN_WORK).xa, learnt_xa, 1e-6 * learnt_xa);  // 9 digits in the file
+    EXPECT_GT(rt->learned().samples(TANDEM_FN_WORK).jobs, 0u);
+  }
+  std::ofstream(file, std::ios::trunc) << "[calibration]\nversion = 1\ndevice = \"emu\"\n[functions.work]\nxc = -5\n";
+  {
+    ::testing::internal::CaptureStderr();
+    auto rt = open_embedded(fabric(3), client::Mode::hw);
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    ASSERT_TRUE(rt);
+    EXPECT_NE(err.find("ignoring learnt cost figures"), std::string::npos) << err;
+    EXPECT_EQ(rt->learned().samples(TANDEM_FN_WORK).jobs, 0u);  // the seed, not the file
+    EXPECT_DOUBLE_EQ(rt->learned().params(TANDEM_FN_WORK).xa, rt->cost_params(TANDEM_FN_WORK).xa);
+  }
+  ::setenv("TANDEM_LEARNED_DIR", "off", 1);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tandem
