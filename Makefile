@@ -10,7 +10,7 @@ JOBS       ?= $(shell nproc)
 CMAKE_GEN  := -G Ninja
 CTEST      := ctest --output-on-failure --timeout 900 --no-tests=error
 
-.PHONY: all deps build run test test-release test-asan test-tsan test-fuzz rtl-area clean help
+.PHONY: all deps build install run test test-release test-asan test-tsan test-fuzz rtl-area clean help
 
 all: build
 
@@ -19,6 +19,8 @@ help:
 	@echo "make test      build and run every test: release, ASan+UBSan, TSan (stress tier), libFuzzer (briefly)"
 	@echo "make build     build everything into $(BUILD)/ without running anything"
 	@echo "make rtl-area  synthesize the RTL accelerators with Yosys and write docs/results/rtl_area.md"
+	@echo "make install   install into PREFIX (default /usr/local): headers, libtandem.so/.a, tandem, tandemd,"
+	@echo "               the drop-in libraries, pkg-config and CMake package files (docs/install.md)"
 	@echo "make clean     remove the build folders"
 
 deps:
@@ -27,6 +29,10 @@ deps:
 build: deps
 	@cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS)
+
+PREFIX ?= /usr/local
+install: build
+	@cmake --install $(BUILD) --prefix $(PREFIX)
 
 run: build
 	@./$(BUILD)/tandem demo

@@ -277,6 +277,16 @@ INSTANTIATE_TEST_SUITE_P(EveryRuntimeAndMode, Calls, ::testing::Combine(::testin
 
 // ---- the header's helpers, the C++ wrapper, errors, memory the daemon cannot reach ----
 
+// Options of an embedded runtime on the fabric above, in hw mode.
+tandem_options_t embedded_hw_options() {
+  tandem_options_t o;
+  tandem_options_init(&o);
+  o.embedded = 1;
+  o.mode = TANDEM_MODE_HW;
+  o.config_path = Environment::get().config_path().c_str();
+  return o;
+}
+
 TEST(CallsApi, PriorityQueueWordsMatchTheAcceleratorsLayout) {
   namespace ref = tandem::funcs::ref;
   EXPECT_EQ(tandem_pq_push(0xdeadbeef, 200, 1), ref::encode_pq_command({1, 0xdeadbeef, 200, true, false}));
@@ -291,11 +301,7 @@ TEST(CallsApi, PriorityQueueWordsMatchTheAcceleratorsLayout) {
 }
 
 TEST(CallsApi, BadArgumentsAreRefusedWithAMessageAndNothingWritten) {
-  tandem_options_t o;
-  tandem_options_init(&o);
-  o.embedded = 1;
-  o.mode = TANDEM_MODE_HW;
-  o.config_path = Environment::get().config_path().c_str();
+  const tandem_options_t o = embedded_hw_options();
   tandem_runtime_t* rt = nullptr;
   ASSERT_EQ(tandem_open(&o, &rt), TANDEM_OK);
   std::vector<uint8_t> img(64, 7), out(64, 0xee);
@@ -359,11 +365,7 @@ TEST(CallsApi, HeapMemoryUnderTheDaemonGivesTheReferenceResult) {
 }
 
 TEST(CallsApi, CppWrapperRunsEveryCallAndChecksSpans) {
-  tandem_options_t o;
-  tandem_options_init(&o);
-  o.embedded = 1;
-  o.mode = TANDEM_MODE_HW;
-  o.config_path = Environment::get().config_path().c_str();
+  const tandem_options_t o = embedded_hw_options();
   tandem::Runtime rt(&o);
   namespace ref = tandem::funcs::ref;
   std::vector<uint8_t> img(40 * 30), edges(img.size()), expected(img.size());
