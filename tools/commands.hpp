@@ -24,5 +24,6 @@ void add_mixed_bench(CLI::App& bench);       // tandem bench mixed           (cm
 void add_experiment_commands(CLI::App& app);
 void add_partition_experiment(CLI::App& experiment);  // experiment partition (cmd_experiment_partition.cc)
 void add_thesis_experiments(CLI::App& experiment);    // experiment thesis, compare-policies (cmd_experiment_thesis.cc)
+void add_jpeg_experiment(CLI::App& experiment);       // experiment jpeg (cmd_experiment_jpeg.cc)
 
 }  // namespace tandem::tools
