@@ -19,7 +19,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-ACCELERATED = ["emu_sw", "emu_hw", "emu_auto", "tandemd_emu_hw", "tandemd_emu_auto", "tandemd_rtl_hw"]
+ACCELERATED = ["emu_sw", "emu_hw", "emu_auto", "tandemd_emu_hw", "tandemd_emu_auto", "tandemd_emu_hw_spin",
+               "tandemd_rtl_hw"]
 
 
 def rows(path):

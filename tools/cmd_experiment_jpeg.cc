@@ -82,6 +82,7 @@ struct Variant {
   std::string mode;         // TANDEM_MODE
   std::string jpeg = "tandem";  // TANDEM_JPEG
   bool rtl_daemon = false;  // through the RTL tandemd (else the emulated one)
+  std::string wait;         // TANDEM_WAIT ("" = the runtime's default: spin 20 us, then block)
 };
 
 struct Result {
@@ -280,14 +281,16 @@ class Experiment {
 
   std::vector<Variant> variants() const {
     std::vector<Variant> v;
-    v.push_back({"plain", "cjpeg", false, "", "", "", "off", false});
-    v.push_back({"measure", "libjpeg DCT timed", true, "", "", "", "measure", false});
-    v.push_back({"emu_sw", "embedded, sw mode", true, "embedded", "emu", "sw", "tandem", false});
-    v.push_back({"emu_hw", "embedded emu, hw", true, "embedded", "emu", "hw", "tandem", false});
-    v.push_back({"emu_auto", "embedded emu, auto", true, "embedded", "emu", "auto", "tandem", false});
-    v.push_back({"tandemd_emu_hw", "tandemd emu, hw", true, "daemon", "emu", "hw", "tandem", false});
-    v.push_back({"tandemd_emu_auto", "tandemd emu, auto", true, "daemon", "emu", "auto", "tandem", false});
-    if (rtl_daemon_) v.push_back({"tandemd_rtl_hw", "tandemd RTL, hw", true, "daemon", "rtl", "hw", "tandem", true});
+    v.push_back({"plain", "cjpeg", false, "", "", "", "off", false, ""});
+    v.push_back({"measure", "libjpeg DCT timed", true, "", "", "", "measure", false, ""});
+    v.push_back({"emu_sw", "embedded, sw mode", true, "embedded", "emu", "sw", "tandem", false, ""});
+    v.push_back({"emu_hw", "embedded emu, hw", true, "embedded", "emu", "hw", "tandem", false, ""});
+    v.push_back({"emu_auto", "embedded emu, auto", true, "embedded", "emu", "auto", "tandem", false, ""});
+    v.push_back({"tandemd_emu_hw", "tandemd emu, hw", true, "daemon", "emu", "hw", "tandem", false, ""});
+    v.push_back({"tandemd_emu_auto", "tandemd emu, auto", true, "daemon", "emu", "auto", "tandem", false, ""});
+    // The same calls spinning instead of sleeping: what the wake-ups of a blocking wait cost.
+    v.push_back({"tandemd_emu_hw_spin", "tandemd emu, hw, spin", true, "daemon", "emu", "hw", "tandem", false, "spin"});
+    if (rtl_daemon_) v.push_back({"tandemd_rtl_hw", "tandemd RTL, hw", true, "daemon", "rtl", "hw", "tandem", true, ""});
     return v;
   }
 
@@ -298,6 +301,7 @@ class Experiment {
                                            {"TANDEM_MODE", v.mode},
                                            {"TANDEM_RUNTIME", v.runtime},
                                            {"TANDEM_VERBOSE", ""},
+                                           {"TANDEM_WAIT", v.wait},
                                            {"TANDEM_CONFIG", v.runtime == "embedded" ? emu_config_.string() : ""},
                                            {"TANDEM_SOCKET", ""}};
     if (v.runtime == "daemon") env["TANDEM_SOCKET"] = (v.rtl_daemon ? rtl_daemon_ : emu_daemon_)->socket();

@@ -263,10 +263,12 @@ TEST(DropinJpeg, WhatItDoesNotHandleGoesToLibjpegWithOneLine) {
 }
 
 TEST(DropinJpeg, WithoutARuntimeItIsPlainLibjpeg) {
-  // A daemon is required but none listens; then a configuration the embedded runtime refuses.
+  // A daemon is required but none listens; a configuration the embedded runtime refuses; a wait policy
+  // that means nothing.
   const std::vector<std::map<std::string, std::string>> envs = {
       {{"TANDEM_RUNTIME", "daemon"}, {"TANDEM_SOCKET", "/nonexistent/tandem.sock"}},
-      {{"TANDEM_RUNTIME", "embedded"}, {"TANDEM_CONFIG", (Fixture::get().dir() / "missing.toml").string()}}};
+      {{"TANDEM_RUNTIME", "embedded"}, {"TANDEM_CONFIG", (Fixture::get().dir() / "missing.toml").string()}},
+      {{"TANDEM_RUNTIME", "embedded"}, {"TANDEM_WAIT", "sometimes"}}};
   for (const auto& env : envs) {
     const Outcome o = compress_both({"-quality", "60"}, "rgb_333x77.ppm", env);
     ASSERT_TRUE(o.plain_error.empty()) << o.plain_error;

@@ -12,6 +12,7 @@
 //                                    experiment's DCT share); off: nothing wrapped
 //   TANDEM_RUNTIME=auto|embedded|daemon  auto (default): tandemd if one runs (TANDEM_SOCKET or the default
 //                                    socket), else the embedded runtime, else libjpeg
+//   TANDEM_WAIT=spin|block|<us>       how a row's call waits for its jobs (open_runtime.h)
 //   TANDEM_MODE, TANDEM_CONFIG, TANDEM_SOCKET  as for any tandem program
 //   TANDEM_VERBOSE=1                 one line on stderr per thing not taken over, and a summary at exit
 //   TANDEM_JPEG_STATS=FILE           counters and the time spent per stage, as JSON, written at exit
