@@ -475,7 +475,7 @@ void run_jpeg_experiment(const JpegOptions& o, const std::string& command_line) 
                    v.label, r.median * 1e3, speedup, same ? "yes" : "NO", num(t, "hw_jobs"), bytes / 1e6, b.fill_us,
                    b.device_us, b.rest_us, b.read_us, num(r.stats, "open_ns") * 1e-6, per_call);
       }
-      csv += fmt::format("{},{},{},{},{},{:.3f},{:.3f},{:.3f},{},{:.4f},{},{:.4f},{},{},{},{},{:.0f},{:.3f},{:.3f},{:.3f},"
+      csv += fmt::format("{},{},{},{},\"{}\",{:.3f},{:.3f},{:.3f},{},{:.4f},{},{:.4f},{},{},{},{},{:.0f},{:.3f},{:.3f},{:.3f},"
                          "{:.3f},{:.3f},{:.3f},{:.3f},{:.4f}\n",
                          image.name, uint64_t{image.width} * image.height, image.blocks, v.name, v.label, r.median * 1e3,
                          lo * 1e3, hi * 1e3, r.times.size(), speedup, same ? 1 : 0, v.name == "plain" ? dct_share : 0.0,
