@@ -10,14 +10,16 @@ JOBS       ?= $(shell nproc)
 CMAKE_GEN  := -G Ninja
 CTEST      := ctest --output-on-failure --timeout 900 --no-tests=error
 
-.PHONY: all deps build install run test test-release test-asan test-tsan test-fuzz rtl-area clean help
+.PHONY: all deps setup build install run test test-fast test-release test-asan test-tsan test-fuzz rtl-area clean help
 
 all: build
 
 help:
 	@echo "make run       build and run the demo on the embedded default fabric (the main job)"
 	@echo "make test      build and run every test: release, ASan+UBSan, TSan (stress tier), libFuzzer (briefly)"
+	@echo "make test-fast build and run the unit tier only (the edit-compile loop; under a minute once built)"
 	@echo "make build     build everything into $(BUILD)/ without running anything"
+	@echo "make setup     install what the project needs (Debian and PyPI packages, Ray, python/tandem_sim)"
 	@echo "make rtl-area  synthesize the RTL accelerators with Yosys and write docs/results/rtl_area.md"
 	@echo "make install   install into PREFIX (default /usr/local): headers, libtandem.so/.a, tandem, tandemd,"
 	@echo "               the drop-in libraries, pkg-config and CMake package files (docs/install.md)"
@@ -25,6 +27,9 @@ help:
 
 deps:
 	@./scripts/setup.sh
+
+# The same: installs the Debian and PyPI packages (Ray included) and python/tandem_sim.
+setup: deps
 
 build: deps
 	@cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
@@ -39,6 +44,13 @@ run: build
 
 test: test-release test-asan test-tsan test-fuzz
 	@echo "make test: all test builds passed"
+
+# The unit tier alone, for the edit-compile loop: builds only what it needs (tandem_unit_tier in
+# tests/CMakeLists.txt), then runs `ctest -L unit`.
+test-fast: deps
+	@cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake --build $(BUILD) -j$(JOBS) --target tandem_unit_tier
+	@cd $(BUILD) && $(CTEST) -L unit
 
 test-release: build
 	@echo "== release build: every test"

@@ -9,7 +9,7 @@ import sys
 ALLOWED = {
     "base": set(),
     "abi": {"base", "tandem"},
-    "model": {"base"},
+    "model": {"base", "tandem"},  # tandem: the ABI's constants (TANDEM_ACCESS_*)
     "engine": {"base", "tandem", "abi", "model"},
     "funcs": {"base", "tandem", "abi", "model"},
     # engine: only for the reconfiguration parameters the policy specs fill in

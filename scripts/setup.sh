@@ -12,7 +12,7 @@ debian_packages=(
   clang libclang-rt-14-dev
   ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd clinfo
 )
-python_modules=(matplotlib numpy)
+python_modules=(matplotlib numpy ray)  # ray: tandem sim sweep --ray and its tests
 
 missing=()
 for pkg in "${debian_packages[@]}"; do
@@ -35,4 +35,12 @@ if ((${#missing_py[@]})); then
   echo "setup: installing Python packages: ${missing_py[*]}"
   "$python" -m pip install -q "${missing_py[@]}" 2>/dev/null \
     || "$python" -m pip install -q --break-system-packages "${missing_py[@]}"
+fi
+
+# The project's own package (python/tandem_sim), editable: Ray workers import it by name.
+if ! "$python" -c "import tandem_sim" 2>/dev/null; then
+  echo "setup: installing python/tandem_sim (editable)"
+  here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+  "$python" -m pip install -q -e "$here/python" 2>/dev/null \
+    || "$python" -m pip install -q --break-system-packages -e "$here/python"
 fi

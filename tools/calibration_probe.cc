@@ -1,4 +1,8 @@
 #include "calibration_probe.hpp"
+
+#include "daemon_launcher.hpp"
+#include "rt/completion.hpp"
+#include "base/clock.hpp"
 #include "base/stats.hpp"
 
 #include <unistd.h>
@@ -367,6 +371,45 @@ std::string utc_now() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
+}
+
+// tandemd's hand-off of a scatter-gather job to its mover and back: median round trip of a one-page
+// accumulate from the heap (scatter-gather) less the same from session memory (zero-copy). 0 if it
+// could not be measured (no tandemd binary).
+double measure_handoff(bool quick) {
+  try {
+    DaemonLauncher daemon("[device.emu]\nresident = [\"accumulate\"]\n");
+    client::RuntimeOptions ro;
+    ro.socket_path = daemon.socket();
+    auto rt = client::Runtime::open(ro);
+    if (!rt) return 0;
+    client::Runtime& r = *rt.value();
+    std::vector<int32_t> heap(1024, 1);
+    auto* session = static_cast<int32_t*>(r.alloc(4096));
+    std::fill(session, session + 1024, 1);
+    tandem_completion_t* rec = r.thread_records();
+    const auto round_trip = [&](const int32_t* data, uint8_t method) {
+      const uint64_t args[2] = {reinterpret_cast<uintptr_t>(data), 1024};
+      rt::reset_record(rec);
+      const int64_t t0 = tandem::now_ns();
+      if (r.default_queue().dispatch(TANDEM_FN_ACCUMULATE, args, 2, 4096, rec, false, TANDEM_FLAG_ACCESS(method)) != Status::ok ||
+          r.wait(rec, {}) != Status::ok) {
+        return -1.0;
+      }
+      return static_cast<double>(tandem::now_ns() - t0) * 1e-9;
+    };
+    std::vector<double> sg, zc;
+    const int samples = quick ? 200 : 2000;
+    for (int i = 0; i < samples; ++i) {  // interleaved: drift hits both alike
+      sg.push_back(round_trip(heap.data(), TANDEM_ACCESS_SCATTER_GATHER));
+      zc.push_back(round_trip(session, TANDEM_ACCESS_ZERO_COPY));
+    }
+    r.free(session);
+    if (std::min(*std::min_element(sg.begin(), sg.end()), *std::min_element(zc.begin(), zc.end())) < 0) return 0;
+    return std::max(0.0, median(sg) - median(zc));
+  } catch (const Error&) {
+    return 0;
+  }
 }
 
 }  // namespace tandem::tools

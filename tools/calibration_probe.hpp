@@ -73,4 +73,9 @@ std::vector<uint16_t> calibration_aliases(const funcs::FunctionInfo& fn);
 std::string host_name();
 std::string utc_now();
 
+// tandemd's hand-off of a scatter-gather job to its mover and back, seconds: the median round trip of a
+// one-page job from the heap (scatter-gather) less the same from session memory (zero-copy), through a
+// private tandemd. 0 if it could not be measured.
+double measure_handoff(bool quick);
+
 }  // namespace tandem::tools

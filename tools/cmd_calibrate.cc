@@ -12,12 +12,18 @@
 #include <vector>
 
 #include "calibration_probe.hpp"
+#include "daemon_launcher.hpp"
+#include "base/clock.hpp"
+#include "base/stats.hpp"
+#include "client/access.hpp"
+#include "rt/completion.hpp"
 #include "commands.hpp"
 #include "support/measure.hpp"
 
 namespace tandem::tools {
 
 namespace {
+
 
 struct CalibrateOptions {
   std::vector<std::string> functions;
@@ -115,6 +121,16 @@ void run_calibrate(const CalibrateOptions& o) {
                      {"sw_only_ns", probe.overhead_sw_s * 1e9}};
     j["functions"][std::string(fn->name)] = f;
   }
+  // The host side of the access methods: copies and page gathering measured here, and tandemd's hand-off
+  // of a scatter-gather job to its mover (the extra round trip of a small such job over a zero-copy one).
+  model::HostAccessCosts access = client::host_access_costs();
+  if (!o.json_output) fmt::print("  measuring the access methods' host costs (a private tandemd)\n");
+  if (auto handoff = measure_handoff(o.quick); handoff > 0) access.handoff_s = handoff;
+  cal.access = access;
+  j["access"] = {{"memcpy_gbps", access.memcpy_bps / 1e9},
+                 {"gather_gbps", access.gather_bps / 1e9},
+                 {"gather_page_ns", access.gather_page_s * 1e9},
+                 {"handoff_us", access.handoff_s * 1e6}};
   if (!o.dry_run) client::save_calibration(cal, out);
   j["file"] = o.dry_run ? "" : out;
   if (o.json_output) {
@@ -122,6 +138,9 @@ void run_calibrate(const CalibrateOptions& o) {
     return;
   }
   fmt::print("{}\n", t.render());
+  fmt::print("access methods: staging copy {:.2f} GB/s, gathering pages {:.2f} GB/s + {:.0f} ns/page, tandemd hand-off "
+             "{:.1f} us\n",
+             access.memcpy_bps / 1e9, access.gather_bps / 1e9, access.gather_page_s * 1e9, access.handoff_s * 1e6);
   if (o.dry_run) {
     fmt::print("--dry-run: nothing written. The file would read:\n\n{}", client::format_calibration(cal));
   } else {

@@ -9,18 +9,17 @@
 // call starts to beat the SW-only call (both fitted with a line, intersected).
 //
 // Writes results.csv (per size), sweep.csv (every split), nl_grid.csv, calibration.toml and
-// summary.json, then partition.png through python/plot_partition.py when Python and matplotlib are
-// there. Prints N_L predicted vs empirical, the mean gap between the model's time and the optimum,
+// summary.json, then partition.png through python/plot_partition.py (tools/plot.hpp) when Python and
+// matplotlib are there. Prints N_L predicted vs empirical, the mean gap between the model's time and the optimum,
 // and the model's mean relative prediction error.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -34,6 +33,7 @@
 #include "client/partitioned_call.hpp"
 #include "commands.hpp"
 #include "output.hpp"
+#include "plot.hpp"
 #include "support/measure.hpp"
 
 namespace tandem::tools {
@@ -52,7 +52,7 @@ struct ExperimentOptions {
   size_t candidates = 5;    // best splits re-measured
   size_t nl_points = 0;     // sizes of the fine grid around N_L (0: 24; quick: 6)
   bool no_plot = false;
-  std::string python = "python3";
+  std::string python;       // "" = $TANDEM_PYTHON or python3
 };
 
 struct Settings {
@@ -341,73 +341,9 @@ class Experiment {
   std::unique_ptr<engine::Partitioner> auto_;
 };
 
-std::pair<double, double> fit_line(const std::vector<std::pair<double, double>>& pts) {
-  double sx = 0, sy = 0, sxx = 0, sxy = 0;
-  const double n = static_cast<double>(pts.size());
-  for (const auto& [x, y] : pts) {
-    sx += x;
-    sy += y;
-    sxx += x * x;
-    sxy += x * y;
-  }
-  const double den = n * sxx - sx * sx;
-  if (pts.size() < 2 || den == 0) return {0, 0};
-  const double b = (n * sxy - sx * sy) / den;
-  return {(sy - b * sx) / n, b};
-}
+// ---------------------------------------------------------------- set-up
 
-std::string executable_dir() {
-  char buf[4096];
-  const ssize_t len = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (len <= 0) return ".";
-  std::string path(buf, static_cast<size_t>(len));
-  const size_t slash = path.find_last_of('/');
-  return slash == std::string::npos ? "." : path.substr(0, slash);
-}
-
-bool file_exists(const std::string& p) {
-  struct stat st {};
-  return ::stat(p.c_str(), &st) == 0;
-}
-
-// python/plot_partition.py: next to the source tree of this binary (build/ inside the repository),
-// or where TANDEM_PYTHON_DIR says.
-std::string find_plot_script() {
-  std::vector<std::string> tries;
-  if (const char* dir = std::getenv("TANDEM_PYTHON_DIR")) tries.push_back(std::string(dir) + "/plot_partition.py");
-  const std::string exe = executable_dir();
-  tries.push_back(exe + "/../python/plot_partition.py");
-  tries.push_back(exe + "/../../python/plot_partition.py");
-  tries.push_back("python/plot_partition.py");
-  for (const std::string& t : tries) {
-    if (file_exists(t)) return t;
-  }
-  return {};
-}
-
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-void make_dir(const std::string& dir) {
-  std::string partial;
-  for (size_t pos = 0; pos != std::string::npos;) {
-    pos = dir.find('/', pos + 1);
-    partial = dir.substr(0, pos);
-    if (!partial.empty() && ::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) {
-      throw Error(Status::io_error, "cannot create '" + partial + "'");
-    }
-  }
-}
-
-void run_experiment(const ExperimentOptions& o, const std::string& command_line) {
-  const auto started = std::chrono::steady_clock::now();
-  const funcs::FunctionInfo* fn = funcs::find_function(o.function);
-  if (fn == nullptr || (fn->units != "bytes" && fn->units != "cycles")) {
-    throw Error(Status::invalid_argument, "--function must name a function with work units (accumulate, work)");
-  }
+Settings settings_for(const ExperimentOptions& o) {
   Settings st;
   st.alpha_step = o.alpha_step > 0 ? o.alpha_step : (o.quick ? 0.01 : 0.001);
   st.rounds = o.rounds > 0 ? o.rounds : (o.quick ? 3 : 31);
@@ -416,55 +352,48 @@ void run_experiment(const ExperimentOptions& o, const std::string& command_line)
   st.confirm_passes = o.quick ? 1 : 5;
   st.nl_points = o.nl_points > 0 ? o.nl_points : (o.quick ? 6 : 24);
   if (!(st.alpha_step > 0 && st.alpha_step <= 0.5)) throw Error(Status::invalid_argument, "--alpha-step in (0, 0.5]");
+  return st;
+}
 
+// The sizes of Fig 4.10: --sizes or the defaults, on whole elements, sorted, without repeats.
+std::vector<uint64_t> sizes_for(const ExperimentOptions& o, const funcs::FunctionInfo& fn) {
   std::vector<uint64_t> sizes;
   for (const std::string& s : o.sizes) sizes.push_back(parse_size(s));
   if (sizes.empty()) sizes = default_sizes(o.quick);
-  const uint64_t unit_step = fn->units == "bytes" ? 4 : 1;  // accumulate works on whole int32s
+  const uint64_t unit_step = fn.units == "bytes" ? 4 : 1;  // accumulate works on whole int32s
   for (uint64_t& s : sizes) s = std::max(unit_step, s / unit_step * unit_step);
   std::sort(sizes.begin(), sizes.end());
   sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
-  make_dir(o.out);
+  return sizes;
+}
 
-  // The case study's system: one accelerator for the function, one job per call, one split (thesis
-  // Ch4 has no rebalancing); caller and dispatcher on their own CPUs.
-  const bench::CpuPair cpus = bench::pick_cpu_pair();
-  ProbeOptions po;
-  po.quick = o.quick;
-  po.client_cpu = cpus.a;
-  po.dispatcher_cpu = cpus.distinct ? cpus.b : -1;
-  po.config_text = fmt::format("[device.emu]\nresident = [\"{}\"]\n", fn->name);
-  po.progress = [](const std::string& line) { fmt::print("calibrating {}\n", line); };
+// ---------------------------------------------------------------- calibration
 
-  client::Calibration cal;
+// The cost-model parameters the experiment judges: a calibration file's, or measured now. Written to
+// OUT/calibration.toml either way.
+model::CostParams calibrate(const ExperimentOptions& o, const funcs::FunctionInfo& fn, const ProbeOptions& po,
+                            client::Calibration& cal) {
   if (!o.calibration.empty()) {
     cal = client::load_calibration(o.calibration);
-    if (!cal.functions[fn->id]) throw Error(Status::invalid_argument, o.calibration + " has no " + std::string(fn->name));
+    if (!cal.functions[fn.id]) throw Error(Status::invalid_argument, o.calibration + " has no " + std::string(fn.name));
   } else {
-    const FunctionProbe probe = probe_function(*fn, "emu", po);
+    const FunctionProbe probe = probe_function(fn, "emu", po);
     cal.device = "emu";
     cal.host = host_name();
     cal.created = utc_now();
-    cal.functions[fn->id] = probe.params;
+    cal.functions[fn.id] = probe.params;
   }
-  const model::CostParams p = *cal.functions[fn->id];
+  const model::CostParams p = *cal.functions[fn.id];
   client::save_calibration(cal, o.out + "/calibration.toml");
   fmt::print("parameters: X_c {:.3f} G{}/s, X_a {:.3f} G{}/s (x{:.2f}), O_0 {:.1f} ns, O_c {:.1f} ns, D_a {:.1f} ns\n",
-             p.xc / 1e9, fn->units, p.xa / 1e9, fn->units, p.xa / p.xc, p.o0 * 1e9, p.oc * 1e9, p.da * 1e9);
+             p.xc / 1e9, fn.units, p.xa / 1e9, fn.units, p.xa / p.xc, p.o0 * 1e9, p.oc * 1e9, p.da * 1e9);
+  return p;
+}
 
-  client::PartitionTuning tuning;
-  tuning.jobs_per_round = 1;
-  tuning.rebalance = false;
-  auto rt = open_probe_runtime(po, &cal, client::Mode::auto_mode, tuning);
-  if (client::live_metrics(*rt, fn->id).n_a == 0) throw Error(Status::not_accelerated, "the function is not resident");
-  uint64_t largest = sizes.back();
-  const uint64_t nl_model = model::break_even_work(p, p.xa);
-  largest = std::max(largest, 4 * nl_model + 64);
-  const ProbeData data(fn->units == "bytes" ? largest : 0);
-  bench::ScopedPin pin(cpus.a);
-  Experiment ex(*rt, *fn, p, data, st);
+// ---------------------------------------------------------------- sweep
 
-  // ---- the sizes of Fig 4.10 ----
+// Stage 1 and 2 over the sizes of Fig 4.10, with progress and the per-size table.
+std::vector<SizeResult> sweep_sizes(Experiment& ex, const std::vector<uint64_t>& sizes, const Settings& st) {
   std::vector<SizeResult> results;
   for (size_t i = 0; i < sizes.size(); ++i) {
     results.push_back(ex.sweep(sizes[i]));
@@ -486,160 +415,186 @@ void run_experiment(const ExperimentOptions& o, const std::string& command_line)
                static_cast<double>(opt.hw_units) / static_cast<double>(r.size), opt.confirm_median * 1e9,
                r.sw_s * 1e9, r.hw_s * 1e9, 100 * (r.model_s - opt.confirm_median) / opt.confirm_median);
   }
-  const uint64_t nl_predicted = results.front().nl;
+  return results;
+}
 
-  // ---- the crossover: a finer grid of sizes around the predicted N_L ----
-  const uint64_t g = fn->granularity;
+bool partitioned_wins(const SizeResult& r) { return r.splits[r.best_partitioned].confirm_median < r.sw_s; }
+
+// The finer grid of sizes around the predicted N_L, widened to cover a crossover the coarse sizes show.
+std::vector<uint64_t> nl_grid(const std::vector<SizeResult>& results, uint64_t nl_predicted, uint64_t g, size_t points) {
   uint64_t lo = std::max(g, nl_predicted / 2);
-  uint64_t hi = std::max(lo + g * st.nl_points, 2 * nl_predicted);
-  // If the coarse sizes put the crossover elsewhere, cover it too.
+  uint64_t hi = std::max(lo + g * points, 2 * nl_predicted);
   for (size_t i = 1; i < results.size(); ++i) {
-    const bool before = results[i - 1].splits[results[i - 1].best_partitioned].confirm_median < results[i - 1].sw_s;
-    const bool after = results[i].splits[results[i].best_partitioned].confirm_median < results[i].sw_s;
-    if (!before && after) {
+    if (!partitioned_wins(results[i - 1]) && partitioned_wins(results[i])) {
       lo = std::min(lo, results[i - 1].size);
       hi = std::max(hi, results[i].size);
     }
   }
   std::vector<uint64_t> grid;
-  for (size_t k = 0; k < st.nl_points; ++k) {
+  for (size_t k = 0; k < points; ++k) {
     const double x = static_cast<double>(lo) +
-                     (static_cast<double>(hi - lo) * static_cast<double>(k)) / static_cast<double>(st.nl_points - 1);
+                     (static_cast<double>(hi - lo) * static_cast<double>(k)) / static_cast<double>(points - 1);
     const uint64_t n = std::max(g, model::round_up(static_cast<uint64_t>(x), g));
     if (grid.empty() || grid.back() != n) grid.push_back(n);
   }
-  fmt::print("N_L grid: {} sizes from {} to {}\n", grid.size(), size_text(grid.front()), size_text(grid.back()));
-  std::vector<SizeResult> fine;
-  for (uint64_t n : grid) fine.push_back(ex.sweep(n));
-  ex.confirm(fine);
+  return grid;
+}
+
+// ---------------------------------------------------------------- fit
+
+// The empirical crossover: where the best partitioned call's line meets the SW-only line, fitted over
+// the fine grid; the raw grid crossover where the fit is implausible.
+struct Crossover {
+  LineFit sw, partitioned;
+  double nl_empirical = 0;
+  uint64_t nl_raw = 0;     // the smallest grid size from which the partitioned call wins
+  bool fit_ok = false;
+};
+
+Crossover fit_crossover(const std::vector<SizeResult>& fine, const std::vector<uint64_t>& grid) {
   std::vector<std::pair<double, double>> sw_pts, part_pts;
   for (const SizeResult& r : fine) {
     sw_pts.emplace_back(static_cast<double>(r.size), r.sw_s);
     part_pts.emplace_back(static_cast<double>(r.size), r.splits[r.best_partitioned].confirm_median);
   }
-  const auto [a1, b1] = fit_line(sw_pts);
-  const auto [a2, b2] = fit_line(part_pts);
-  double nl_empirical = b1 > b2 ? (a2 - a1) / (b1 - b2) : 0;
-  // The raw crossover for comparison: the smallest grid size from which the partitioned call wins.
-  uint64_t nl_raw = 0;
+  Crossover c;
+  c.sw = fit_line(sw_pts);
+  c.partitioned = fit_line(part_pts);
+  c.nl_empirical = c.sw.slope > c.partitioned.slope
+                       ? (c.partitioned.intercept - c.sw.intercept) / (c.sw.slope - c.partitioned.slope)
+                       : 0;
   for (size_t k = fine.size(); k-- > 0;) {
-    if (fine[k].splits[fine[k].best_partitioned].confirm_median < fine[k].sw_s) {
-      nl_raw = fine[k].size;
-    } else {
-      break;
-    }
+    if (!partitioned_wins(fine[k])) break;
+    c.nl_raw = fine[k].size;
   }
-  const bool fit_ok = nl_empirical > 0 && nl_empirical >= static_cast<double>(grid.front()) / 2 &&
-                      nl_empirical <= 2.0 * static_cast<double>(grid.back());
-  if (!fit_ok) nl_empirical = static_cast<double>(nl_raw);
+  c.fit_ok = c.nl_empirical > 0 && c.nl_empirical >= static_cast<double>(grid.front()) / 2 &&
+             c.nl_empirical <= 2.0 * static_cast<double>(grid.back());
+  if (!c.fit_ok) c.nl_empirical = static_cast<double>(c.nl_raw);
+  return c;
+}
 
-  // ---- the figures of merit ----
-  // The model's choice is judged on the same measurements as the other splits (its split is always
-  // re-measured with them), so a size where it picked the optimum counts 0; the auto policy's own
-  // calls, timed alongside, are reported too.
-  double gap_sum = 0, mre_sum = 0, gap_thesis = 0, mre_thesis = 0, gap_auto_sum = 0, mre_auto_sum = 0;
-  double gap_part = 0, mre_part = 0;
-  size_t n_thesis = 0, n_part = 0;
+// The figures of merit. The model's choice is judged on the same measurements as the other splits
+// (its split is always re-measured with them), so a size where it picked the optimum counts 0; the
+// auto policy's own calls, timed alongside, are reported too.
+struct Merit {
+  double mean_gap = 0, mre = 0, mean_gap_auto = 0, mre_auto = 0;
+  double gap_part = 0, mre_part = 0;      // sums over the sizes where a split was chosen or was best
+  size_t n_part = 0;
+  double gap_thesis = 0, mre_thesis = 0;  // sums over 8 B..1 KiB (the thesis's range)
+  size_t n_thesis = 0;
+};
+
+Merit figures_of_merit(const std::vector<SizeResult>& results) {
+  Merit m;
   for (const SizeResult& r : results) {
     const double opt_s = r.splits[r.opt].confirm_median;
     const double gap = (r.model_s - opt_s) / opt_s;  // >= 0: the optimum is the best split measured
     const double err = std::abs(r.predicted_s - r.model_s) / r.model_s;
-    gap_auto_sum += std::abs(r.auto_s - opt_s) / opt_s;
-    mre_auto_sum += std::abs(r.predicted_s - r.auto_s) / r.auto_s;
-    gap_sum += gap;
-    mre_sum += err;
-    if (r.model_hw_units > 0 || r.splits[r.opt].hw_units > 0) {  // a split was chosen or was best
-      gap_part += gap;
-      mre_part += err;
-      ++n_part;
+    m.mean_gap_auto += std::abs(r.auto_s - opt_s) / opt_s;
+    m.mre_auto += std::abs(r.predicted_s - r.auto_s) / r.auto_s;
+    m.mean_gap += gap;
+    m.mre += err;
+    if (r.model_hw_units > 0 || r.splits[r.opt].hw_units > 0) {
+      m.gap_part += gap;
+      m.mre_part += err;
+      ++m.n_part;
     }
     if (r.size <= 1024) {
-      gap_thesis += gap;
-      mre_thesis += err;
-      ++n_thesis;
+      m.gap_thesis += gap;
+      m.mre_thesis += err;
+      ++m.n_thesis;
     }
   }
-  const double mean_gap = gap_sum / static_cast<double>(results.size());
-  const double mean_gap_auto = gap_auto_sum / static_cast<double>(results.size());
-  const double mre_auto = mre_auto_sum / static_cast<double>(results.size());
-  const double mre = mre_sum / static_cast<double>(results.size());
-  const double nl_error = nl_empirical > 0 ? std::abs(static_cast<double>(nl_predicted) - nl_empirical) / nl_empirical : 1;
-  // The machine may have changed under the experiment (other tenants): calibrate again and report the
-  // drift, so that a miss can be told apart from a wrong model.
-  fmt::print("calibrating again to measure the drift...\n");
-  std::fflush(stdout);
-  const model::CostParams after = probe_function(*fn, "emu", po).params;
-  const auto drift = [](double before, double now) { return before > 0 ? now / before - 1 : 0.0; };
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const double n = static_cast<double>(results.size());
+  m.mean_gap /= n;
+  m.mre /= n;
+  m.mean_gap_auto /= n;
+  m.mre_auto /= n;
+  return m;
+}
 
-  // ---- files ----
-  {
-    std::string csv =
-        "size,nl_predicted,model_alpha,model_hw_units,predicted_ns,model_ns,auto_ns,opt_alpha,opt_hw_units,opt_ns,"
-        "best_partitioned_alpha,best_partitioned_ns,sw_ns,hw_ns,gap,prediction_error\n";
-    for (const SizeResult& r : results) {
-      const Split& o2 = r.splits[r.opt];
-      const Split& bp = r.splits[r.best_partitioned];
-      const double n = static_cast<double>(r.size);
-      csv += fmt::format("{},{},{:.4f},{},{:.1f},{:.1f},{:.1f},{:.4f},{},{:.1f},{:.4f},{:.1f},{:.1f},{:.1f},{:.5f},{:.5f}\n",
-                         r.size, r.nl, r.model_alpha, r.model_hw_units, r.predicted_s * 1e9, r.model_s * 1e9,
-                         r.auto_s * 1e9, static_cast<double>(o2.hw_units) / n, o2.hw_units, o2.confirm_median * 1e9,
-                         static_cast<double>(bp.hw_units) / n, bp.confirm_median * 1e9, r.sw_s * 1e9,
-                         r.hw_s * 1e9, (r.model_s - o2.confirm_median) / o2.confirm_median,
-                         std::abs(r.predicted_s - r.model_s) / r.model_s);
-    }
-    write_file(o.out + "/results.csv", csv);
+// ---------------------------------------------------------------- output
+
+void write_csvs(const std::string& out, const std::vector<SizeResult>& results, const std::vector<SizeResult>& fine) {
+  std::string csv =
+      "size,nl_predicted,model_alpha,model_hw_units,predicted_ns,model_ns,auto_ns,opt_alpha,opt_hw_units,opt_ns,"
+      "best_partitioned_alpha,best_partitioned_ns,sw_ns,hw_ns,gap,prediction_error\n";
+  for (const SizeResult& r : results) {
+    const Split& o2 = r.splits[r.opt];
+    const Split& bp = r.splits[r.best_partitioned];
+    const double n = static_cast<double>(r.size);
+    csv += fmt::format("{},{},{:.4f},{},{:.1f},{:.1f},{:.1f},{:.4f},{},{:.1f},{:.4f},{:.1f},{:.1f},{:.1f},{:.5f},{:.5f}\n",
+                       r.size, r.nl, r.model_alpha, r.model_hw_units, r.predicted_s * 1e9, r.model_s * 1e9,
+                       r.auto_s * 1e9, static_cast<double>(o2.hw_units) / n, o2.hw_units, o2.confirm_median * 1e9,
+                       static_cast<double>(bp.hw_units) / n, bp.confirm_median * 1e9, r.sw_s * 1e9,
+                       r.hw_s * 1e9, (r.model_s - o2.confirm_median) / o2.confirm_median,
+                       std::abs(r.predicted_s - r.model_s) / r.model_s);
   }
-  {
-    std::string csv = "size,alpha_min,alpha_max,hw_units,actual_hw_units,on_grid,sweep_median_ns,samples,confirm_median_ns\n";
-    for (const auto* set : {&results, &fine}) {
-      for (const SizeResult& r : *set) {
-        for (const Split& sp : r.splits) {
-          csv += fmt::format("{},{:.4f},{:.4f},{},{},{},{:.1f},{},{}\n", r.size, sp.alpha_min, sp.alpha_max, sp.hw_units,
-                             sp.actual_hw_units, sp.on_grid ? 1 : 0, sp.sweep_median * 1e9, sp.sweep.size(),
-                             sp.confirm.empty() ? std::string() : fmt::format("{:.1f}", sp.confirm_median * 1e9));
-        }
+  write_file(out + "/results.csv", csv);
+
+  csv = "size,alpha_min,alpha_max,hw_units,actual_hw_units,on_grid,sweep_median_ns,samples,confirm_median_ns\n";
+  for (const auto* set : {&results, &fine}) {
+    for (const SizeResult& r : *set) {
+      for (const Split& sp : r.splits) {
+        csv += fmt::format("{},{:.4f},{:.4f},{},{},{},{:.1f},{},{}\n", r.size, sp.alpha_min, sp.alpha_max, sp.hw_units,
+                           sp.actual_hw_units, sp.on_grid ? 1 : 0, sp.sweep_median * 1e9, sp.sweep.size(),
+                           sp.confirm.empty() ? std::string() : fmt::format("{:.1f}", sp.confirm_median * 1e9));
       }
     }
-    write_file(o.out + "/sweep.csv", csv);
   }
-  {
-    std::string csv = "size,sw_ns,best_partitioned_ns,best_partitioned_alpha,model_ns,predicted_ns\n";
-    for (const SizeResult& r : fine) {
-      const Split& bp = r.splits[r.best_partitioned];
-      csv += fmt::format("{},{:.1f},{:.1f},{:.4f},{:.1f},{:.1f}\n", r.size, r.sw_s * 1e9, bp.confirm_median * 1e9,
-                         static_cast<double>(bp.hw_units) / static_cast<double>(r.size), r.model_s * 1e9,
-                         r.predicted_s * 1e9);
-    }
-    write_file(o.out + "/nl_grid.csv", csv);
+  write_file(out + "/sweep.csv", csv);
+
+  csv = "size,sw_ns,best_partitioned_ns,best_partitioned_alpha,model_ns,predicted_ns\n";
+  for (const SizeResult& r : fine) {
+    const Split& bp = r.splits[r.best_partitioned];
+    csv += fmt::format("{},{:.1f},{:.1f},{:.4f},{:.1f},{:.1f}\n", r.size, r.sw_s * 1e9, bp.confirm_median * 1e9,
+                       static_cast<double>(bp.hw_units) / static_cast<double>(r.size), r.model_s * 1e9,
+                       r.predicted_s * 1e9);
   }
-  nlohmann::ordered_json j;
-  j["command"] = command_line;
-  j["function"] = fn->name;
-  j["units"] = fn->units;
-  j["quick"] = o.quick;
-  j["nl_predicted_bytes"] = nl_predicted;
-  j["nl_empirical_bytes"] = nl_empirical;
-  j["nl_empirical_raw_bytes"] = nl_raw;
-  j["nl_empirical_method"] = fit_ok ? "line fits intersected" : "raw grid crossover";
-  j["nl_relative_error"] = nl_error;
-  j["mean_gap_to_optimum"] = mean_gap;
-  j["prediction_mre"] = mre;
-  j["mean_gap_to_optimum_auto_calls"] = mean_gap_auto;
-  j["prediction_mre_auto_calls"] = mre_auto;
-  if (n_part > 0) {
-    j["mean_gap_to_optimum_partitioned_sizes"] = gap_part / static_cast<double>(n_part);
-    j["prediction_mre_partitioned_sizes"] = mre_part / static_cast<double>(n_part);
+  write_file(out + "/nl_grid.csv", csv);
+}
+
+// Everything summary.json holds besides the run's context (command, host, CPUs, duration), which the
+// caller adds.
+struct Findings {
+  uint64_t nl_predicted = 0;
+  double nl_error = 1;
+  Crossover crossover;
+  Merit merit;
+  model::CostParams before, after;  // the calibration, and a second one at the end (drift)
+};
+
+double drift(double before, double now) { return before > 0 ? now / before - 1 : 0.0; }
+
+void add_findings(nlohmann::ordered_json& j, const Findings& f, const Settings& st,
+                  const std::vector<SizeResult>& results) {
+  const Crossover& c = f.crossover;
+  const Merit& m = f.merit;
+  const model::CostParams& p = f.before;
+  const model::CostParams& after = f.after;
+  j["nl_predicted_bytes"] = f.nl_predicted;
+  j["nl_empirical_bytes"] = c.nl_empirical;
+  j["nl_empirical_raw_bytes"] = c.nl_raw;
+  j["nl_empirical_method"] = c.fit_ok ? "line fits intersected" : "raw grid crossover";
+  j["nl_relative_error"] = f.nl_error;
+  j["mean_gap_to_optimum"] = m.mean_gap;
+  j["prediction_mre"] = m.mre;
+  j["mean_gap_to_optimum_auto_calls"] = m.mean_gap_auto;
+  j["prediction_mre_auto_calls"] = m.mre_auto;
+  if (m.n_part > 0) {
+    j["mean_gap_to_optimum_partitioned_sizes"] = m.gap_part / static_cast<double>(m.n_part);
+    j["prediction_mre_partitioned_sizes"] = m.mre_part / static_cast<double>(m.n_part);
   }
-  if (n_thesis > 0) {
-    j["mean_gap_to_optimum_8B_1KiB"] = gap_thesis / static_cast<double>(n_thesis);
-    j["prediction_mre_8B_1KiB"] = mre_thesis / static_cast<double>(n_thesis);
+  if (m.n_thesis > 0) {
+    j["mean_gap_to_optimum_8B_1KiB"] = m.gap_thesis / static_cast<double>(m.n_thesis);
+    j["prediction_mre_8B_1KiB"] = m.mre_thesis / static_cast<double>(m.n_thesis);
   }
-  j["targets"] = {{"mean_gap_le_2pct", mean_gap <= 0.02},
-                  {"nl_within_8pct", nl_error <= 0.08},
-                  {"prediction_mre_lt_12pct", mre < 0.12}};
-  j["fits"] = {{"sw_intercept_ns", a1 * 1e9}, {"sw_slope_ns_per_unit", b1 * 1e9},
-               {"partitioned_intercept_ns", a2 * 1e9}, {"partitioned_slope_ns_per_unit", b2 * 1e9}};
+  j["targets"] = {{"mean_gap_le_2pct", m.mean_gap <= 0.02},
+                  {"nl_within_8pct", f.nl_error <= 0.08},
+                  {"prediction_mre_lt_12pct", m.mre < 0.12}};
+  j["fits"] = {{"sw_intercept_ns", c.sw.intercept * 1e9}, {"sw_slope_ns_per_unit", c.sw.slope * 1e9},
+               {"partitioned_intercept_ns", c.partitioned.intercept * 1e9},
+               {"partitioned_slope_ns_per_unit", c.partitioned.slope * 1e9}};
   j["parameters_after"] = {{"xc", after.xc}, {"xa", after.xa}, {"o0_ns", after.o0 * 1e9}, {"oc_ns", after.oc * 1e9},
                            {"da_ns", after.da * 1e9}};
   j["calibration_drift"] = {{"xc", drift(p.xc, after.xc)}, {"xa", drift(p.xa, after.xa)}, {"o0", drift(p.o0, after.o0)},
@@ -649,12 +604,6 @@ void run_experiment(const ExperimentOptions& o, const std::string& command_line)
   j["settings"] = {{"alpha_step", st.alpha_step}, {"rounds", st.rounds}, {"confirm_rounds", st.confirm_rounds},
                    {"confirm_passes", st.confirm_passes},
                    {"candidates", st.candidates}, {"nl_points", st.nl_points}};
-  j["cpus"] = {cpus.a, cpus.b};
-  j["host"] = host_name();
-  j["duration_s"] = seconds;
-  if (auto* emb = dynamic_cast<client::EmbeddedRuntime*>(rt.get())) {
-    j["dispatcher_max_lateness_ns"] = emb->dispatcher().snapshot().stats.max_lateness_ns;
-  }
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (const SizeResult& r : results) {
     const Split& o2 = r.splits[r.opt];
@@ -669,38 +618,110 @@ void run_experiment(const ExperimentOptions& o, const std::string& command_line)
                     {"hw_ns", r.hw_s * 1e9}});
   }
   j["sizes"] = rows;
-  write_file(o.out + "/summary.json", j.dump(2) + "\n");
+}
 
+void print_findings(const Findings& f, const funcs::FunctionInfo& fn) {
+  const Crossover& c = f.crossover;
+  const Merit& m = f.merit;
+  const model::CostParams& p = f.before;
+  const model::CostParams& after = f.after;
   fmt::print("\nN_L: predicted {} {}, empirical {:.0f} {} ({}; raw grid crossover {}): {:.1f}% apart (target <= 8%)\n",
-             nl_predicted, fn->units, nl_empirical, fn->units, fit_ok ? "fitted lines" : "raw", nl_raw,
-             nl_error * 100);
-  fmt::print("model's completion time vs the empirical optimum: mean gap {:.2f}% (target <= 2%)\n", mean_gap * 100);
-  fmt::print("model's prediction of its completion time: MRE {:.2f}% (target < 12%)\n", mre * 100);
-  fmt::print("the auto policy's own calls, timed alongside: gap {:.2f}%, prediction MRE {:.2f}%\n", mean_gap_auto * 100,
-             mre_auto * 100);
+             f.nl_predicted, fn.units, c.nl_empirical, fn.units, c.fit_ok ? "fitted lines" : "raw", c.nl_raw,
+             f.nl_error * 100);
+  fmt::print("model's completion time vs the empirical optimum: mean gap {:.2f}% (target <= 2%)\n", m.mean_gap * 100);
+  fmt::print("model's prediction of its completion time: MRE {:.2f}% (target < 12%)\n", m.mre * 100);
+  fmt::print("the auto policy's own calls, timed alongside: gap {:.2f}%, prediction MRE {:.2f}%\n", m.mean_gap_auto * 100,
+             m.mre_auto * 100);
   fmt::print("calibration drift over the run: X_c {:+.1f}%, X_a {:+.1f}%, O_0 {:+.1f}%, O_c {:+.1f}%, D_a {:+.1f}%\n",
              100 * drift(p.xc, after.xc), 100 * drift(p.xa, after.xa), 100 * drift(p.o0, after.o0),
              100 * drift(p.oc, after.oc), 100 * drift(p.da, after.da));
-  if (n_part > 0) {
-    fmt::print("over the {} sizes where a split was chosen or was best: gap {:.2f}%, MRE {:.2f}%\n", n_part,
-               gap_part / static_cast<double>(n_part) * 100, mre_part / static_cast<double>(n_part) * 100);
+  if (m.n_part > 0) {
+    fmt::print("over the {} sizes where a split was chosen or was best: gap {:.2f}%, MRE {:.2f}%\n", m.n_part,
+               m.gap_part / static_cast<double>(m.n_part) * 100, m.mre_part / static_cast<double>(m.n_part) * 100);
   }
-  if (n_thesis > 0) {
+  if (m.n_thesis > 0) {
     fmt::print("over 8 B..1 KiB (the thesis's range): gap {:.2f}%, MRE {:.2f}%\n",
-               gap_thesis / static_cast<double>(n_thesis) * 100, mre_thesis / static_cast<double>(n_thesis) * 100);
+               m.gap_thesis / static_cast<double>(m.n_thesis) * 100, m.mre_thesis / static_cast<double>(m.n_thesis) * 100);
   }
+}
+
+// ---------------------------------------------------------------- the experiment
+
+void run_experiment(const ExperimentOptions& o, const std::string& command_line) {
+  const auto started = std::chrono::steady_clock::now();
+  const funcs::FunctionInfo* fn = funcs::find_function(o.function);
+  if (fn == nullptr || (fn->units != "bytes" && fn->units != "cycles")) {
+    throw Error(Status::invalid_argument, "--function must name a function with work units (accumulate, work)");
+  }
+  const Settings st = settings_for(o);
+  const std::vector<uint64_t> sizes = sizes_for(o, *fn);
+  std::filesystem::create_directories(o.out);
+
+  // The case study's system: one accelerator for the function, one job per call, one split (thesis
+  // Ch4 has no rebalancing); caller and dispatcher on their own CPUs.
+  const bench::CpuPair cpus = bench::pick_cpu_pair();
+  ProbeOptions po;
+  po.quick = o.quick;
+  po.client_cpu = cpus.a;
+  po.dispatcher_cpu = cpus.distinct ? cpus.b : -1;
+  po.config_text = fmt::format("[device.emu]\nresident = [\"{}\"]\n", fn->name);
+  po.progress = [](const std::string& line) { fmt::print("calibrating {}\n", line); };
+  client::Calibration cal;
+  Findings f;
+  f.before = calibrate(o, *fn, po, cal);
+  const model::CostParams& p = f.before;
+
+  client::PartitionTuning tuning;
+  tuning.jobs_per_round = 1;
+  tuning.rebalance = false;
+  auto rt = open_probe_runtime(po, &cal, client::Mode::auto_mode, tuning);
+  if (client::live_metrics(*rt, fn->id).n_a == 0) throw Error(Status::not_accelerated, "the function is not resident");
+  const uint64_t largest = std::max(sizes.back(), 4 * model::break_even_work(p, p.xa) + 64);
+  const ProbeData data(fn->units == "bytes" ? largest : 0);
+  bench::ScopedPin pin(cpus.a);
+  Experiment ex(*rt, *fn, p, data, st);
+
+  const std::vector<SizeResult> results = sweep_sizes(ex, sizes, st);
+  f.nl_predicted = results.front().nl;
+  const std::vector<uint64_t> grid = nl_grid(results, f.nl_predicted, fn->granularity, st.nl_points);
+  fmt::print("N_L grid: {} sizes from {} to {}\n", grid.size(), size_text(grid.front()), size_text(grid.back()));
+  std::vector<SizeResult> fine;
+  for (uint64_t n : grid) fine.push_back(ex.sweep(n));
+  ex.confirm(fine);
+
+  f.crossover = fit_crossover(fine, grid);
+  f.merit = figures_of_merit(results);
+  const double nl_empirical = f.crossover.nl_empirical;
+  f.nl_error = nl_empirical > 0 ? std::abs(static_cast<double>(f.nl_predicted) - nl_empirical) / nl_empirical : 1;
+  // The machine may have changed under the experiment (other tenants): calibrate again and report the
+  // drift, so that a miss can be told apart from a wrong model.
+  fmt::print("calibrating again to measure the drift...\n");
+  std::fflush(stdout);
+  f.after = probe_function(*fn, "emu", po).params;
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+  write_csvs(o.out, results, fine);
+  nlohmann::ordered_json j;
+  j["command"] = command_line;
+  j["function"] = fn->name;
+  j["units"] = fn->units;
+  j["quick"] = o.quick;
+  add_findings(j, f, st, results);
+  j["cpus"] = {cpus.a, cpus.b};
+  j["host"] = host_name();
+  j["duration_s"] = seconds;
+  if (auto* emb = dynamic_cast<client::EmbeddedRuntime*>(rt.get())) {
+    j["dispatcher_max_lateness_ns"] = emb->dispatcher().snapshot().stats.max_lateness_ns;
+  }
+  write_file(o.out + "/summary.json", j.dump(2) + "\n");
+  print_findings(f, *fn);
   fmt::print("wrote {}/results.csv, sweep.csv, nl_grid.csv, calibration.toml, summary.json ({:.1f} s)\n", o.out, seconds);
 
-  if (o.no_plot) return;
-  const std::string script = find_plot_script();
-  if (script.empty()) {
-    fmt::print("plot: python/plot_partition.py not found (set TANDEM_PYTHON_DIR); CSV and JSON are complete\n");
-    return;
+  if (!o.no_plot) {
+    PlotOptions plot;
+    plot.python = o.python;
+    if (run_plot("plot_partition.py", {o.out}, plot)) fmt::print("wrote {}/partition.png\n", o.out);
   }
-  const std::string cmd = shell_quote(o.python) + " " + shell_quote(script) + " " + shell_quote(o.out);
-  std::fflush(stdout);
-  const int rc = std::system(cmd.c_str());
-  if (rc != 0) fmt::print("plot: `{}` failed (Python 3 with matplotlib needed); CSV and JSON are complete\n", cmd);
 }
 
 }  // namespace
@@ -720,7 +741,7 @@ void add_partition_experiment(CLI::App& experiment) {
   cmd->add_option("--candidates", o->candidates, "Best splits of the sweep re-measured")->capture_default_str();
   cmd->add_option("--nl-points", o->nl_points, "Sizes in the grid around N_L (default 24; quick 6)");
   cmd->add_flag("--no-plot", o->no_plot, "Do not run python/plot_partition.py");
-  cmd->add_option("--python", o->python, "Python interpreter for the plot")->capture_default_str();
+  cmd->add_option("--python", o->python, "Python interpreter for the plot (default $TANDEM_PYTHON or python3)");
   cmd->callback([o] {
     std::string line = "tandem experiment partition --function " + o->function;
     if (!o->sizes.empty()) {

@@ -11,6 +11,7 @@
 
 #include "commands.hpp"
 #include "output.hpp"
+#include "plot.hpp"
 #include "config/config.hpp"
 #include "engine/reconfig.hpp"
 #include "sim/experiment.hpp"
@@ -35,25 +36,6 @@ struct ThesisOptions {
   uint32_t trace_apps = 2;
   double trace_speedup = 10;
 };
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-// Runs a plotting script; a missing Python or matplotlib is a warning, never a failure.
-void plot(const std::string& script, const std::vector<std::string>& args) {
-  static int available = -1;
-  if (available < 0) {
-    available = std::system("python3 -c 'import matplotlib' >/dev/null 2>&1") == 0 ? 1 : 0;
-    if (!available) fmt::print(stderr, "warning: python3 with matplotlib not found; CSV and JSON only, no PNG\n");
-  }
-  if (!available) return;
-  std::string cmd = "python3 " + quote((fs::path(sim::python_dir()) / script).string());
-  for (const std::string& a : args) cmd += " " + quote(a);
-  if (std::system(cmd.c_str()) != 0) fmt::print(stderr, "warning: plotting failed: {}\n", cmd);
-}
 
 sim::RunOptions run_options(const ThesisOptions& o, const std::string& label) {
   sim::RunOptions r;
@@ -118,7 +100,7 @@ void write_trace(const ThesisOptions& o, const sim::FigureSpec& spec, const fs::
   write_file((dir / "calls.csv").string(), sim::calls_csv(r));
   const std::string title = fmt::format("{} apps, {:g}x, P = {:g} ms, {}: makespan {:.1f} ms", w.apps, c.speedup,
                                         static_cast<double>(c.period_ns) * 1e-6, c.policy, static_cast<double>(r.makespan) * 1e-6);
-  plot("plot_trace.py", {(dir / "residency.csv").string(), (dir / "calls.csv").string(), (dir / "trace.png").string(), title});
+  run_plot("plot_trace.py", {(dir / "residency.csv").string(), (dir / "calls.csv").string(), (dir / "trace.png").string(), title});
   fmt::print("trace: {} (open in ui.perfetto.dev), {}\n", (dir / "trace.json").string(), (dir / "trace.png").string());
 }
 
@@ -147,7 +129,7 @@ int run_thesis(const ThesisOptions& o) {
   j["quick"] = o.quick;
   j["policy"] = o.policy.empty() ? "default" : o.policy;
   write_file((dir / "summary.json").string(), j.dump(2) + "\n");
-  plot("plot_thesis.py", {(dir / "figure.csv").string(), r.spec.metric, "Figure " + r.spec.id + ": " + r.spec.title,
+  run_plot("plot_thesis.py", {(dir / "figure.csv").string(), r.spec.metric, "Figure " + r.spec.id + ": " + r.spec.title,
                           (dir / "figure.png").string()});
   if (o.trace) write_trace(o, spec, dir);
   fmt::print("figure {}: {} points, {} runs, avg normalised makespan {:.3f}, avg utilisation {:.3f}\n", r.spec.id,
@@ -207,7 +189,7 @@ int run_compare(const CompareOptions& co) {
   }
   write_file((dir / "policies.csv").string(), csv);
   write_file((dir / "summary.json").string(), summary.dump(2) + "\n");
-  plot("plot_thesis.py", {(dir / "policies.csv").string(), "normalized_makespan",
+  run_plot("plot_thesis.py", {(dir / "policies.csv").string(), "normalized_makespan",
                           "Reconfiguration policies: 8 apps, 16 functions, 8 slots", (dir / "policies.png").string()});
   fmt::print("wrote {}\n", dir.string());
   return 0;

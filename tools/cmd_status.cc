@@ -96,6 +96,16 @@ void print_status(const nlohmann::json& j) {
     }
     fmt::print("{}\n", fns.render());
   }
+  if (j.contains("access") && !j["access"].empty()) {
+    bench::TextTable acc({"function", "method", "jobs", "host MB", "local MB", "device s", "energy J"});
+    for (const auto& a : j["access"]) {
+      acc.add_row({a["function"].get<std::string>(), a["method"].get<std::string>(),
+                   std::to_string(a["jobs"].get<uint64_t>()), bench::fixed(a["host_bytes"].get<double>() / 1e6, 2),
+                   bench::fixed(a["local_bytes"].get<double>() / 1e6, 2), bench::fixed(a["device_s"].get<double>(), 4),
+                   bench::fixed(a["energy_j"].get<double>(), 4)});
+    }
+    fmt::print("data access and energy (device side, modelled):\n{}\n", acc.render());
+  }
   const auto& t = j["tlb"];
   const auto& x = j["dispatcher"];
   fmt::print("TLB: {} hits, {} misses (hit rate {}), {} faults, {} flushes\n", t["hits"].get<uint64_t>(),

@@ -12,6 +12,7 @@ void add_model_commands(CLI::App& app);      // tandem model partition       (cm
 void add_calibrate_commands(CLI::App& app);  // tandem calibrate             (cmd_calibrate.cc)
 void add_status_commands(CLI::App& app);     // tandem status                (cmd_status.cc)
 void add_calibrate_rtl_commands(CLI::App& app);  // tandem calibrate-rtl     (cmd_calibrate_rtl.cc)
+void add_sim_commands(CLI::App& app);        // tandem sim run|sweep|exec    (cmd_sim.cc)
 
 // tandem bench <what>                                                        (cmd_bench.cc)
 void add_bench_commands(CLI::App& app);
@@ -25,5 +26,6 @@ void add_experiment_commands(CLI::App& app);
 void add_partition_experiment(CLI::App& experiment);  // experiment partition (cmd_experiment_partition.cc)
 void add_thesis_experiments(CLI::App& experiment);    // experiment thesis, compare-policies (cmd_experiment_thesis.cc)
 void add_jpeg_experiment(CLI::App& experiment);       // experiment jpeg (cmd_experiment_jpeg.cc)
+void add_access_experiment(CLI::App& experiment);     // experiment access-methods (cmd_experiment_access.cc)
 
 }  // namespace tandem::tools

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   tandem::tools::add_status_commands(app);
   tandem::tools::add_calibrate_rtl_commands(app);
   tandem::tools::add_experiment_commands(app);
+  tandem::tools::add_sim_commands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -55,7 +55,13 @@ typedef struct tandem_options {
   double alpha;                /* TANDEM_MODE_ALPHA's share for the accelerators, in [0, 1] */
   const char* calibration_path;/* cost-model calibration file; NULL: $TANDEM_CALIBRATION, the config's
                                   [calibration] file or ~/.config/tandem/calibration.toml */
+  /* ---- since tandem 0.3 ---- */
+  int32_t access;              /* TANDEM_ACCESS_CHOOSE (default): the runtime picks each call's access
+                                  method; or a tandem_access_t forced for every call (experiments).
+                                  $TANDEM_ACCESS=auto|zero_copy|copy|sg|local also forces one. */
 } tandem_options_t;
+
+#define TANDEM_ACCESS_CHOOSE (-1)
 
 void tandem_options_init(tandem_options_t* options);
 
@@ -77,6 +83,20 @@ void tandem_free(tandem_runtime_t* runtime, void* memory);
 tandem_status_t tandem_register(tandem_runtime_t* runtime, void* address, size_t bytes, int memfd, uint64_t offset);
 tandem_status_t tandem_unregister(tandem_runtime_t* runtime, void* address);
 
+/* ---- device-local memory (docs/access.md) ----
+ * Buffers that live on the device (its own memory), filled and drained by copy engines and resident
+ * between calls: a chain of calls on them moves the data once. A buffer is named by a device address
+ * (tandem_abi.h), which high-level calls accept wherever they take a pointer: TANDEM_DEVICE_PTR(a).
+ * ACCESS_UNSUPPORTED when no device of the runtime has local memory; DEVICE_MEMORY_FULL when it is full. */
+#define TANDEM_DEVICE_PTR(address) ((void*)(uintptr_t)(address))
+tandem_status_t tandem_buffer_alloc(tandem_runtime_t* runtime, size_t bytes, uint64_t* device_address);
+tandem_status_t tandem_buffer_free(tandem_runtime_t* runtime, uint64_t device_address);
+/* Copies between this process's memory (any) and a device buffer (at any offset within it). */
+tandem_status_t tandem_buffer_write(tandem_runtime_t* runtime, uint64_t device_address, const void* source, size_t bytes);
+tandem_status_t tandem_buffer_read(tandem_runtime_t* runtime, void* destination, uint64_t device_address, size_t bytes);
+/* Forces one access method for later high-level calls (a tandem_access_t), or TANDEM_ACCESS_CHOOSE. */
+tandem_status_t tandem_set_access(tandem_runtime_t* runtime, int32_t access);
+
 /* ---- high-level calls ---- */
 tandem_status_t tandem_accumulate(tandem_runtime_t* runtime, const int32_t* data, size_t count, int64_t* sum);
 /* Changes where later high-level calls of this runtime run (alpha: TANDEM_MODE_ALPHA's share). */
@@ -86,10 +106,11 @@ tandem_status_t tandem_work(tandem_runtime_t* runtime, uint64_t units);
 tandem_status_t tandem_work_fn(tandem_runtime_t* runtime, uint16_t function, uint64_t units);
 
 /* ---- high-level calls of the kernels with accelerators (docs/api.md) ----
- * Any memory works: buffers from tandem_alloc() are reached by the accelerators in place, others by
- * what the runtime can do with them (under tandemd today: the call runs in software). Each call is split
- * like tandem_accumulate between this thread and the accelerators, and runs in software (the
- * function's bit-exact reference) whatever the accelerators do not. Inputs and outputs must not overlap.
+ * Any memory works: buffers from tandem_alloc() are reached by the accelerators in place, others
+ * through the access method the runtime picks with the split (copy staging, scatter-gather; see
+ * tandem_set_access). Each call is split like tandem_accumulate between this thread and the
+ * accelerators, and runs in software (the function's bit-exact reference) whatever the accelerators
+ * do not. Inputs and outputs must not overlap.
  * A size of 0 is a valid call that does nothing. */
 
 /* 3x3 Sobel edge magnitude of a row-major width x height 8-bit image into `out` (width * height

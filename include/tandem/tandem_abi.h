@@ -6,7 +6,8 @@
  *  - Every shared structure has a fixed size and alignment, checked below.
  *  - The header word of a packet is written last with release semantics; the consumer loads it with
  *    acquire semantics and, after copying the packet, resets it to INVALID.
- *  - A completion record's status word is release-stored by the engine after the return value.
+ *  - A completion record's status and waiters fields form one 8-byte word that both sides change only
+ *    with atomic read-modify-writes of the whole word; the engine publishes the status last.
  */
 #ifndef TANDEM_ABI_H
 #define TANDEM_ABI_H
@@ -139,11 +140,15 @@ TANDEM_STATIC_ASSERT(offsetof(tandem_packet_t, body) == 8, "body at 8");
 TANDEM_STATIC_ASSERT(offsetof(tandem_packet_t, user_data) == 48, "user_data at 48");
 TANDEM_STATIC_ASSERT(offsetof(tandem_packet_t, completion) == 56, "completion at 56");
 
-/* A completion record, in client memory. The engine writes value and device_ns, then release-stores
- * status, then wakes futex waiters on status if `waiters` is nonzero. */
+/* A completion record, in client memory (docs/abi.md). `status` and `waiters` are one aligned 8-byte
+ * word, changed only by atomic read-modify-writes of the whole word. The engine writes value, device_ns
+ * and slot, then completes the record with one exchange of the word (final status, waiters cleared,
+ * release) and wakes futex sleepers on `status` only if the old word had `waiters` set; it never reads
+ * the record after that. A waiter spins on `status` (acquire), then sets `waiters` with a
+ * compare-and-swap that succeeds only while the status is TANDEM_PENDING, and sleeps on `status`. */
 typedef struct tandem_completion {
-  uint32_t status;     /* TANDEM_PENDING until done; futex word */
-  uint32_t waiters;    /* nonzero while a waiter may sleep on status */
+  uint32_t status;     /* TANDEM_PENDING until done; futex word (low half of the word) */
+  uint32_t waiters;    /* nonzero while a waiter may sleep on status (high half of the word) */
   int64_t value;       /* function return value */
   uint64_t device_ns;  /* modelled device time of the job (0 if it never ran) */
   uint32_t slot;       /* slot that ran it, or UINT32_MAX */
@@ -151,6 +156,7 @@ typedef struct tandem_completion {
 } tandem_completion_t;
 
 TANDEM_STATIC_ASSERT(sizeof(tandem_completion_t) == 32, "completion record is 32 bytes");
+TANDEM_STATIC_ASSERT(offsetof(tandem_completion_t, waiters) == 4, "status and waiters form one word");
 TANDEM_STATIC_ASSERT(offsetof(tandem_completion_t, value) == 8, "value at 8");
 
 /* ---- submission ring: header page followed by capacity packets ---- */

@@ -38,7 +38,11 @@ enum class MessageType : uint16_t {
   bye = 11,
   ok = 12,
   error = 13,
+  alloc_local = 14,  // a device-local buffer for the session -> local_ok
+  local_ok = 15,
+  free_local = 16,   // -> ok
 };
+inline constexpr uint16_t kLastMessageType = 16;
 
 struct FrameHeader {
   uint32_t magic = kMagic;
@@ -79,9 +83,20 @@ struct DeviceEntry {
   uint32_t first_slot = 0;
   uint32_t slots = 0;
   uint32_t function_count = 0;  // FunctionEntry records that follow (at most TANDEM_FN_MAX)
-  uint32_t reserved = 0;
+  uint32_t copy_engines = 0;
+  // Its memory and what moving data costs it (devices::DeviceMemoryInfo): the client chooses each
+  // call's access method with these.
+  uint64_t local_bytes = 0;
+  double copy_engine_bps = 0;
+  double copy_engine_setup_s = 0;
+  double link_bps = 0;
+  double dma_setup_s = 0;
+  double sg_bps = 0;
+  double sg_setup_s = 0;
+  double sg_page_s = 0;
+  double local_bps = 0;
 };
-static_assert(sizeof(DeviceEntry) == 48);
+static_assert(sizeof(DeviceEntry) == 120);
 
 struct FunctionEntry {  // a function the device can hold, and its timing there (model::AccelModel)
   uint16_t function = 0;
@@ -135,6 +150,16 @@ struct UnregisterMemory {
 };
 static_assert(sizeof(UnregisterMemory) == 8);
 
+struct AllocLocal {
+  uint64_t bytes = 0;
+};
+static_assert(sizeof(AllocLocal) == 8);
+
+struct LocalOk {   // also the body of free_local: the buffer's device address
+  uint64_t device_address = 0;
+};
+static_assert(sizeof(LocalOk) == 8);
+
 struct ErrorReply {  // followed by up to kMaxPayload - 8 bytes of message text
   uint32_t status = 0;  // tandem_status_t
   uint32_t reserved = 0;
@@ -157,11 +182,14 @@ constexpr size_t payload_size(MessageType t) {
     case MessageType::ok: return 0;
     case MessageType::status_reply: return SIZE_MAX;
     case MessageType::error: return SIZE_MAX;
+    case MessageType::alloc_local: return sizeof(AllocLocal);
+    case MessageType::local_ok: return sizeof(LocalOk);
+    case MessageType::free_local: return sizeof(LocalOk);
   }
   return SIZE_MAX;
 }
 
-constexpr bool known_type(uint16_t t) { return t >= 1 && t <= static_cast<uint16_t>(MessageType::error); }
+constexpr bool known_type(uint16_t t) { return t >= 1 && t <= kLastMessageType; }
 
 // Whether a request of this type carries exactly one file descriptor.
 constexpr bool carries_fd(MessageType t) {

@@ -1,11 +1,13 @@
-// Order statistics over samples: one median and one percentile for the whole project (benchmarks,
-// experiments, calibration, the simulator's repetitions). Header-only, in the base layer.
+// Statistics over samples, one of each for the whole project (benchmarks, experiments, calibration,
+// the simulator): median, percentile, least-squares line, Jain's fairness index. Header-only, in the
+// base layer.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace tandem {
@@ -34,6 +36,48 @@ inline double percentile_sorted(std::span<const double> sorted, double q) {
 inline double percentile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
   return percentile_sorted(v, q);
+}
+
+// Least-squares line y = intercept + slope * x through (x, y) points. `ok` is false (and the line
+// zero) with fewer than two points or no spread in x.
+struct LineFit {
+  double intercept = 0;
+  double slope = 0;
+  double r_squared = 0;  // 1 when y does not vary
+  bool ok = false;
+};
+inline LineFit fit_line(std::span<const std::pair<double, double>> points) {
+  LineFit fit;
+  if (points.size() < 2) return fit;
+  const double n = static_cast<double>(points.size());
+  double mx = 0, my = 0;
+  for (const auto& [x, y] : points) {
+    mx += x / n;
+    my += y / n;
+  }
+  double sxx = 0, sxy = 0, syy = 0;  // centred sums: no cancellation for large x
+  for (const auto& [x, y] : points) {
+    sxx += (x - mx) * (x - mx);
+    sxy += (x - mx) * (y - my);
+    syy += (y - my) * (y - my);
+  }
+  if (!(sxx > 0)) return fit;
+  fit.slope = sxy / sxx;
+  fit.intercept = my - fit.slope * mx;
+  fit.r_squared = syy > 0 ? (sxy * sxy) / (sxx * syy) : 1.0;
+  fit.ok = true;
+  return fit;
+}
+
+// Jain's fairness index of non-negative allocations: (sum x)^2 / (n * sum x^2), in [1/n, 1]; 1 when
+// all are equal. 1 for an empty or all-zero set (nothing is unfair).
+inline double jain_index(std::span<const double> x) {
+  double sum = 0, sum_sq = 0;
+  for (double v : x) {
+    sum += v;
+    sum_sq += v * v;
+  }
+  return sum_sq > 0 ? (sum * sum) / (static_cast<double>(x.size()) * sum_sq) : 1.0;
 }
 
 }  // namespace tandem

@@ -53,6 +53,18 @@ tandem::rt::WaitPolicy policy_of(tandem_wait_mode_t mode, int64_t spin_ns, int64
 // struct_size of the first published tandem_options_t (up to spin_ns).
 constexpr size_t kOptionsSizeV1 = offsetof(tandem_options_t, spin_ns) + sizeof(int64_t);
 
+bool access_of(int32_t access, tandem::client::AccessChoice& out) {
+  using tandem::client::AccessChoice;
+  switch (access) {
+    case TANDEM_ACCESS_CHOOSE: out = AccessChoice::automatic; return true;
+    case TANDEM_ACCESS_ZERO_COPY: out = AccessChoice::zero_copy; return true;
+    case TANDEM_ACCESS_COPY: out = AccessChoice::copy; return true;
+    case TANDEM_ACCESS_SCATTER_GATHER: out = AccessChoice::scatter_gather; return true;
+    case TANDEM_ACCESS_DEVICE_LOCAL: out = AccessChoice::device_local; return true;
+    default: return false;
+  }
+}
+
 bool mode_of(tandem_mode_t mode, tandem::client::Mode& out) {
   switch (mode) {
     case TANDEM_MODE_AUTO: out = tandem::client::Mode::auto_mode; return true;
@@ -74,6 +86,7 @@ void tandem_options_init(tandem_options_t* o) {
   o->mode = TANDEM_MODE_AUTO;
   o->wait_mode = TANDEM_WAIT_SPIN_THEN_BLOCK;
   o->spin_ns = 20'000;
+  o->access = TANDEM_ACCESS_CHOOSE;
 }
 
 tandem_status_t tandem_open(const tandem_options_t* o, tandem_runtime_t** out) {
@@ -102,6 +115,9 @@ tandem_status_t tandem_open(const tandem_options_t* o, tandem_runtime_t** out) {
   }
   if (has(offsetof(tandem_options_t, calibration_path), sizeof o->calibration_path) && o->calibration_path != nullptr) {
     ro.calibration_path = o->calibration_path;
+  }
+  if (has(offsetof(tandem_options_t, access), sizeof o->access)) {
+    if (!access_of(o->access, ro.access)) return fail(tandem::Status::invalid_argument, "tandem_open: unknown access method");
   }
   try {
     auto rt = tandem::client::Runtime::open(ro);
@@ -288,6 +304,52 @@ tandem_status_t tandem_wait(tandem_runtime_t* r, const tandem_completion_t* c, t
   if (rt == nullptr || c == nullptr) return fail(tandem::Status::invalid_argument, "tandem_wait: null argument");
   tandem::Status s = rt->wait(c, policy_of(mode, spin_ns, timeout_ns));
   return static_cast<tandem_status_t>(tandem::to_wire(s));
+}
+
+tandem_status_t tandem_buffer_alloc(tandem_runtime_t* r, size_t bytes, uint64_t* device_address) {
+  auto* rt = runtime_of(r);
+  if (rt == nullptr || device_address == nullptr || bytes == 0) {
+    return fail(tandem::Status::invalid_argument, "tandem_buffer_alloc: null runtime or result, or zero bytes");
+  }
+  auto address = rt->alloc_local(bytes);
+  if (!address) return fail(address.status(), "tandem_buffer_alloc: " + address.message());
+  *device_address = address.value();
+  return ok();
+}
+
+tandem_status_t tandem_buffer_free(tandem_runtime_t* r, uint64_t device_address) {
+  auto* rt = runtime_of(r);
+  if (rt == nullptr) return fail(tandem::Status::invalid_argument, "tandem_buffer_free: null runtime");
+  const tandem::Status s = rt->free_local(device_address);
+  return s == tandem::Status::ok ? ok() : fail(s, "tandem_buffer_free: not a device buffer of this runtime");
+}
+
+tandem_status_t tandem_buffer_write(tandem_runtime_t* r, uint64_t device_address, const void* source, size_t bytes) {
+  auto* rt = runtime_of(r);
+  if (rt == nullptr || (source == nullptr && bytes > 0) || (device_address & TANDEM_DEVICE_ADDRESS_BIT) == 0) {
+    return fail(tandem::Status::invalid_argument, "tandem_buffer_write: null runtime or source, or not a device address");
+  }
+  const tandem::Status s = rt->copy_local(device_address, reinterpret_cast<uintptr_t>(source), bytes);
+  return s == tandem::Status::ok ? ok() : fail(s, "tandem_buffer_write failed");
+}
+
+tandem_status_t tandem_buffer_read(tandem_runtime_t* r, void* destination, uint64_t device_address, size_t bytes) {
+  auto* rt = runtime_of(r);
+  if (rt == nullptr || (destination == nullptr && bytes > 0) || (device_address & TANDEM_DEVICE_ADDRESS_BIT) == 0) {
+    return fail(tandem::Status::invalid_argument, "tandem_buffer_read: null runtime or destination, or not a device address");
+  }
+  const tandem::Status s = rt->copy_local(reinterpret_cast<uintptr_t>(destination), device_address, bytes);
+  return s == tandem::Status::ok ? ok() : fail(s, "tandem_buffer_read failed");
+}
+
+tandem_status_t tandem_set_access(tandem_runtime_t* r, int32_t access) {
+  auto* rt = runtime_of(r);
+  tandem::client::AccessChoice choice;
+  if (rt == nullptr || !access_of(access, choice)) {
+    return fail(tandem::Status::invalid_argument, "tandem_set_access: null runtime or unknown access method");
+  }
+  rt->set_access_choice(choice);
+  return ok();
 }
 
 }  // extern "C"

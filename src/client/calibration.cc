@@ -99,7 +99,7 @@ Calibration parse_calibration(std::string_view text_in, std::string_view source)
     os << e.description() << " (line " << e.source().begin.line << ")";
     fail(source, os.str());
   }
-  check_keys(root, "top level", {"calibration", "functions"}, source);
+  check_keys(root, "top level", {"calibration", "functions", "access"}, source);
   Calibration c;
   c.source = std::string(source);
   const toml::table* head = root["calibration"].as_table();
@@ -144,6 +144,17 @@ Calibration parse_calibration(std::string_view text_in, std::string_view source)
       c.functions[fn->id] = p;
     }
   }
+  if (const toml::node* access_node = root.get("access")) {
+    const toml::table* a = access_node->as_table();
+    if (a == nullptr) fail(source, "[access] must be a table");
+    check_keys(*a, "access", {"memcpy_gbps", "gather_gbps", "gather_page_ns", "handoff_us"}, source);
+    model::HostAccessCosts h;
+    h.memcpy_bps = number(*a, "memcpy_gbps", "access", source, 1e-6, 1e6) * 1e9;
+    h.gather_bps = number(*a, "gather_gbps", "access", source, 1e-6, 1e6) * 1e9;
+    h.gather_page_s = number(*a, "gather_page_ns", "access", source, 0, 1e9) * 1e-9;
+    h.handoff_s = number(*a, "handoff_us", "access", source, 0, 1e9) * 1e-6;
+    c.access = h;
+  }
   return c;
 }
 
@@ -178,6 +189,16 @@ std::string format_calibration(const Calibration& c) {
     os << "da_ns = " << num(p->da * 1e9) << "\n";
     os << "granularity = " << p->granularity << "\n";
     if (p->bw_per_accel > 0) os << "bw_per_accel = " << num(p->bw_per_accel) << "\n";
+  }
+  if (c.access) {
+    const model::HostAccessCosts& h = *c.access;
+    os << "\n# The host side of the data access methods (docs/access.md): the caller's staging copy, tandemd\n"
+          "# gathering a client's pages, and its hand-off of a job to its mover and back.\n";
+    os << "[access]\n";
+    os << "memcpy_gbps = " << num(h.memcpy_bps / 1e9) << "\n";
+    os << "gather_gbps = " << num(h.gather_bps / 1e9) << "\n";
+    os << "gather_page_ns = " << num(h.gather_page_s * 1e9) << "\n";
+    os << "handoff_us = " << num(h.handoff_s * 1e6) << "\n";
   }
   return os.str();
 }

@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "funcs/function.hpp"
+#include "model/access_model.hpp"
 #include "model/accel_model.hpp"
 #include "model/cost_model.hpp"
 #include "tandem/tandem_abi.h"
@@ -30,6 +31,8 @@ struct Calibration {
   std::string created;         // informational (UTC, ISO 8601)
   std::string source;          // where it was read from ("" when built in memory)
   std::array<std::optional<model::CostParams>, TANDEM_FN_MAX> functions{};
+  // [access]: the host side's costs of the data access methods on this machine (access.hpp).
+  std::optional<model::HostAccessCosts> access;
 };
 
 // Parses the TOML text. Throws tandem::Error(invalid_argument) naming the bad key.

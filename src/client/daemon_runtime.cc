@@ -50,7 +50,13 @@ Result<std::vector<DeviceSummary>> parse_devices(const rt::Frame& frame, const a
         end - p < static_cast<std::ptrdiff_t>(e.function_count * sizeof(ctl::FunctionEntry))) {
       return R(Status::protocol_error, "hello: function list cut short");
     }
-    DeviceSummary s{name_of(e.kind), name_of(e.name), e.first_slot, e.slots, {}, {}};
+    DeviceSummary s{name_of(e.kind), name_of(e.name), e.first_slot, e.slots, {}, {}, {}};
+    devices::DeviceMemoryInfo& m = s.memory;
+    m.copy_engines = e.copy_engines;
+    m.local_bytes = e.local_bytes;
+    m.copy_engine_bps = e.copy_engine_bps;
+    m.copy_engine_setup_s = e.copy_engine_setup_s;
+    m.transfer = devices::TransferModel{e.link_bps, e.dma_setup_s, e.sg_bps, e.sg_setup_s, e.sg_page_s, e.local_bps};
     for (uint32_t i = 0; i < e.function_count; ++i) {
       ctl::FunctionEntry f;
       std::memcpy(&f, p, sizeof f);
@@ -277,11 +283,42 @@ void DaemonRuntime::free(void* memory) {
   }
 }
 
+bool DaemonRuntime::in_session_memory(const void* memory, size_t bytes) const {
+  const auto begin = reinterpret_cast<uintptr_t>(memory);
+  if (begin + bytes < begin) return false;
+  std::lock_guard lock(memory_mutex_);
+  for (const auto& c : chunks_) {
+    const auto base = reinterpret_cast<uintptr_t>(c->mapping->address);
+    if (begin >= base && begin + bytes <= base + c->mapping->bytes) return true;
+  }
+  // Registered regions: the one starting at or below `memory`.
+  auto it = registered_.upper_bound(begin);
+  if (it == registered_.begin()) return false;
+  --it;
+  return begin + bytes <= it->first + it->second.bytes;
+}
+
+Result<uint64_t> DaemonRuntime::alloc_local(size_t bytes) {
+  abi::control::AllocLocal req;
+  req.bytes = bytes;
+  auto reply = request(MessageType::alloc_local, &req, sizeof req);
+  if (!reply) return Result<uint64_t>(reply.status(), reply.message());
+  if (reply.value().type() != MessageType::local_ok) return Result<uint64_t>(Status::protocol_error, "bad reply");
+  return reply.value().as<abi::control::LocalOk>().device_address;
+}
+
+Status DaemonRuntime::free_local(uint64_t device_address) {
+  abi::control::LocalOk req;
+  req.device_address = device_address;
+  auto reply = request(MessageType::free_local, &req, sizeof req);
+  return reply ? Status::ok : reply.status();
+}
+
 Status DaemonRuntime::register_memory(void* address, size_t bytes, int memfd, uint64_t offset) {
   auto region = register_region(reinterpret_cast<uintptr_t>(address), bytes, memfd, offset);
   if (!region) return region.status();
   std::lock_guard lock(memory_mutex_);
-  registered_[reinterpret_cast<uintptr_t>(address)] = Registered{nullptr, region.value()};
+  registered_[reinterpret_cast<uintptr_t>(address)] = Registered{nullptr, region.value(), bytes};
   return Status::ok;
 }
 

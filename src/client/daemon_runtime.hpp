@@ -28,6 +28,10 @@ class DaemonRuntime final : public Runtime, public rt::Liveness {
   void free(void* memory) override;
   Status register_memory(void* address, size_t bytes, int memfd, uint64_t offset) override;
   Status unregister_memory(void* address) override;
+  bool in_session_memory(const void* memory, size_t bytes) const override;
+  bool engine_is_remote() const override { return true; }
+  Result<uint64_t> alloc_local(size_t bytes) override;
+  Status free_local(uint64_t device_address) override;
   rt::Liveness* liveness() override { return this; }
   const tandem_metrics_page_t& metrics_page() const override {
     return *static_cast<const tandem_metrics_page_t*>(metrics_->address);
@@ -53,6 +57,7 @@ class DaemonRuntime final : public Runtime, public rt::Liveness {
   struct Registered {  // a user region from register_memory
     std::shared_ptr<rt::Mapping> keep;  // null: the user owns the mapping
     uint32_t region = 0;
+    size_t bytes = 0;
   };
   Result<uint32_t> register_region(uint64_t base, uint64_t bytes, int fd, uint64_t offset);
   void* carve(Chunk& c, size_t bytes);
@@ -64,7 +69,7 @@ class DaemonRuntime final : public Runtime, public rt::Liveness {
   uint32_t asid_ = 0;
   std::shared_ptr<rt::Mapping> metrics_;
 
-  std::mutex memory_mutex_;
+  mutable std::mutex memory_mutex_;
   std::vector<std::unique_ptr<Chunk>> chunks_;
   std::map<uintptr_t, std::pair<Chunk*, size_t>> allocations_;  // address -> (chunk, bytes)
   std::map<uintptr_t, Registered> registered_;                  // by client address

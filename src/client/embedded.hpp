@@ -18,6 +18,8 @@ class EmbeddedRuntime final : public Runtime {
   Result<std::unique_ptr<Queue>> create_queue(uint32_t capacity) override;
   void* alloc(size_t bytes) override;
   void free(void* memory) override;
+  Result<uint64_t> alloc_local(size_t bytes) override { return dispatcher_->alloc_local(session_, bytes); }
+  Status free_local(uint64_t device_address) override { return dispatcher_->free_local(session_, device_address); }
   rt::Dispatcher& dispatcher() { return *dispatcher_; }
   const tandem_metrics_page_t& metrics_page() const override { return dispatcher_->metrics_page(); }
 

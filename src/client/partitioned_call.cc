@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <cstring>
 
 #include "abi/atomics.hpp"
 #include "abi/futex.hpp"
@@ -62,14 +63,94 @@ uint32_t status_acquire(const tandem_completion_t& rec) {
   return rt::record_status(&rec);  // acquire: pairs with complete_record's release
 }
 
+// How one call's data reaches the device (access.hpp): the method its jobs carry, and the cost
+// parameters that method gives them.
+struct CallAccess {
+  uint8_t method = TANDEM_ACCESS_ZERO_COPY;
+  bool device_buffers = false;  // some buffer is a device address: no CPU share, software only by bouncing
+  model::CostParams params;
+};
+
+bool is_device_address(uint64_t address) { return (address & TANDEM_DEVICE_ADDRESS_BIT) != 0; }
+
+// Decides the access method of a call that the base model would accelerate. access_unsupported when a
+// forced method cannot serve its buffers.
+Status plan_access(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& call, const model::CostParams& base,
+                   const model::LiveMetrics& m, uint32_t jobs, CallAccess& out) {
+  funcs::Call described;
+  funcs::BufferList buffers;
+  out.params = base;
+  if (funcs::describe_call(fn, {call.args.data(), call.arg_count}, described, buffers) != Status::ok) return Status::ok;
+  uint64_t host_bytes = 0, local_bytes = 0;
+  bool foreign = false;
+  for (uint32_t i = 0; i < buffers.count; ++i) {
+    const funcs::BufferUse& b = buffers.items[i];
+    if (b.bytes == 0) continue;
+    const uint64_t address = call.args[b.arg];
+    if (is_device_address(address)) {
+      local_bytes += b.bytes;
+      continue;
+    }
+    host_bytes += b.bytes;
+    foreign = foreign || !rt.in_session_memory(reinterpret_cast<const void*>(static_cast<uintptr_t>(address)), b.bytes);
+  }
+  out.device_buffers = local_bytes > 0;
+  const double units = std::max<double>(1, static_cast<double>(call.workload));
+  const DeviceSummary* host = rt.host_device(fn.id);
+  const devices::TransferModel transfer = host != nullptr ? host->memory.transfer : devices::TransferModel{};
+  const HostAccessCosts& costs = rt.access_costs();
+  const bool remote = rt.engine_is_remote();
+  const auto bytes_per_unit = [&](uint8_t method) {
+    return static_cast<double>(method == TANDEM_ACCESS_DEVICE_LOCAL ? local_bytes : host_bytes) / units;
+  };
+  const auto params_for = [&](uint8_t method) {
+    return model::with_access(base, method, bytes_per_unit(method), transfer, costs, remote);
+  };
+  const AccessChoice choice = rt.access_choice();
+  uint8_t method = TANDEM_ACCESS_ZERO_COPY;
+  switch (choice) {
+    case AccessChoice::zero_copy:
+      if (foreign) return Status::access_unsupported;  // not session memory: nothing to map in place
+      method = host_bytes > 0 || local_bytes == 0 ? TANDEM_ACCESS_ZERO_COPY : TANDEM_ACCESS_DEVICE_LOCAL;
+      break;
+    case AccessChoice::copy: method = host_bytes > 0 ? TANDEM_ACCESS_COPY : TANDEM_ACCESS_DEVICE_LOCAL; break;
+    case AccessChoice::scatter_gather:
+      method = host_bytes > 0 ? TANDEM_ACCESS_SCATTER_GATHER : TANDEM_ACCESS_DEVICE_LOCAL;
+      break;
+    case AccessChoice::device_local:
+      if (host_bytes > 0 || local_bytes == 0) return Status::access_unsupported;  // the data is not on the device
+      method = TANDEM_ACCESS_DEVICE_LOCAL;
+      break;
+    case AccessChoice::automatic:
+      if (host_bytes == 0 && local_bytes > 0) {
+        method = TANDEM_ACCESS_DEVICE_LOCAL;
+      } else if (!foreign) {
+        method = TANDEM_ACCESS_ZERO_COPY;  // in place: nothing to move but the DMA itself
+      } else {
+        // Memory the engine cannot map: a staging copy on this thread, or the pages gathered by the
+        // engine. The faster predicted plan of the two (they differ in set-up and in who copies).
+        const uint8_t candidates[] = {TANDEM_ACCESS_COPY, TANDEM_ACCESS_SCATTER_GATHER};
+        method = model::choose_access(candidates, base, m, jobs, static_cast<double>(call.workload),
+                                      bytes_per_unit(TANDEM_ACCESS_COPY), transfer, costs, remote);
+      }
+      break;
+  }
+  out.method = method;
+  out.params = params_for(method);
+  return Status::ok;
+}
+
 // Performs one call's steps. Times given to the partitioner are seconds since the call began.
 class Driver {
  public:
   Driver(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& call, Partitioner& part,
-         tandem_completion_t* records)
+         tandem_completion_t* records, const CallAccess& access)
       : rt_(rt), fn_(fn), call_(call), part_(part), records_(records), queue_(rt.default_queue()),
-        wait_(rt.options().wait),
-        jobs_limit_(std::min(part.config().max_outstanding_jobs, kMaxCallJobs)) {}
+        wait_(rt.options().wait), access_(access),
+        jobs_limit_(std::min(part.config().max_outstanding_jobs, kMaxCallJobs)) {
+    if (access_.method == TANDEM_ACCESS_COPY) staging_ = rt.thread_staging();
+    if (staging_ != nullptr) staging_->reset();
+  }
 
   double hw_done_s() const { return hw_done_s_; }
   double done_s() const { return done_s_; }
@@ -84,7 +165,7 @@ class Driver {
       (void)read_live_metrics(rt_, fn_.id, metrics_);  // unreadable for a moment: the last figures stand
       const Step step = part_.next(t, metrics_);
       switch (step.kind) {
-        case StepKind::run_sw: combine(fn_.run_sw(call_, step.range.begin, step.range.end)); break;
+        case StepKind::run_sw: run_sw(step.range); break;
         case StepKind::submit_job: submit(step, t); break;
         case StepKind::submit_demand:
           // No record: the engine answers NOT_ACCELERATED or nothing, and the partitioner wants no report.
@@ -94,6 +175,7 @@ class Driver {
         case StepKind::wait: wait_for_event(step.wake_at); break;
         case StepKind::done:
           if (cancel_outstanding_) drain_cancel();
+          finish_bounce();
           value = have_value_ ? value_ : 0;
           done_s_ = now();
           return failure_;
@@ -109,14 +191,88 @@ class Driver {
     have_value_ = true;
   }
 
+  // A software step. Device-local buffers cannot be read here: their data is bounced to this process
+  // once (copy engines), and the outputs go back when the call ends.
+  void run_sw(const engine::WorkRange& range) {
+    if (!access_.device_buffers) {
+      combine(fn_.run_sw(call_, range.begin, range.end));
+      return;
+    }
+    if (!bounce()) {
+      failure_ = Status::no_memory;
+      return;
+    }
+    combine(fn_.run_sw(bounced_, range.begin, range.end));
+  }
+
+  bool bounce() {
+    if (bounce_ready_) return true;
+    bounced_ = call_;
+    funcs::Call described;
+    funcs::BufferList buffers;
+    if (funcs::describe_call(fn_, {call_.args.data(), call_.arg_count}, described, buffers) != Status::ok) return false;
+    for (uint32_t i = 0; i < buffers.count; ++i) {
+      const funcs::BufferUse& b = buffers.items[i];
+      const uint64_t address = call_.args[b.arg];
+      if (b.bytes == 0 || !is_device_address(address)) continue;
+      void* host = rt_.alloc(b.bytes);
+      if (host == nullptr) return false;
+      bounces_[bounce_count_++] = Bounce{address, host, b.bytes, b.write};
+      if (!b.write && rt_.copy_local(reinterpret_cast<uintptr_t>(host), address, b.bytes) != Status::ok) return false;
+      bounced_.buffers[i] = host;
+    }
+    bounce_ready_ = true;
+    return true;
+  }
+
+  void finish_bounce() {
+    for (uint32_t i = 0; i < bounce_count_; ++i) {
+      const Bounce& b = bounces_[i];
+      if (b.write && bounce_ready_) {
+        if (Status s = rt_.copy_local(b.device, reinterpret_cast<uintptr_t>(b.host), b.bytes); s != Status::ok) failure_ = s;
+      }
+      rt_.free(b.host);
+    }
+    bounce_count_ = 0;
+  }
+
+  // The copy method: the job's input copied into staging session memory, its output noted for copying
+  // back once it completes. False (the job goes back to software) when staging runs out.
+  bool stage(engine::JobId job, funcs::Call& part) {
+    funcs::Call described;
+    funcs::BufferList buffers;
+    outputs_[job].count = 0;
+    if (funcs::describe_call(fn_, {part.args.data(), part.arg_count}, described, buffers) != Status::ok) return false;
+    for (uint32_t i = 0; i < buffers.count; ++i) {
+      const funcs::BufferUse& b = buffers.items[i];
+      const uint64_t address = part.args[b.arg];
+      if (b.bytes == 0 || is_device_address(address)) continue;
+      void* staged = staging_->take(b.bytes);
+      if (staged == nullptr) return false;
+      auto* user = reinterpret_cast<char*>(static_cast<uintptr_t>(address));
+      if (b.write) {
+        outputs_[job].items[outputs_[job].count++] = Output{user, static_cast<char*>(staged), b.bytes};
+      } else {
+        std::memcpy(staged, user, b.bytes);
+      }
+      part.args[b.arg] = reinterpret_cast<uintptr_t>(staged);
+    }
+    return true;
+  }
+
   void submit(const Step& step, double t) {
     funcs::Call part;
     fn_.slice(call_, step.range.begin, step.range.end, part);
     tandem_completion_t* rec = &records_[step.job];
     rt::reset_record(rec);
+    if (staging_ != nullptr && !stage(step.job, part)) {
+      (void)part_.report(step.job, JobEvent::failed, t);
+      return;
+    }
     // Jobs carry their arguments inline; a function with more words would need an argument block.
+    const uint32_t flags = TANDEM_FLAG_ACCESS(access_.method);
     Status s = part.arg_count <= TANDEM_INLINE_ARGS
-                   ? queue_.dispatch(fn_.id, part.args.data(), part.arg_count, part.workload, rec)
+                   ? queue_.dispatch(fn_.id, part.args.data(), part.arg_count, part.workload, rec, false, flags)
                    : Status::invalid_argument;
     if (s == Status::ok) {
       outstanding_[step.job] = true;
@@ -176,6 +332,12 @@ class Driver {
       --outstanding_count_;
       const Status s = from_wire(wire);
       if (s == Status::ok) {
+        if (staging_ != nullptr) {  // the copy method: the job's output back from staging
+          for (uint32_t k = 0; k < outputs_[j].count; ++k) {
+            const Output& o = outputs_[j].items[k];
+            std::memcpy(o.user, o.staged, o.bytes);
+          }
+        }
         combine(abi::load_relaxed(rec.value));
         (void)part_.report(j, JobEvent::completed, t);
         hw_done_s_ = t;
@@ -255,6 +417,22 @@ class Driver {
     cancel_job_ = -1;
   }
 
+  struct Output {  // the copy method: a job's output in staging, and where it goes
+    char* user = nullptr;
+    char* staged = nullptr;
+    uint64_t bytes = 0;
+  };
+  struct Outputs {
+    std::array<Output, funcs::kMaxBuffers> items{};
+    uint32_t count = 0;
+  };
+  struct Bounce {  // a device-local buffer brought to this process for software steps
+    uint64_t device = 0;
+    void* host = nullptr;
+    uint64_t bytes = 0;
+    bool write = false;
+  };
+
   Runtime& rt_;
   const funcs::FunctionInfo& fn_;
   const funcs::Call& call_;
@@ -262,6 +440,13 @@ class Driver {
   tandem_completion_t* records_;
   Queue& queue_;
   rt::WaitPolicy wait_;
+  CallAccess access_;
+  Runtime::Staging* staging_ = nullptr;  // the copy method only
+  std::array<Outputs, kMaxCallJobs> outputs_{};
+  funcs::Call bounced_;
+  std::array<Bounce, funcs::kMaxBuffers> bounces_{};
+  uint32_t bounce_count_ = 0;
+  bool bounce_ready_ = false;
   int64_t origin_ = 0;
   model::LiveMetrics metrics_;
   int64_t value_ = 0;
@@ -319,7 +504,7 @@ Status run_partitioned(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::
 Status run_partitioned(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& call, Partitioner& part,
                        int64_t& value, CallReport* report) {
   rt.stats().calls.fetch_add(1, std::memory_order_relaxed);
-  const model::CostParams& params = part.params();
+  const model::CostParams& params = part.base_params();
   const engine::PartitionerConfig& config = part.config();
   const uint64_t units = call.workload;
   // Should the page be unreadable for a moment (a busy writer), the figures this thread saw last
@@ -331,9 +516,13 @@ Status run_partitioned(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::
   // The software decision of Partitioner::start (Algorithm 2 lines 1-4), taken here without the
   // partitioner's bookkeeping or a clock reading: small calls pay only the model's arithmetic.
   const uint64_t nl = model::break_even_work(params, model::effective_accel_throughput(params, m));
-  const bool software = units == 0 || config.policy == PartitionPolicy::sw_only ||
-                        (config.policy == PartitionPolicy::fixed_alpha && !(config.fixed_alpha > 0)) ||
-                        (config.policy == PartitionPolicy::automatic && units <= nl);
+  // Device-local buffers are not this process's memory: such a call never takes the plain software path.
+  bool device_buffers = false;
+  for (void* b : call.buffers) device_buffers = device_buffers || (reinterpret_cast<uintptr_t>(b) & TANDEM_DEVICE_ADDRESS_BIT) != 0;
+  const bool software = !device_buffers &&
+                        (units == 0 || config.policy == PartitionPolicy::sw_only ||
+                         (config.policy == PartitionPolicy::fixed_alpha && !(config.fixed_alpha > 0)) ||
+                         (config.policy == PartitionPolicy::automatic && units <= nl));
   if (software) {
     value = fn.run_sw(call, 0, units);
     CallStats& s = rt.stats();
@@ -349,6 +538,22 @@ Status run_partitioned(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::
     return Status::ok;
   }
 
+  // How the call's data reaches the device, chosen with the split (access.hpp): the method's costs
+  // become this call's X_a and D_a, so the partitioner plans with them.
+  CallAccess access;
+  const uint32_t round_jobs = config.jobs_per_round == 0 ? std::max<uint32_t>(m.n_a, 1) : config.jobs_per_round;
+  if (Status s = plan_access(rt, fn, call, params, m, round_jobs, access); s != Status::ok) return s;
+  // Device-local data has no CPU share: everything to the accelerators (software only by bouncing it).
+  std::optional<Partitioner> local_partitioner;
+  Partitioner* used = &part;
+  if (access.device_buffers && config.policy != PartitionPolicy::hw_only && config.policy != PartitionPolicy::sw_only) {
+    engine::PartitionerConfig hw = config;
+    hw.policy = PartitionPolicy::hw_only;
+    local_partitioner.emplace(params, hw);
+    used = &*local_partitioner;
+  }
+  used->set_access_costs(access.params.xa, access.params.da);
+
   if (config.max_outstanding_jobs > kMaxCallJobs) return Status::invalid_argument;  // more jobs than records
   tandem_completion_t* records = rt.thread_records();
   if (records == nullptr) {
@@ -356,15 +561,16 @@ Status run_partitioned(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::
     rt.stats().fallbacks.fetch_add(1, std::memory_order_relaxed);
     return Status::ok;
   }
-  Driver driver(rt, fn, call, part, records);
+  Driver driver(rt, fn, call, *used, records, access);
   const Status s = driver.run(m, value);
-  count(rt, part.counters());
+  count(rt, used->counters());
   if (report != nullptr) {
-    report->partitioned = part.initial_alpha() > 0;
-    report->predicted_s = part.predicted_duration();
-    report->alpha = part.initial_alpha();
-    report->break_even_units = part.break_even_units();
-    report->counters = part.counters();
+    report->partitioned = used->initial_alpha() > 0;
+    report->predicted_s = used->predicted_duration();
+    report->alpha = used->initial_alpha();
+    report->break_even_units = used->break_even_units();
+    report->counters = used->counters();
+    report->access_method = access.method;
     report->hw_done_s = driver.hw_done_s();
     report->driver_s = driver.done_s();
   }

@@ -163,6 +163,11 @@ Status Queue::barrier_and(const tandem_completion_t* const* deps, uint32_t dep_c
 Runtime::Runtime(const RuntimeOptions& options)
     : options_(options), alpha_(options.alpha), tuning_(options.partition), serial_(next_serial.fetch_add(1)) {
   mode_ = resolve_mode(options.mode, alpha_);
+  AccessChoice access = options.access;
+  if (const char* env = std::getenv("TANDEM_ACCESS"); env != nullptr && access == AccessChoice::automatic) {
+    (void)parse_access(env, access);  // an unknown name leaves the choice to the runtime
+  }
+  access_.store(access);
   if (!(alpha_ >= 0)) alpha_ = 0;
   if (alpha_ > 1) alpha_ = 1;
   link_->runtime = this;
@@ -229,6 +234,7 @@ std::string_view Runtime::device_kind(uint16_t function) const {
 
 void Runtime::init_cost_params(const Calibration* calibration) {
   std::lock_guard lock(policy_mutex_);
+  if (calibration != nullptr && calibration->access) access_costs_ = calibration->access;
   bool used = false;
   for (const funcs::FunctionInfo* fn : funcs::all_functions()) {
     const DeviceSummary* host = host_device(fn->id);
@@ -277,6 +283,75 @@ void Runtime::release_thread_records() {
   std::lock_guard lock(records_mutex_);
   for (tandem_completion_t* block : record_blocks_) free(block);
   record_blocks_.clear();
+  staging_.clear();  // gives its chunks back while the runtime's memory is still there
+}
+
+Runtime::Staging::~Staging() {
+  for (auto& [memory, bytes] : chunks_) rt_.free(memory);
+}
+
+void* Runtime::Staging::take(size_t bytes) {
+  bytes = (bytes + 63) / 64 * 64;
+  while (chunk_ < chunks_.size() && chunks_[chunk_].second - used_ < bytes) {
+    ++chunk_;
+    used_ = 0;
+  }
+  if (chunk_ == chunks_.size()) {
+    const size_t size = std::max<size_t>(bytes, size_t{1} << 20);
+    auto* memory = static_cast<char*>(rt_.alloc(size));
+    if (memory == nullptr) return nullptr;
+    chunks_.emplace_back(memory, size);
+    used_ = 0;
+  }
+  char* p = chunks_[chunk_].first + used_;
+  used_ += bytes;
+  return p;
+}
+
+namespace {
+struct ThreadStagingSlot {
+  uint64_t serial = 0;
+  Runtime::Staging* staging = nullptr;
+};
+thread_local std::array<ThreadStagingSlot, 4> staging_slots;
+thread_local uint32_t staging_slot_victim = 0;
+}  // namespace
+
+Runtime::Staging* Runtime::thread_staging() {
+  for (ThreadStagingSlot& s : staging_slots) {
+    if (s.serial == serial_) return s.staging;
+  }
+  auto staging = std::make_unique<Staging>(*this);
+  Staging* raw = staging.get();
+  {
+    std::lock_guard lock(records_mutex_);
+    staging_.push_back(std::move(staging));
+  }
+  staging_slots[staging_slot_victim++ % staging_slots.size()] = ThreadStagingSlot{serial_, raw};
+  return raw;
+}
+
+Status Runtime::copy_local(uint64_t dst, uint64_t src, size_t bytes) {
+  if (bytes == 0) return Status::ok;
+  const bool dst_local = (dst & TANDEM_DEVICE_ADDRESS_BIT) != 0, src_local = (src & TANDEM_DEVICE_ADDRESS_BIT) != 0;
+  if (!dst_local && !src_local) return Status::invalid_argument;  // a host copy needs no engine
+  // The host side: in place when the engine reaches it, else the engine's process gathers it.
+  const uint64_t host = dst_local ? src : dst;
+  uint32_t flags = TANDEM_FLAG_ACCESS(TANDEM_ACCESS_DEVICE_LOCAL);
+  if (!(dst_local && src_local)) {
+    flags = TANDEM_FLAG_ACCESS(in_session_memory(reinterpret_cast<const void*>(static_cast<uintptr_t>(host)), bytes)
+                                   ? TANDEM_ACCESS_ZERO_COPY
+                                   : TANDEM_ACCESS_SCATTER_GATHER);
+  }
+  tandem_completion_t* records = thread_records();
+  if (records == nullptr) return Status::no_memory;
+  tandem_completion_t* rec = &records[kThreadRecords - 2];  // the partitioner's jobs and cancel use others
+  rt::reset_record(rec);
+  const uint64_t args[3] = {dst, src, bytes};
+  if (Status s = default_queue().dispatch(TANDEM_FN_COPY, args, 3, bytes, rec, false, flags); s != Status::ok) return s;
+  rt::WaitPolicy policy = options_.wait;
+  policy.timeout_ns = -1;
+  return wait(rec, policy);
 }
 
 Status Runtime::init_default_queue() {

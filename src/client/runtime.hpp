@@ -14,7 +14,9 @@
 #include <vector>
 
 #include "abi/ring.hpp"
+#include "client/access.hpp"
 #include "client/calibration.hpp"
+#include "devices/device.hpp"
 #include "engine/partitioner.hpp"
 #include "funcs/function.hpp"
 #include "model/accel_model.hpp"
@@ -56,6 +58,9 @@ struct RuntimeOptions {
   std::optional<Calibration> calibration;
   std::string calibration_path;
   rt::WaitPolicy wait;
+  // How high-level calls' data reaches the accelerators (access.hpp); automatic: $TANDEM_ACCESS may
+  // force one method (experiments).
+  AccessChoice access = AccessChoice::automatic;
 };
 
 // Counters of the high-level calls (for demos, tests and experiments).
@@ -85,6 +90,7 @@ struct CallReport {
   // collecting with these).
   double hw_done_s = 0;
   double driver_s = 0;
+  uint8_t access_method = TANDEM_ACCESS_ZERO_COPY;  // how its jobs' data reached the device (TANDEM_ACCESS_*)
 };
 
 // A device of the runtime as the client's cost model sees it (embedded: the dispatcher's devices;
@@ -96,6 +102,7 @@ struct DeviceSummary {
   uint32_t slots = 0;
   std::bitset<TANDEM_FN_MAX> loadable;
   std::array<model::AccelModel, TANDEM_FN_MAX> models{};
+  devices::DeviceMemoryInfo memory;  // local memory, copy engines and transfer costs
 };
 
 class Runtime;
@@ -168,6 +175,42 @@ class Runtime {
     (void)address;
     return Status::ok;
   }
+  // ---- data access (access.hpp, docs/access.md) ----
+  // Whether [memory, memory + bytes) is memory the engine reaches in place (session memory under
+  // tandemd; any memory of the embedded runtime).
+  virtual bool in_session_memory(const void* memory, size_t bytes) const {
+    (void)memory, (void)bytes;
+    return true;
+  }
+  // Whether the engine runs in another process: scatter-gather then gathers the client's pages.
+  virtual bool engine_is_remote() const { return false; }
+  // Device-local buffers: a device address for `bytes`, or why not (access_unsupported without local
+  // memory, device_memory_full).
+  virtual Result<uint64_t> alloc_local(size_t bytes) = 0;
+  virtual Status free_local(uint64_t device_address) = 0;
+  // Moves `bytes` between host memory (any memory of this process) and device-local memory, or within
+  // it, on a copy engine; waits for it. Either address may be a device address.
+  Status copy_local(uint64_t dst, uint64_t src, size_t bytes);
+  // The host side's access costs: the calibration's [access], else measured in this process.
+  const model::HostAccessCosts& access_costs() const { return access_costs_ ? *access_costs_ : host_access_costs(); }
+  AccessChoice access_choice() const { return access_.load(std::memory_order_relaxed); }
+  void set_access_choice(AccessChoice choice) { access_.store(choice, std::memory_order_relaxed); }
+  // This thread's staging memory for the copy method (session memory, reused call after call).
+  class Staging {
+   public:
+    explicit Staging(Runtime& rt) : rt_(rt) {}
+    ~Staging();
+    void reset() { chunk_ = 0, used_ = 0; }
+    // `bytes` of staging for one job, 64-byte aligned; nullptr if no memory.
+    void* take(size_t bytes);
+
+   private:
+    Runtime& rt_;
+    std::vector<std::pair<char*, size_t>> chunks_;
+    size_t chunk_ = 0, used_ = 0;
+  };
+  Staging* thread_staging();
+
   // Null in embedded mode; the daemon session's liveness otherwise.
   virtual rt::Liveness* liveness() { return nullptr; }
   // The monitor's figures per function (thesis 5.4.6), refreshed every monitoring period; read them
@@ -253,6 +296,9 @@ class Runtime {
   uint64_t serial_;
   std::mutex records_mutex_;
   std::vector<tandem_completion_t*> record_blocks_;
+  std::vector<std::unique_ptr<Staging>> staging_;  // guarded by records_mutex_
+  std::atomic<AccessChoice> access_{AccessChoice::automatic};
+  std::optional<model::HostAccessCosts> access_costs_;  // set once, by init_cost_params
 };
 
 // The mode and alpha from the TANDEM_MODE environment variable (auto|sw|hw|alpha=<x>) when the

@@ -328,6 +328,20 @@ void apply_limits(DaemonSettings& d, const toml::table& t, std::string_view sour
                                TANDEM_RING_MIN_CAPACITY, TANDEM_RING_MAX_CAPACITY);
 }
 
+void apply_energy(model::EnergyModel& e, const toml::table& t, std::string_view source) {
+  check_keys(t, "energy", {"cpu_busy_w", "cpu_idle_w", "slot_busy_w", "slot_idle_w", "copy_engine_w",
+                           "link_pj_per_byte", "local_pj_per_byte"}, source);
+  Node v{t};
+  e.cpu_busy_w = number(v["cpu_busy_w"], e.cpu_busy_w, "energy.cpu_busy_w", source, 0, 1e4);
+  e.cpu_idle_w = number(v["cpu_idle_w"], e.cpu_idle_w, "energy.cpu_idle_w", source, 0, 1e4);
+  e.slot_busy_w = number(v["slot_busy_w"], e.slot_busy_w, "energy.slot_busy_w", source, 0, 1e4);
+  e.slot_idle_w = number(v["slot_idle_w"], e.slot_idle_w, "energy.slot_idle_w", source, 0, 1e4);
+  e.copy_engine_w = number(v["copy_engine_w"], e.copy_engine_w, "energy.copy_engine_w", source, 0, 1e4);
+  e.link_j_per_byte = number(v["link_pj_per_byte"], e.link_j_per_byte * 1e12, "energy.link_pj_per_byte", source, 0, 1e6) * 1e-12;
+  e.local_j_per_byte =
+      number(v["local_pj_per_byte"], e.local_j_per_byte * 1e12, "energy.local_pj_per_byte", source, 0, 1e6) * 1e-12;
+}
+
 // Applies one TOML document on top of `c`.
 void apply_config(Config& c, std::string_view text, std::string_view source, Named& named) {
   toml::table root;
@@ -339,7 +353,8 @@ void apply_config(Config& c, std::string_view text, std::string_view source, Nam
     fail(source, os.str());
   }
   check_keys(root, "top level",
-             {"fabric", "functions", "dispatcher", "daemon", "monitor", "limits", "reconfig", "calibration", "device"},
+             {"fabric", "functions", "dispatcher", "daemon", "monitor", "limits", "reconfig", "calibration", "device",
+              "energy"},
              source);
   const auto table = [&](std::string_view key) -> const toml::table* {
     if (!root.contains(key)) return nullptr;
@@ -364,10 +379,12 @@ void apply_config(Config& c, std::string_view text, std::string_view source, Nam
     Node v{*t};
     c.monitor.period_s = number(v["period_ms"], c.monitor.period_s * 1e3, "monitor.period_ms", source, 1e-3, 1e6) * 1e-3;
     c.monitor.available_bandwidth = number(v["available_bandwidth_mbps"], c.monitor.available_bandwidth / 1e6,
-                                           "monitor.available_bandwidth_mbps", source) * 1e6;
+                                           "monitor.available_bandwidth_mbps", source, -1) * 1e6;
+    if (c.monitor.available_bandwidth < 0) c.monitor.available_bandwidth = -1;  // any negative: measured
   }
   if (const auto* t = table("reconfig")) apply_reconfig(c.reconfig, *t, source);
   if (const auto* t = table("daemon")) apply_daemon(c.daemon, *t, source);
+  if (const auto* t = table("energy")) apply_energy(c.energy, *t, source);
   if (const auto* t = table("limits")) apply_limits(c.daemon, *t, source);
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine/reconfig.hpp"
+#include "model/energy_model.hpp"
 #include "tandem/tandem_abi.h"
 
 namespace tandem::config {
@@ -118,7 +119,7 @@ struct DispatcherSettings {
 
 struct MonitorSettings {
   double period_s = 1e-3;           // monitoring period P (thesis 5.4.6)
-  double available_bandwidth = 0;   // BW for Eq 5.1, bytes/s; 0 = unknown
+  double available_bandwidth = -1;  // BW for Eq 5.1, bytes/s; 0 = unknown; < 0 = measured
 };
 
 // The reconfiguration manager (thesis 5.4.7) run every monitoring period.
@@ -143,6 +144,7 @@ struct DaemonSettings {
 
 struct Config {
   FabricSettings fabric;
+  model::EnergyModel energy;  // [energy]
   std::array<std::optional<FunctionTiming>, TANDEM_FN_MAX> functions{};  // [functions.<name>], by id
   DeviceSettings device;
   DaemonSettings daemon;

@@ -44,12 +44,16 @@ class SessionMemory final : public rt::AddressSpace {
     return reinterpret_cast<void*>(translator_.translate(asid_, address, bytes, write));
   }
   void quiescent() override { retired_.clear(); }
+  // Scatter-gather: the client process's own pages (the pid the kernel gave at connect time).
+  std::shared_ptr<const rt::ProcessMemory> remote() const override { return process_; }
+  void set_process(std::shared_ptr<const rt::ProcessMemory> process) { process_ = std::move(process); }
   // Dispatcher thread only.
   void retire(std::shared_ptr<rt::Mapping> mapping) { retired_.push_back(std::move(mapping)); }
 
  private:
   engine::Translator& translator_;
   engine::Asid asid_ = UINT32_MAX;
+  std::shared_ptr<const rt::ProcessMemory> process_;
   std::vector<std::shared_ptr<rt::Mapping>> retired_;
 };
 
@@ -90,6 +94,17 @@ std::vector<std::byte> hello_payload(abi::control::HelloOk ok, const rt::Dispatc
     e.first_slot = dispatcher.first_slot(d);
     e.slots = info.slots;
     e.function_count = static_cast<uint32_t>(info.loadable.count());
+    const devices::DeviceMemoryInfo& memory = info.memory;
+    e.copy_engines = memory.copy_engines;
+    e.local_bytes = memory.local_bytes;
+    e.copy_engine_bps = memory.copy_engine_bps;
+    e.copy_engine_setup_s = memory.copy_engine_setup_s;
+    e.link_bps = memory.transfer.link_bps;
+    e.dma_setup_s = memory.transfer.dma_setup_s;
+    e.sg_bps = memory.transfer.sg_bps;
+    e.sg_setup_s = memory.transfer.sg_setup_s;
+    e.sg_page_s = memory.transfer.sg_page_s;
+    e.local_bps = memory.transfer.local_bps;
     append(e);
     for (uint16_t f = 0; f < TANDEM_FN_MAX; ++f) {
       if (!info.loadable[f]) continue;
@@ -348,6 +363,27 @@ bool Daemon::handle(Connection& c, rt::Frame& f) {
     case MessageType::destroy_queue: return on_destroy_queue(c, f);
     case MessageType::register_memory: return on_register(c, f);
     case MessageType::unregister_memory: return on_unregister(c, f);
+    case MessageType::alloc_local: {
+      const auto req = f.as<abi::control::AllocLocal>();
+      auto address = dispatcher_->alloc_local(c.session, req.bytes);
+      if (!address) {
+        reply_error(c, id, address.status(), address.message());
+        return true;
+      }
+      abi::control::LocalOk ok;
+      ok.device_address = address.value();
+      rt::send_struct(c.fd.get(), MessageType::local_ok, id, ok);
+      return true;
+    }
+    case MessageType::free_local: {
+      const auto req = f.as<abi::control::LocalOk>();
+      if (Status s = dispatcher_->free_local(c.session, req.device_address); s != Status::ok) {
+        reply_error(c, id, s, "no such device buffer of this session");
+        return true;
+      }
+      rt::send_frame(c.fd.get(), MessageType::ok, id, nullptr, 0);
+      return true;
+    }
     case MessageType::status: {
       const std::string text = status_json();
       rt::send_frame(c.fd.get(), MessageType::status_reply, id, text.data(),
@@ -375,6 +411,7 @@ bool Daemon::on_hello(Connection& c, const rt::Frame& f) {
     return false;
   }
   c.memory = std::make_shared<SessionMemory>(*translator_);
+  c.memory->set_process(std::make_shared<rt::ProcessMemory>(c.pid));  // before any ring can name its pages
   engine::Translator* translator = translator_.get();
   auto memory = c.memory;
   c.session = dispatcher_->open_session(c.memory, [translator, memory] { translator->drop(memory->asid()); });
@@ -636,6 +673,31 @@ std::string Daemon::status_json() {
                          {"demand", m.demand}});
   }
   j["functions"] = functions;
+  // Data moved and energy, per function and access method (docs/access.md).
+  json access = json::array();
+  double energy_total = 0;
+  static constexpr const char* kMethod[] = {"zero_copy", "copy", "sg", "local"};
+  for (const auto& [f, by_method] : snap.usage) {
+    for (size_t m = 0; m < by_method.size(); ++m) {
+      const rt::AccessUsage& u = by_method[m];
+      if (u.jobs == 0) continue;
+      energy_total += u.energy_j;
+      access.push_back({{"function", function_name(f)},
+                        {"method", kMethod[m]},
+                        {"jobs", u.jobs},
+                        {"host_bytes", u.host_bytes},
+                        {"local_bytes", u.local_bytes},
+                        {"device_s", u.device_s},
+                        {"energy_j", u.energy_j}});
+    }
+  }
+  j["access"] = access;
+  const devices::CopyStats copies = dispatcher_->copy_stats();
+  j["copy_engines"] = {{"transfers", copies.transfers},
+                       {"bytes_to_device", copies.bytes_to_device},
+                       {"bytes_from_device", copies.bytes_from_device},
+                       {"bytes_on_device", copies.bytes_on_device}};
+  j["energy_j"] = energy_total;
   const uint64_t lookups = tlb.hits + tlb.misses;
   j["tlb"] = {{"hits", tlb.hits},
               {"misses", tlb.misses},

@@ -21,24 +21,14 @@
 
 #include "abi/status.hpp"
 #include "funcs/function.hpp"
+#include "model/access_model.hpp"
 #include "model/accel_model.hpp"
 #include "tandem/tandem_abi.h"
 
 namespace tandem::devices {
 
-// What moving a job's data costs on the device side, per access method (docs/access.md). A device
-// that models time (the emulated fabric) charges it; a real device's own transfers take what they take.
-struct TransferModel {
-  double link_bps = 0;        // host <-> device interconnect, per direction, per job (0: free)
-  double dma_setup_s = 0;     // zero-copy and copy: setting up the DMA of a job that moves data
-  double sg_bps = 0;          // scatter-gather: streaming from a page list (0: link_bps)
-  double sg_setup_s = 0;      // scatter-gather: fetching the page list
-  double sg_page_s = 0;       // scatter-gather: per page-list entry walked
-  double local_bps = 0;       // device-local memory, per job (0: free)
-  // The device time of a job's data movement (below) and its own computation `compute_s`: the data
-  // streams through the accelerator, so the longer of the two counts, after the method's set-up.
-  double job_s(const struct JobAccess& access, double compute_s) const;
-};
+// What moving a job's data costs the device, per access method (model/access_model.hpp).
+using TransferModel = model::TransferModel;
 
 // Where a device's slots can reach data: host memory over a link, its own local memory.
 struct DeviceMemoryInfo {

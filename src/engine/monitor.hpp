@@ -30,6 +30,9 @@ class Monitor {
   void refresh(const Engine& engine, FunctionId f);
 
   const abi::FunctionMetrics& metrics(FunctionId f) const { return metrics_[f]; }
+  // Eq 5.1's BW as measured by the driver (memory bandwidth less what the devices moved last period);
+  // used from the next sample on.
+  void set_available_bandwidth(double bytes_per_s) { config_.available_bandwidth = bytes_per_s; }
   const MonitorConfig& config() const { return config_; }
   Time period_start() const { return period_start_; }
   uint64_t periods() const { return periods_; }

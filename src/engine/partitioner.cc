@@ -44,6 +44,7 @@ const char* to_string(JobEvent e) {
 Partitioner::Partitioner(const model::CostParams& params, const PartitionerConfig& config)
     : params_(params), config_(config) {
   if (params_.granularity == 0) params_.granularity = 1;
+  base_ = params_;
   const uint64_t g = params_.granularity;
   uint64_t chunk = config_.cowork_max_units;
   if (chunk == 0) {
@@ -61,6 +62,12 @@ Partitioner::Partitioner(const model::CostParams& params, const PartitionerConfi
   free_ids_.reserve(slots);
   // Returned jobs can split the pool; 2 ranges per job slot covers every realistic history.
   pool_.reserve(2 * static_cast<size_t>(slots) + 8);
+}
+
+void Partitioner::set_access_costs(double xa, double da) {
+  params_.xa = xa;
+  params_.da = da;
+  late_margin_ = params_.da + static_cast<double>(std::max<uint32_t>(config_.jobs_per_round, 1)) * params_.oc;
 }
 
 uint64_t Partitioner::align_down(uint64_t v) const { return v - v % params_.granularity; }

@@ -111,6 +111,10 @@ class Partitioner {
   uint32_t outstanding_jobs() const { return outstanding_; }
   uint64_t chunk_units() const { return chunk_units_; }
   const model::CostParams& params() const { return params_; }
+  // Per call, before start(): X_a and D_a as the call's access method makes them (the device side of
+  // moving its data, client/access.hpp); base_params() keeps the calibrated ones.
+  void set_access_costs(double xa, double da);
+  const model::CostParams& base_params() const { return base_; }
   const PartitionerConfig& config() const { return config_; }
 
  private:
@@ -157,6 +161,7 @@ class Partitioner {
   uint64_t align_down(uint64_t v) const;
 
   model::CostParams params_;
+  model::CostParams base_;
   PartitionerConfig config_;
   uint64_t chunk_units_ = 1;
   uint64_t min_job_units_ = 1;

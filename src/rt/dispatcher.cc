@@ -63,6 +63,7 @@ Dispatcher::Dispatcher(engine::EngineConfig config, std::vector<std::unique_ptr<
     }
     if (info.kind == "copy" && !copy_engines_) {
       copy_engines_ = static_cast<devices::CopyEngines*>(d.device.get());
+      copy_entry_ = &d;
       d.reaches_local = true;
     }
   }
@@ -219,6 +220,11 @@ Snapshot Dispatcher::snapshot() {
     s.rings = static_cast<uint32_t>(active_rings_.size());
     s.jobs_in_flight = e.jobs_in_flight();
     s.stats = stats_;
+    for (uint16_t f = 0; f < TANDEM_FN_MAX; ++f) {
+      bool any = false;
+      for (const AccessUsage& u : usage_[f]) any = any || u.jobs > 0;
+      if (any) s.usage.emplace_back(f, usage_[f]);
+    }
     return s;
   });
 }
@@ -462,8 +468,19 @@ bool Dispatcher::collect_devices(int64_t now) {
       const engine::SlotId slot = d.first_slot + c.slot;
       const engine::JobId j = static_cast<engine::JobId>(c.token);
       if (engine_.slot_job(slot) != j) continue;  // not the slot's job: a device bug, ignored
-      pending_[j].device_ns = c.device_ns;
+      Pending& p = pending_[j];
+      p.device_ns = c.device_ns;
       if (c.not_before > 0 && now - c.not_before > stats_.max_lateness_ns) stats_.max_lateness_ns = now - c.not_before;
+      // What the job moved, by method, and its energy on the device.
+      const devices::JobAccess& a = p.job.access;
+      AccessUsage& u = usage_[p.job.call.function][a.method < TANDEM_ACCESS_COUNT_ ? a.method : 0];
+      const double device_s = static_cast<double>(c.device_ns) * 1e-9;
+      ++u.jobs;
+      u.host_bytes += a.host_bytes();
+      u.local_bytes += a.local_bytes;
+      u.device_s += device_s;
+      u.energy_j += options_.energy.job_j(device_s, a.host_bytes(), a.local_bytes, &d == copy_entry_);
+      period_bytes_ += a.host_bytes() + a.local_bytes;
       device_finished(j, c.status, c.value, now);
       any = true;
     }
@@ -590,6 +607,12 @@ void Dispatcher::refresh_metrics(engine::FunctionId f) {
 void Dispatcher::publish(engine::FunctionId f) { abi::write_metrics(*metrics_page_, f, monitor_.metrics(f)); }
 
 void Dispatcher::monitor_tick(int64_t now) {
+  if (options_.measured_total_bandwidth > 0) {  // Eq 5.1's BW: what the devices left of the memory bandwidth
+    const double period_s = std::max(1e-9, static_cast<double>(now - monitor_.period_start()) * 1e-9);
+    const double used = static_cast<double>(period_bytes_) / period_s;
+    monitor_.set_available_bandwidth(std::max(0.0, options_.measured_total_bandwidth - used));
+  }
+  period_bytes_ = 0;
   monitor_.sample(engine_, now);
   // Publish the sample before the policy acts: its actions refresh (and so overwrite changed()) the
   // functions they touch.

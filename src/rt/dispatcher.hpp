@@ -29,15 +29,29 @@
 #include "devices/local_memory.hpp"
 #include "engine/engine.hpp"
 #include "engine/monitor.hpp"
+#include "model/energy_model.hpp"
 #include "base/timer_wheel.hpp"
 
 namespace tandem::rt {
+
+// What the jobs of one function moved with one access method, and their energy estimate.
+struct AccessUsage {
+  uint64_t jobs = 0;
+  uint64_t host_bytes = 0;
+  uint64_t local_bytes = 0;
+  double device_s = 0;
+  double energy_j = 0;  // model::EnergyModel::job_j of each job
+};
 
 struct DispatcherOptions {
   int64_t idle_spin_ns = 100'000;  // keep polling this long after the last activity
   uint32_t batch = 64;             // packets per ring per pass
   engine::MonitorConfig monitor;   // monitoring period P and available bandwidth
   int cpu = -1;                    // pin the dispatcher thread to this CPU (-1: let the kernel place it)
+  model::EnergyModel energy;       // per-job energy estimates
+  // Eq 5.1's available bandwidth measured: this total memory bandwidth (bytes/s) less what the devices
+  // moved during the last period. 0: monitor.available_bandwidth as configured (0 there: unknown).
+  double measured_total_bandwidth = 0;
 };
 
 struct DispatcherStats {
@@ -68,6 +82,8 @@ struct Snapshot {
   uint32_t rings = 0;
   uint32_t jobs_in_flight = 0;
   DispatcherStats stats;
+  // Per function with jobs, per access method (TANDEM_ACCESS_*).
+  std::vector<std::pair<uint16_t, std::array<AccessUsage, TANDEM_ACCESS_COUNT_>>> usage;
 };
 
 class Dispatcher {
@@ -189,9 +205,12 @@ class Dispatcher {
   std::vector<devices::DeviceCompletion> finished_;  // reused by collect_devices
   std::unique_ptr<devices::LocalMemory> local_;       // the first device's that offers local memory
   devices::CopyEngines* copy_engines_ = nullptr;      // its copy engines (one of devices_), if any
+  const DeviceEntry* copy_entry_ = nullptr;            // and their entry
   Mover mover_;
   std::vector<MoveResult> moved_;                     // reused by collect_moves
   uint64_t staging_bytes_ = 0;                        // scatter-gather staging held now
+  std::array<std::array<AccessUsage, TANDEM_ACCESS_COUNT_>, TANDEM_FN_MAX> usage_{};
+  uint64_t period_bytes_ = 0;  // bytes the devices' jobs moved since the last monitoring tick
   DispatcherOptions options_;
   engine::Monitor monitor_;
   std::unique_ptr<engine::ReconfigPolicy> policy_;

@@ -1,8 +1,34 @@
 #include "rt/runtime_setup.hpp"
 
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "base/clock.hpp"
 #include "devices/device_factory.hpp"
 
 namespace tandem::rt {
+
+namespace {
+
+// Bytes per second of one large copy, best of a few (a figure for all memory traffic to share).
+double memory_bandwidth() {
+  static const double rate = [] {
+    constexpr size_t kBytes = 8 << 20;
+    std::vector<char> a(kBytes, 1), b(kBytes, 2);
+    double best = 0;
+    for (int run = 0; run < 5; ++run) {
+      const int64_t t0 = now_ns();
+      std::memcpy(b.data(), a.data(), kBytes);
+      const int64_t t1 = now_ns();
+      if (t1 > t0) best = std::max(best, 2.0 * kBytes * 1e9 / static_cast<double>(t1 - t0));  // read + write
+    }
+    return best;
+  }();
+  return rate;
+}
+
+}  // namespace
 
 std::unique_ptr<Dispatcher> build_dispatcher(const config::Config& config, const SetupOptions& options) {
   devices::DeviceContext context;
@@ -19,7 +45,10 @@ std::unique_ptr<Dispatcher> build_dispatcher(const config::Config& config, const
   d.batch = config.dispatcher.batch;
   d.cpu = config.dispatcher.cpu;
   d.monitor.period_ns = static_cast<engine::Time>(config.monitor.period_s * 1e9);
-  d.monitor.available_bandwidth = config.monitor.available_bandwidth;
+  d.monitor.available_bandwidth = std::max(0.0, config.monitor.available_bandwidth);
+  // Measured BW (Eq 5.1): the memory bandwidth of one copy on this machine, once per process.
+  if (config.monitor.available_bandwidth < 0) d.measured_total_bandwidth = memory_bandwidth();
+  d.energy = config.energy;
   auto dispatcher = std::make_unique<Dispatcher>(ec, std::move(devices), d, options.metrics_page);
   // Resident functions are in place from the start, slot by slot within their device: no reconfiguration wait.
   for (size_t i = 0; i < dispatcher->device_count(); ++i) {

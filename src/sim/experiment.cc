@@ -11,114 +11,18 @@
 #include <thread>
 
 #include "model/cost_model.hpp"
+#include "sim/study.hpp"
 #include "abi/status.hpp"
 
 namespace tandem::sim {
 
 namespace {
 
-constexpr engine::FunctionId kFirstWork = TANDEM_FN_WORK_BASE;
-
-std::vector<double> speedups(bool quick) {
-  if (quick) return {0, 2, 10};
-  return {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+// configs/ of the source tree (compiled in), or $TANDEM_CONFIGS_DIR.
+std::string configs_dir() {
+  if (const char* env = std::getenv("TANDEM_CONFIGS_DIR"); env != nullptr && *env != '\0') return env;
+  return TANDEM_CONFIGS_DIR;
 }
-
-std::vector<uint32_t> app_counts(bool quick) {
-  if (quick) return {2, 8};
-  return {2, 4, 6, 8, 10, 12, 14, 16};  // 1-8 applications per CPU (Table 5.3)
-}
-
-WorkloadSpec workload(uint32_t apps, uint32_t functions) {
-  WorkloadSpec w;
-  w.apps = apps;
-  w.functions = functions;
-  w.first_function = kFirstWork;
-  return w;
-}
-
-// Static homogeneous cluster (5.5.3): one function resident in every slot, no reconfiguration.
-FigureSpec static_cluster(const std::string& id, const std::string& metric, bool rebalance, bool quick) {
-  FigureSpec f;
-  f.id = id;
-  f.metric = metric;
-  f.title = std::string(metric == "utilization" ? "System utilisation" : "Normalised makespan") +
-            ", one function" + (rebalance ? "" : ", no dynamic rebalancing");
-  const std::vector<uint32_t> apps = quick ? std::vector<uint32_t>{2, 8} : std::vector<uint32_t>{2, 4, 8, 16};
-  const std::vector<uint32_t> slots = quick ? std::vector<uint32_t>{2} : std::vector<uint32_t>{1, 2, 4, 8};
-  for (uint32_t n_s : slots) {
-    for (uint32_t n : apps) {
-      for (double s : speedups(quick)) {
-        Point p;
-        p.series = std::to_string(n) + " apps, " + std::to_string(n_s) + " slots";
-        p.x = s;
-        p.workload = workload(n, 1);
-        p.config.slots = n_s;
-        p.config.speedup = s;
-        p.config.policy = "none";
-        p.config.resident.assign(n_s, kFirstWork);
-        p.config.partitioner.rebalance = rebalance;
-        p.slots_for_eq58 = n_s;
-        f.points.push_back(std::move(p));
-      }
-    }
-  }
-  return f;
-}
-
-// Dynamic cluster (5.5.4): 16 functions, 8 slots starting empty, Algorithm 1 every P.
-Point dynamic_point(const std::string& series, uint32_t apps, double speedup, double period_ms,
-                    const std::string& policy) {
-  Point p;
-  p.series = series;
-  p.x = speedup;
-  p.workload = workload(apps, 16);
-  p.config.slots = 8;
-  p.config.speedup = speedup;
-  p.config.period_ns = static_cast<Time>(period_ms * 1e6);
-  p.config.reconfig_ns = -1;  // = P
-  p.config.policy = policy;
-  p.slots_for_eq58 = 8;
-  return p;
-}
-
-FigureSpec dynamic_apps(const std::string& id, const std::string& metric, double period_ms, bool one_job_per_replica,
-                        bool quick) {
-  FigureSpec f;
-  f.id = id;
-  f.metric = metric;
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "%s, 8 slots, P = %g ms, 16 functions%s",
-                metric == "utilization" ? "System utilisation" : "Normalised makespan", period_ms,
-                one_job_per_replica ? ", one job per resident replica" : "");
-  f.title = buf;
-  for (uint32_t n : app_counts(quick)) {
-    for (double s : speedups(quick)) {
-      Point p = dynamic_point(std::to_string(n) + " apps", n, s, period_ms, "algorithm1");
-      if (one_job_per_replica) p.config.partitioner.jobs_per_round = 0;
-      f.points.push_back(std::move(p));
-    }
-  }
-  return f;
-}
-
-FigureSpec dynamic_periods(const std::string& id, const std::string& metric, bool quick) {
-  FigureSpec f;
-  f.id = id;
-  f.metric = metric;
-  f.title = std::string(metric == "utilization" ? "System utilisation" : "Normalised makespan") +
-            ", 8 slots, 8 apps, 16 functions, varying P";
-  const std::vector<double> periods = quick ? std::vector<double>{1, 100} : std::vector<double>{1, 2, 5, 10, 20, 50, 100};
-  for (double pm : periods) {
-    for (double s : speedups(quick)) {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "P = %g ms", pm);
-      f.points.push_back(dynamic_point(buf, 8, s, pm, "algorithm1"));
-    }
-  }
-  return f;
-}
-
 
 }  // namespace
 
@@ -126,34 +30,22 @@ std::vector<std::string> thesis_figure_ids() {
   return {"5.7", "5.8", "5.9", "5.11", "5.12", "5.15", "5.16", "5.18", "5.19", "5.20", "5.21"};
 }
 
+std::string thesis_figure_file(const std::string& id) { return configs_dir() + "/thesis/fig-" + id + ".toml"; }
+
 FigureSpec thesis_figure(const std::string& id, bool quick) {
-  if (id == "5.7") return static_cluster(id, "normalized_makespan", true, quick);
-  if (id == "5.8") return static_cluster(id, "utilization", true, quick);
-  if (id == "5.9") return static_cluster(id, "utilization", false, quick);
-  if (id == "5.11") return dynamic_apps(id, "normalized_makespan", 100, false, quick);
-  if (id == "5.12") return dynamic_apps(id, "utilization", 100, false, quick);
-  if (id == "5.15") return dynamic_apps(id, "normalized_makespan", 1, false, quick);
-  if (id == "5.16") return dynamic_apps(id, "utilization", 1, false, quick);
-  if (id == "5.18") return dynamic_periods(id, "normalized_makespan", quick);
-  if (id == "5.19") return dynamic_periods(id, "utilization", quick);
-  if (id == "5.20") return dynamic_apps(id, "normalized_makespan", 1, true, quick);
-  if (id == "5.21") return dynamic_apps(id, "utilization", 1, true, quick);
-  throw Error(Status::invalid_argument, "unknown figure '" + id + "' (5.7 5.8 5.9 5.11 5.12 5.15 5.16 5.18 5.19 5.20 5.21)");
+  const std::vector<std::string> ids = thesis_figure_ids();
+  if (std::find(ids.begin(), ids.end(), id) == ids.end()) {
+    throw Error(Status::invalid_argument, "unknown figure '" + id + "' (5.7 5.8 5.9 5.11 5.12 5.15 5.16 5.18 5.19 5.20 5.21)");
+  }
+  return figure_spec(load_study(thesis_figure_file(id)), quick);
 }
 
 FigureSpec policy_figure(const std::string& policy, bool quick) {
-  FigureSpec f;
-  f.id = "policy-" + policy;
-  f.metric = "normalized_makespan";
-  f.title = "Normalised makespan, 8 slots, 8 apps, 16 functions: " + policy;
-  for (double pm : {1.0, 100.0}) {
-    for (double s : speedups(quick)) {
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "%s, P = %g ms", policy.c_str(), pm);
-      f.points.push_back(dynamic_point(buf, 8, s, pm, policy));
-    }
+  Study study = load_study(configs_dir() + "/thesis/policies.toml");
+  for (Axis& a : study.axes) {
+    if (a.key == "policy.name") a.values = a.quick = {"\"" + policy + "\""};
   }
-  return f;
+  return figure_spec(study, quick);
 }
 
 FigureResult run_figure(const FigureSpec& spec, const RunOptions& options) {
@@ -268,19 +160,15 @@ FigureResult run_figure(const FigureSpec& spec, const RunOptions& options) {
   double sum_nm = 0, sum_u = 0;
   for (size_t p = 0; p < spec.points.size(); ++p) {
     const Point& pt = spec.points[p];
-    double mean_t = 0, mean_b = 0;
-    for (uint32_t s = 0; s < seeds; ++s) {
-      mean_t += median(t_run[p][s]) / seeds;
-      mean_b += median(t_base[p][s]) / seeds;
-    }
+    const PointAggregate agg = aggregate_point(t_run[p], t_base[p], pt.slots_for_eq58, pt.config.cpus, pt.x);
     PointResult pr;
     pr.series = pt.series;
     pr.x = pt.x;
-    pr.makespan_s = mean_t;
-    pr.baseline_s = mean_b;
-    pr.normalized_makespan = mean_b > 0 ? mean_t / mean_b : 0;
-    pr.expected_s = model::expected_makespan(mean_b, pt.slots_for_eq58, pt.config.cpus, pt.x);
-    pr.utilization = model::utilization(pr.expected_s, mean_t);
+    pr.makespan_s = agg.makespan_s;
+    pr.baseline_s = agg.baseline_s;
+    pr.normalized_makespan = agg.normalized_makespan;
+    pr.expected_s = agg.expected_s;
+    pr.utilization = agg.utilization;
     pr.reconfigurations = reconf[p] / (seeds * reps);
     pr.hw_fraction = hw[p] / (seeds * reps);
     sum_nm += pr.normalized_makespan;
@@ -295,6 +183,20 @@ FigureResult run_figure(const FigureSpec& spec, const RunOptions& options) {
   return res;
 }
 
+PointAggregate aggregate_point(const std::vector<std::vector<double>>& run_s, const std::vector<std::vector<double>>& baseline_s,
+                               uint32_t slots, uint32_t cpus, double speedup) {
+  PointAggregate a;
+  const auto seeds = static_cast<uint32_t>(run_s.size());
+  for (uint32_t s = 0; s < seeds; ++s) {
+    a.makespan_s += median(run_s[s]) / seeds;
+    a.baseline_s += median(baseline_s[s]) / seeds;
+  }
+  a.normalized_makespan = a.baseline_s > 0 ? a.makespan_s / a.baseline_s : 0;
+  a.expected_s = model::expected_makespan(a.baseline_s, slots, cpus, speedup);
+  a.utilization = model::utilization(a.expected_s, a.makespan_s);
+  return a;
+}
+
 std::string figure_csv(const FigureResult& r) {
   std::string out = "series,speedup,normalized_makespan,utilization,makespan_s,baseline_s,expected_s,reconfigurations,hw_fraction\n";
   char buf[512];
@@ -305,11 +207,6 @@ std::string figure_csv(const FigureResult& r) {
     out += buf;
   }
   return out;
-}
-
-std::string python_dir() {
-  if (const char* env = std::getenv("TANDEM_PYTHON_DIR")) return env;
-  return TANDEM_PYTHON_DIR;
 }
 
 }  // namespace tandem::sim

@@ -66,13 +66,30 @@ struct FigureResult {
 // The figures of 5.5.3-5.5.5: "5.7", "5.8", "5.9", "5.11", "5.12", "5.15", "5.16", "5.18", "5.19",
 // "5.20", "5.21". `quick` keeps two series and three speedups (seconds, for tests). Throws
 // tandem::Error for an unknown id.
+// Each is a figure study file, configs/thesis/fig-<id>.toml (study.hpp; the folder is the source
+// tree's configs/, or $TANDEM_CONFIGS_DIR).
 FigureSpec thesis_figure(const std::string& id, bool quick);
 std::vector<std::string> thesis_figure_ids();
+std::string thesis_figure_file(const std::string& id);
 
-// The dynamic workload (16 functions, 8 slots, 8 apps) at P = 1 ms and 100 ms, for one policy.
+// The dynamic workload (16 functions, 8 slots, 8 apps) at P = 1 ms and 100 ms, for one policy
+// (configs/thesis/policies.toml with its policy.name axis set to `policy`).
 FigureSpec policy_figure(const std::string& policy, bool quick);
 
 FigureResult run_figure(const FigureSpec& spec, const RunOptions& options);
+
+// The thesis's aggregation of one point (5.5.2): per seed the median makespan over repetitions, then
+// the mean over seeds, for the runs and for their SW-only baselines; normalised makespan = the ratio;
+// utilisation = Eq 5.7 with Eq 5.8's T_e. run_s[seed][rep] and baseline_s[seed][rep] in seconds.
+struct PointAggregate {
+  double makespan_s = 0;
+  double baseline_s = 0;
+  double normalized_makespan = 0;
+  double expected_s = 0;
+  double utilization = 0;
+};
+PointAggregate aggregate_point(const std::vector<std::vector<double>>& run_s, const std::vector<std::vector<double>>& baseline_s,
+                               uint32_t slots, uint32_t cpus, double speedup);
 
 // Files: CSV of the points (series,x,normalized_makespan,utilization,...).
 std::string figure_csv(const FigureResult& r);
@@ -82,8 +99,5 @@ std::string figure_csv(const FigureResult& r);
 std::string chrome_trace_json(const SimResult& r, const std::vector<AppSpec>& apps);
 std::string residency_csv(const SimResult& r);
 std::string calls_csv(const SimResult& r);
-
-// Where the plotting scripts are: $TANDEM_PYTHON_DIR, else the source tree's python/.
-std::string python_dir();
 
 }  // namespace tandem::sim

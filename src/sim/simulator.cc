@@ -1,7 +1,9 @@
 #include "sim/simulator.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <map>
 #include <deque>
 #include <limits>
 #include <optional>
@@ -55,9 +57,11 @@ struct Simulator::Impl {
     bool in_call = false;
     Time op_left = 0;             // CPU time still needed by the current operation
     Time call_start = 0;
+    Time call_ready = 0;          // when the current call could start: its arrival or the previous call's end
     engine::SessionId session = 0;
     uint32_t wake_gen = 0;
     std::optional<engine::Partitioner> part;
+    std::map<engine::FunctionId, engine::Partitioner> function_parts;  // with per-function costs
     std::vector<std::pair<engine::JobId, engine::JobEvent>> pending;  // observed, not yet reported
     std::vector<uint64_t> job_units;                                   // per partitioner job id
   };
@@ -88,6 +92,7 @@ struct Simulator::Impl {
     engine::ReconfigParams rp = config.reconfig;
     rp.period_ns = config.period_ns;
     rp.default_xc = config.cpu_hz;
+    if (config.reconfig_ns >= 0) rp.reconfig_s = static_cast<double>(config.reconfig_ns) * 1e-9;
     policy = config::make_policy(config.policy, rp);
     reacts = policy && policy->reacts();
     cost.xc = config.cpu_hz;
@@ -104,6 +109,20 @@ struct Simulator::Impl {
       apps[i].pending.reserve(64);
       result.total_units += specs[i].units();
     }
+    for (const auto& [f, fc] : config.function_costs) {
+      FunctionCpu& fcpu = function_cpu[f];
+      fcpu.present = true;
+      fcpu.o0_ns = fc.o0_s >= 0 ? static_cast<Time>(std::llround(fc.o0_s * 1e9)) : o0_ns;
+      fcpu.oc_ns = fc.oc_s >= 0 ? static_cast<Time>(std::llround(fc.oc_s * 1e9)) : oc_ns;
+      fcpu.cost = cost;
+      if (fc.speedup >= 0) fcpu.cost.xa = fc.speedup * config.cpu_hz;
+      if (fc.o0_s >= 0) fcpu.cost.o0 = fc.o0_s;
+      if (fc.oc_s >= 0) fcpu.cost.oc = fc.oc_s;
+      if (fc.da_s >= 0) fcpu.cost.da = fc.da_s;
+    }
+    result.slot_jobs.assign(ec.slots, 0);
+    result.app_latency_ns.assign(specs.size(), 0);
+    result.app_sw_ns.assign(specs.size(), 0);
     cpus.resize(std::max<uint32_t>(config.cpus, 1));
     slot_trace.resize(ec.slots);
     config_gen.assign(ec.slots, 0);
@@ -175,6 +194,20 @@ struct Simulator::Impl {
 
   engine::FunctionId function_of(uint32_t a) const { return specs[a].calls[apps[a].call].function; }
 
+  // The partitioner of app a's calls of f: one per application, or one per function when functions
+  // have costs of their own.
+  engine::Partitioner& partitioner(uint32_t a, engine::FunctionId f) {
+    App& app = apps[a];
+    if (!function_cpu[f].present) return *app.part;
+    auto it = app.function_parts.find(f);
+    if (it == app.function_parts.end()) {
+      it = app.function_parts.emplace(f, engine::Partitioner(function_cpu[f].cost, config.partitioner)).first;
+    }
+    return it->second;
+  }
+  Time o0_of(engine::FunctionId f) const { return function_cpu[f].present ? function_cpu[f].o0_ns : o0_ns; }
+  Time oc_of(engine::FunctionId f) const { return function_cpu[f].present ? function_cpu[f].oc_ns : oc_ns; }
+
   // ---------------------------------------------------------------- engine actions
   void apply_actions() {
     for (size_t i = 0; i < actions.size(); ++i) {
@@ -198,6 +231,7 @@ struct Simulator::Impl {
             ev = engine::JobEvent::completed;
             result.hw_units += apps[a].job_units[job];
             ++result.jobs_completed;
+            ++result.slot_jobs[act.slot];
             if (config.trace) {
               result.trace.push_back(TraceSpan{TraceSpan::job, act.slot, act.function,
                                                slot_trace[act.slot].job_start, now, 0, a});
@@ -291,16 +325,18 @@ struct Simulator::Impl {
   void run_app(uint32_t c) {
     const uint32_t a = cpus[c].app;
     App& app = apps[a];
-    engine::Partitioner& part = *app.part;
+    const std::vector<LibraryCall>& calls = specs[a].calls;
     while (true) {
       if (app.op_left > 0) {
         schedule_cpu(c);
         return;
       }
       const double now_s = seconds(now);
-      for (const auto& [job, ev] : app.pending) part.report(job, ev, now_s);
-      app.pending.clear();
-      const std::vector<LibraryCall>& calls = specs[a].calls;
+      if (!app.pending.empty()) {
+        engine::Partitioner& current = partitioner(a, calls[app.call].function);
+        for (const auto& [job, ev] : app.pending) current.report(job, ev, now_s);
+        app.pending.clear();
+      }
       if (!app.in_call) {
         if (app.call == calls.size()) {
           app.state = AppState::done;
@@ -309,13 +345,23 @@ struct Simulator::Impl {
           dispatch(c);
           return;
         }
+        const LibraryCall& next = calls[app.call];
+        if (next.arrival_ns > now) {  // open arrivals: idle until the call arrives
+          app.state = AppState::blocked;
+          ++app.wake_gen;
+          push(next.arrival_ns, EventKind::wake, a, app.wake_gen);
+          dispatch(c);
+          return;
+        }
         app.in_call = true;
         app.call_start = now;
-        part.start(calls[app.call].units, now_s, live(calls[app.call].function));
-        app.op_left = o0_ns;
+        app.call_ready = std::max(app.call_ready, static_cast<Time>(next.arrival_ns));
+        partitioner(a, next.function).start(next.units, now_s, live(next.function));
+        app.op_left = o0_of(next.function);
         continue;
       }
       const engine::FunctionId f = calls[app.call].function;
+      engine::Partitioner& part = partitioner(a, f);
       const engine::Step step = part.next(now_s, live(f));
       ++result.events;  // a partitioner step is a state transition of the app
       switch (step.kind) {
@@ -334,7 +380,7 @@ struct Simulator::Impl {
           app.job_units[step.job] = step.range.size();
           eng.submit(js, now, actions);
           apply_actions();
-          app.op_left = oc_ns;
+          app.op_left = oc_of(f);
           break;
         }
         case engine::StepKind::submit_demand: {
@@ -346,7 +392,7 @@ struct Simulator::Impl {
           eng.submit(js, now, actions);
           apply_actions();
           ++result.demand_packets;
-          app.op_left = oc_ns;
+          app.op_left = oc_of(f);
           break;
         }
         case engine::StepKind::cancel_job: {
@@ -354,7 +400,7 @@ struct Simulator::Impl {
             app.pending.emplace_back(step.job, engine::JobEvent::cancel_refused);
           }
           apply_actions();
-          app.op_left = oc_ns;
+          app.op_left = oc_of(f);
           break;
         }
         case engine::StepKind::wait: {
@@ -368,15 +414,23 @@ struct Simulator::Impl {
           dispatch(c);
           return;
         }
-        case engine::StepKind::done:
+        case engine::StepKind::done: {
           if (config.trace) {
             result.trace.push_back(TraceSpan{TraceSpan::call, a, f, app.call_start, now,
                                              static_cast<double>(calls[app.call].units) / config.cpu_hz, a});
           }
+          const Time latency = now - app.call_ready;
+          const Time sw = o0_of(f) + units_ns(calls[app.call].units);
+          result.call_latency.push_back(latency);
+          result.call_sw_ns.push_back(sw);
+          result.app_latency_ns[a] += latency;
+          result.app_sw_ns[a] += sw;
+          app.call_ready = now;
           ++result.calls;
           app.in_call = false;
           ++app.call;
           break;
+        }
       }
     }
   }
@@ -476,6 +530,13 @@ struct Simulator::Impl {
   double ns_per_unit = 1;
   Time o0_ns = 0;
   Time oc_ns = 0;
+  struct FunctionCpu {   // a function's own costs (SimConfig::function_costs)
+    bool present = false;
+    Time o0_ns = 0;
+    Time oc_ns = 0;
+    model::CostParams cost;
+  };
+  std::array<FunctionCpu, engine::kMaxFunctions> function_cpu{};
   std::vector<App> apps;
   std::vector<Cpu> cpus;
   std::deque<uint32_t> ready;
@@ -506,9 +567,12 @@ engine::EngineConfig Simulator::engine_config(const SimConfig& c, const std::vec
   for (uint32_t f = 0; f < engine::kMaxFunctions; ++f) {
     if (!ec.known[f]) continue;
     model::AccelModel& m = ec.models[f];
-    m.throughput = c.speedup > 0 ? c.speedup * c.cpu_hz : 0;
-    m.latency_s = c.da_s;
-    m.reconfig_s = static_cast<double>(reconfig) * 1e-9;
+    const auto own = c.function_costs.find(static_cast<engine::FunctionId>(f));
+    const SimConfig::FunctionCosts fc = own == c.function_costs.end() ? SimConfig::FunctionCosts{} : own->second;
+    const double speedup = fc.speedup >= 0 ? fc.speedup : c.speedup;
+    m.throughput = speedup > 0 ? speedup * c.cpu_hz : 0;
+    m.latency_s = fc.da_s >= 0 ? fc.da_s : c.da_s;
+    m.reconfig_s = fc.reconfig_s >= 0 ? fc.reconfig_s : static_cast<double>(reconfig) * 1e-9;
   }
   return ec;
 }

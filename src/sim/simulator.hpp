@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,6 +33,15 @@ struct SimConfig {
   double oc_s = 1e-6;               // O_c: CPU time of one job (submit + collect + combine)
   double o0_s = 0.1e-6;             // O_0: CPU time of calling the SW function with no work
   std::vector<engine::FunctionId> resident;  // loaded in slots 0.. at t = 0, no delay (static cluster)
+  // Per-function accelerator and call costs that differ from the figures above (< 0: not set).
+  struct FunctionCosts {
+    double speedup = -1;
+    double da_s = -1;
+    double oc_s = -1;
+    double o0_s = -1;
+    double reconfig_s = -1;  // its reconfiguration delay (< 0: reconfig_ns)
+  };
+  std::map<engine::FunctionId, FunctionCosts> function_costs;
   // ---- reconfiguration ----
   Time period_ns = 1'000'000;       // monitoring period P
   Time reconfig_ns = -1;            // reconfiguration delay; < 0 = P (Table 5.3)
@@ -74,6 +84,13 @@ struct SimResult {
   uint64_t context_switches = 0;
   Time slot_busy_ns = 0;             // sum over slots
   Time cpu_busy_ns = 0;              // sum over CPUs
+  std::vector<uint64_t> slot_jobs;   // jobs each slot completed
+  // Per call, in completion order: its latency (from when it could start, i.e. its arrival or the end
+  // of the application's previous call, to its end) and its SW-only time on an idle CPU.
+  std::vector<Time> call_latency;
+  std::vector<Time> call_sw_ns;
+  std::vector<Time> app_latency_ns;  // per application: sum of its calls' latencies
+  std::vector<Time> app_sw_ns;       // per application: sum of its calls' SW-only times
   std::vector<TraceSpan> trace;
 };
 

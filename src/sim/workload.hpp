@@ -13,7 +13,8 @@ namespace tandem::sim {
 
 struct LibraryCall {
   engine::FunctionId function = 0;
-  uint64_t units = 0;  // work units; one unit = one CPU cycle
+  uint64_t units = 0;       // work units; one unit = one CPU cycle
+  int64_t arrival_ns = 0;   // open arrivals: when the call arrives (closed loop: 0, as soon as possible)
 };
 
 struct AppSpec {
@@ -31,6 +32,13 @@ struct WorkloadSpec {
   double cpu_hz = 667e6;            // converts SW time to work units (cycles)
   uint64_t seed = 1;
   bool same_calls_for_all = false;  // every app gets the call list of app 0 (thesis Fig 5.13/5.14)
+  // Size of each call's work between call_min_s and call_max_s: uniform (Table 5.3), log-uniform,
+  // exponential (call_min_s plus an exponential of mean call_mean_s - call_min_s, truncated at
+  // call_max_s), or fixed (call_mean_s).
+  enum class Sizes : uint8_t { uniform, log_uniform, exponential, fixed } sizes = Sizes::uniform;
+  double call_mean_s = -1;          // exponential, fixed; < 0 = (call_min_s + call_max_s) / 2
+  std::vector<double> weights;      // call mix: relative frequency of each of the F functions; empty = uniform
+  double rate_per_s = 0;            // > 0: open arrivals, a Poisson process of this many calls/s per app
 };
 
 // splitmix64: tiny, fast, and the same on every platform.

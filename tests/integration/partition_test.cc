@@ -212,7 +212,8 @@ TEST(Cancel, PartitionerTakesWorkBackFromSlowHardware) {
   // are late, the partitioner withdraws the queued ones and does their work itself.
   client::RuntimeOptions o;
   o.embedded = true;
-  o.config_text = "[device.emu]\nresident = [\"accumulate\"]\n[functions.accumulate]\nthroughput = 2e7\n";
+  // A free link: the calibrated X_a alone is what the model believes (no transfer bound on it).
+  o.config_text = "[device.emu]\nresident = [\"accumulate\"]\nlink_gbps = 0\n[functions.accumulate]\nthroughput = 2e7\n";
   client::Calibration cal;
   model::CostParams p;
   p.xc = funcs::software_throughput(TANDEM_FN_ACCUMULATE);

@@ -61,6 +61,25 @@ TEST(Calibration, TextRoundTrip) {
   EXPECT_FALSE(back.functions[TANDEM_FN_NOP]);
 }
 
+TEST(Calibration, AccessCostsRoundTripAndAreChecked) {
+  Calibration c = sample();
+  EXPECT_FALSE(parse_calibration(format_calibration(c), "t").access) << "optional";
+  c.access = model::HostAccessCosts{12e9, 4e9, 300e-9, 6e-6};
+  const Calibration back = parse_calibration(format_calibration(c), "t");
+  ASSERT_TRUE(back.access);
+  EXPECT_NEAR(back.access->memcpy_bps, 12e9, 1);
+  EXPECT_NEAR(back.access->gather_bps, 4e9, 1);
+  EXPECT_NEAR(back.access->gather_page_s, 300e-9, 1e-15);
+  EXPECT_NEAR(back.access->handoff_s, 6e-6, 1e-15);
+  const std::string text = format_calibration(c);
+  try {
+    parse_calibration(text + "bogus = 1\n", "t");
+    FAIL() << "an unknown [access] key must be an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown key 'bogus' in [access]"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Calibration, FileRoundTripCreatesTheDirectory) {
   const auto dir = std::filesystem::temp_directory_path() / ("tandem-caltest-" + std::to_string(::getpid()));
   const std::string path = (dir / "a" / "b" / "calibration.toml").string();

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <limits>
 
+#include "model/access_model.hpp"
 #include "model/accel_model.hpp"
+#include "tandem/tandem_abi.h"
 #include "model/cost_model.hpp"
 
 namespace tandem::model {
@@ -247,3 +249,85 @@ TEST(AccelModel, JobTimeRoundsUpAndSaturates) {
   EXPECT_EQ(m.job_ns(1), INT64_MAX);
   EXPECT_EQ(m.job_ns(0), 100);
 }
+
+namespace tandem::model {
+namespace {
+
+// ---- access methods (model/access_model.hpp) ----
+
+TEST(AccessModel, TransferCostsPerMethod) {
+  TransferModel t;
+  t.link_bps = 1e9;
+  t.dma_setup_s = 1e-6;
+  t.sg_bps = 0.5e9;
+  t.sg_setup_s = 2e-6;
+  t.sg_page_s = 100e-9;
+  t.local_bps = 10e9;
+  // Nothing moves: the computation alone, no set-up.
+  EXPECT_DOUBLE_EQ(t.job_s(TANDEM_ACCESS_ZERO_COPY, 0, 0, 0, 5e-6), 5e-6);
+  // Zero-copy and copy: set-up, then the longer of transfer (1 MB at 1 GB/s = 1 ms) and computation.
+  EXPECT_DOUBLE_EQ(t.job_s(TANDEM_ACCESS_ZERO_COPY, 1'000'000, 0, 0, 5e-6), 1e-6 + 1e-3);
+  EXPECT_DOUBLE_EQ(t.job_s(TANDEM_ACCESS_COPY, 1'000'000, 0, 0, 2e-3), 1e-6 + 2e-3);
+  // Scatter-gather: its own set-up, a cost per page, its own streaming rate.
+  EXPECT_DOUBLE_EQ(t.job_s(TANDEM_ACCESS_SCATTER_GATHER, 1'000'000, 0, 245, 0), 2e-6 + 245 * 100e-9 + 2e-3);
+  // Device-local data streams from local memory, no set-up.
+  EXPECT_DOUBLE_EQ(t.job_s(TANDEM_ACCESS_DEVICE_LOCAL, 0, 1'000'000, 0, 0), 1e-4);
+  // A free link charges nothing but the computation and the set-up.
+  TransferModel free;
+  EXPECT_DOUBLE_EQ(free.job_s(TANDEM_ACCESS_ZERO_COPY, 1 << 20, 0, 0, 3e-6), 3e-6);
+}
+
+TEST(AccessModel, MethodsFoldIntoXaAndDa) {
+  CostParams p;
+  p.xc = 1e9;
+  p.xa = 4e9;
+  p.da = 1e-6;
+  p.oc = 0.2e-6;
+  p.o0 = 0.05e-6;
+  TransferModel t;
+  t.link_bps = 2e9;  // slower than the accelerator: the link bounds X_a
+  t.dma_setup_s = 0.5e-6;
+  t.sg_setup_s = 1e-6;
+  HostAccessCosts h;
+  h.memcpy_bps = 8e9;
+  h.gather_bps = 4e9;
+  h.handoff_s = 20e-6;
+  const CostParams zc = with_access(p, TANDEM_ACCESS_ZERO_COPY, 1.0, t, h, true);
+  EXPECT_DOUBLE_EQ(zc.da, 1.5e-6);
+  EXPECT_DOUBLE_EQ(zc.xa, 2e9);
+  const CostParams copy = with_access(p, TANDEM_ACCESS_COPY, 1.0, t, h, true);
+  EXPECT_DOUBLE_EQ(copy.xa, 1.0 / (1.0 / 2e9 + 1.0 / 8e9)) << "the staging copy is serial with the job";
+  const CostParams sg = with_access(p, TANDEM_ACCESS_SCATTER_GATHER, 1.0, t, h, true);
+  EXPECT_DOUBLE_EQ(sg.da, 1e-6 + 1e-6 + 20e-6) << "the mover's hand-off under tandemd";
+  const CostParams sg_here = with_access(p, TANDEM_ACCESS_SCATTER_GATHER, 1.0, t, h, false);
+  EXPECT_DOUBLE_EQ(sg_here.da, 2e-6) << "in place in the embedded runtime";
+  EXPECT_GT(sg_here.xa, sg.xa);
+  EXPECT_EQ(with_access(p, TANDEM_ACCESS_COPY, 0.0, t, h, true).xa, p.xa) << "no data, no cost";
+}
+
+// Small calls: the staging copy is cheaper than the mover's hand-off; large ones: gathering in the
+// engine's process beats copying on the caller. The choice is a pure function of its inputs.
+TEST(AccessModel, ChoiceFollowsTheCrossover) {
+  CostParams p;
+  p.xc = 1e9;
+  p.xa = 20e9;
+  p.da = 1e-6;
+  p.oc = 0.2e-6;
+  p.o0 = 0.05e-6;
+  p.granularity = 8;
+  TransferModel t;
+  t.link_bps = 16e9;
+  t.sg_bps = 16e9;
+  HostAccessCosts h;
+  h.memcpy_bps = 2e9;   // a slow copy on the caller
+  h.gather_bps = 20e9;  // a fast gather in the engine's process
+  h.handoff_s = 20e-6;
+  const uint8_t both[] = {TANDEM_ACCESS_COPY, TANDEM_ACCESS_SCATTER_GATHER};
+  LiveMetrics m{1, 0, 0};
+  EXPECT_EQ(choose_access(both, p, m, 1, 64'000, 1.0, t, h, true), TANDEM_ACCESS_COPY);
+  EXPECT_EQ(choose_access(both, p, m, 1, 64e6, 1.0, t, h, true), TANDEM_ACCESS_SCATTER_GATHER);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(choose_access(both, p, m, 1, 64e6, 1.0, t, h, true), TANDEM_ACCESS_SCATTER_GATHER);
+}
+
+}  // namespace
+}  // namespace tandem::model

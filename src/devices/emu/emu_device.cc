@@ -52,7 +52,7 @@ int64_t job_ns(const model::AccelModel& m, const TransferModel& transfer, const 
   if (job.access.host_bytes() == 0 && job.access.local_bytes == 0) return m.job_ns(job.call.workload);
   double compute = 0;
   if (job.call.workload > 0) compute = m.throughput > 0 ? static_cast<double>(job.call.workload) / m.throughput : INFINITY;
-  const double ns = std::ceil((m.latency_s + transfer.job_s(job.access, compute)) * 1e9);
+  const double ns = std::ceil((m.latency_s + transfer.job_s(job.access.method, job.access.host_bytes(), job.access.local_bytes, job.access.pages, compute)) * 1e9);
   return ns < 9.2e18 ? static_cast<int64_t>(ns) : INT64_MAX;
 }
 

@@ -1,0 +1,54 @@
+// What moving a job's data costs, per access method (docs/access.md), as pure arithmetic: the device
+// side (a link, scatter-gather page lists, local memory), the host side (staging copies, gathering a
+// client's pages), and how both fold into the cost model's X_a and D_a, so that a call's method and
+// split are chosen together. Used by the emulated fabric (device time), libtandem (the choice) and the
+// simulator. Methods are the TANDEM_ACCESS_* values.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "model/cost_model.hpp"
+
+namespace tandem::model {
+
+// The device side of moving data.
+struct TransferModel {
+  double link_bps = 0;     // host <-> device interconnect, per direction, per job (0: free)
+  double dma_setup_s = 0;  // zero-copy and copy: setting up the DMA of a job that moves data
+  double sg_bps = 0;       // scatter-gather: streaming from a page list (0: link_bps)
+  double sg_setup_s = 0;   // scatter-gather: fetching the page list
+  double sg_page_s = 0;    // scatter-gather: per page-list entry walked
+  double local_bps = 0;    // device-local memory, per job (0: free)
+
+  // A job's time beyond D_a: its data streams through the accelerator while it computes
+  // (`compute_s` = W / X_a), so the longer of transfer and computation counts, after the set-up of
+  // the method that reaches its `host_bytes`; `local_bytes` stream from local memory. A job that moves
+  // nothing pays no set-up (a no-op stays a no-op).
+  double job_s(uint8_t method, uint64_t host_bytes, uint64_t local_bytes, uint32_t pages, double compute_s) const;
+};
+
+// The host side, measured on the machine (or by `tandem calibrate`).
+struct HostAccessCosts {
+  double memcpy_bps = 0;      // the caller's copy into and out of staging
+  double gather_bps = 0;      // process_vm_readv/writev through a page list
+  double gather_page_s = 0;   // per page of it
+  double handoff_s = 20e-6;   // tandemd: the dispatcher handing a job to its mover and back
+};
+
+inline constexpr double kPageBytes = 4096;
+
+// The cost parameters of a call's jobs whose data moves with `method`: `bytes_per_unit` bytes per work
+// unit, the engine in another process (`remote`: scatter-gather pays the mover's hand-off and copy)
+// or in this one. D_a gains the set-up; X_a becomes the rate of the slower of computation and
+// transfer, plus whatever copy is serial with the job (staging, gathering).
+CostParams with_access(const CostParams& p, uint8_t method, double bytes_per_unit, const TransferModel& transfer,
+                       const HostAccessCosts& host, bool remote);
+
+// Among `candidates`, the method whose plan for a call of `units` units (plan_call with the method's
+// parameters, `bytes_per_unit`) is predicted fastest; ties go to the earlier candidate. Deterministic.
+uint8_t choose_access(std::span<const uint8_t> candidates, const CostParams& p, const LiveMetrics& m, uint32_t jobs,
+                      double units, double bytes_per_unit, const TransferModel& transfer, const HostAccessCosts& host,
+                      bool remote);
+
+}  // namespace tandem::model
