@@ -608,6 +608,11 @@ void add_jpeg_experiment(CLI::App& experiment) {
       for (const std::string& s : o->sizes) line += " " + s;
     }
     if (o->repeats > 0) line += " --repeats " + std::to_string(o->repeats);
+    if (!o->processes.empty()) {
+      line += " --processes";
+      for (size_t n : o->processes) line += " " + std::to_string(n);
+    }
+    if (o->quality != 75) line += " --quality " + std::to_string(o->quality);
     if (o->no_rtl) line += " --no-rtl";
     line += " --out " + o->out;
     run_jpeg_experiment(*o, line);

@@ -4,17 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "c_check.h"
 #include "tandem/tandem.h"
 
 static int failures = 0;
-
-#define CHECK(cond)                                                   \
-  do {                                                                \
-    if (!(cond)) {                                                    \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                     \
-    }                                                                 \
-  } while (0)
 
 int main(void) {
   tandem_options_t options;

@@ -3,17 +3,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "c_check.h"
 #include "tandem/tandem.h"
 
 static int failures = 0;
-
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                              \
-    }                                                                          \
-  } while (0)
 
 int main(void) {
   tandem_options_t options;
