@@ -23,10 +23,7 @@ int main(void) {
   uint64_t index;
   size_t i;
 
-  tandem_options_init(&options);
-  options.embedded = 1;
-  options.mode = TANDEM_MODE_HW;
-  CHECK(tandem_open(&options, &rt) == TANDEM_OK);
+  rt = open_embedded_hw();
   if (rt == NULL) return 1;
   CHECK(strcmp(tandem_runtime_kind(rt), "embedded") == 0);
 

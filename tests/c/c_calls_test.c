@@ -9,7 +9,6 @@
 static int failures = 0;
 
 int main(void) {
-  tandem_options_t options;
   tandem_runtime_t* rt = NULL;
   uint8_t image[16], edges[16], samples[64];
   int16_t a[2], b[2], coefs[64];
@@ -19,10 +18,7 @@ int main(void) {
   tandem_call_stats_t stats;
   size_t i;
 
-  tandem_options_init(&options);
-  options.embedded = 1;
-  options.mode = TANDEM_MODE_HW;
-  CHECK(tandem_open(&options, &rt) == TANDEM_OK);
+  rt = open_embedded_hw();
   if (rt == NULL) return 1;
 
   /* A 4x4 image, dark left half and bright right half: the inner pixels see |Gx| = 4 * 100. */
