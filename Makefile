@@ -12,7 +12,7 @@ JOBS       ?= $(shell nproc)
 CMAKE_GEN  := -G Ninja
 CTEST      := ctest --output-on-failure --timeout 900 --no-tests=error
 
-.PHONY: all deps setup build run test test-fast test-release test-asan test-tsan test-fuzz test-chaos rtl-area clean help
+.PHONY: all deps setup build install run test test-fast test-release test-asan test-tsan test-fuzz test-chaos rtl-area clean help
 
 all: build
 
@@ -24,6 +24,8 @@ help:
 	@echo "make setup     install what the project needs (Debian and PyPI packages, Ray, python/tandem_sim)"
 	@echo "make test-chaos DURATION=s SEED=n  the chaos tier for as long as wanted (tandem chaos; default 1 h)"
 	@echo "make rtl-area  synthesize the RTL accelerators with Yosys and write docs/results/rtl_area.md"
+	@echo "make install   install into PREFIX (default /usr/local): headers, libtandem.so/.a, tandem, tandemd,"
+	@echo "               the drop-in libraries, pkg-config and CMake package files (docs/install.md)"
 	@echo "make clean     remove the build folders"
 
 deps:
@@ -35,6 +37,10 @@ setup: deps
 build: deps
 	@cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS)
+
+PREFIX ?= /usr/local
+install: build
+	@cmake --install $(BUILD) --prefix $(PREFIX)
 
 run: build
 	@./$(BUILD)/tandem demo

@@ -5,6 +5,9 @@ target_compile_options(tandem_options INTERFACE
   $<$<COMPILE_LANGUAGE:C,CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wcast-align -Wimplicit-fallthrough -Werror>
   $<$<COMPILE_LANGUAGE:CXX>:-Wnon-virtual-dtor>)
 target_compile_definitions(tandem_options INTERFACE _GNU_SOURCE)
+# Position-independent code (libtandem.so) without paying for interposition: calls within a library
+# may be inlined and bound directly; only the exported C API is the library's interface.
+target_compile_options(tandem_options INTERFACE $<$<COMPILE_LANGUAGE:C,CXX>:-fno-semantic-interposition>)
 
 if(TANDEM_SANITIZE STREQUAL "address")
   set(_san -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)

@@ -19,6 +19,8 @@ ALLOWED = {
     "sim": {"base", "tandem", "abi", "model", "funcs", "engine", "config", "devices"},
     "daemon": {"base", "tandem", "abi", "model", "funcs", "engine", "config", "devices", "rt"},
     "client": {"base", "tandem", "abi", "model", "funcs", "engine", "config", "devices", "rt"},
+    # drop-in libraries: programs' stand-ins that use the public C API only
+    "dropin": {"tandem"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 

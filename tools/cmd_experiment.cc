@@ -9,6 +9,7 @@ void add_experiment_commands(CLI::App& app) {
   experiment->require_subcommand(1);
   add_partition_experiment(*experiment);
   add_thesis_experiments(*experiment);
+  add_jpeg_experiment(*experiment);
   add_access_experiment(*experiment);
   add_vm_experiment(*experiment);
   add_auto_experiment(*experiment);

@@ -29,5 +29,6 @@ void add_thesis_experiments(CLI::App& experiment);    // experiment thesis, comp
 void add_access_experiment(CLI::App& experiment);     // experiment access-methods (cmd_experiment_access.cc)
 void add_vm_experiment(CLI::App& experiment);         // experiment virtual-memory (cmd_experiment_vm.cc)
 void add_auto_experiment(CLI::App& experiment);       // experiment auto (cmd_experiment_auto.cc)
+void add_jpeg_experiment(CLI::App& experiment);       // experiment jpeg (cmd_experiment_jpeg.cc)
 
 }  // namespace tandem::tools

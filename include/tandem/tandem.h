@@ -118,6 +118,81 @@ tandem_status_t tandem_list_walk(tandem_runtime_t* runtime, const tandem_list_no
  * (the default); PHASE/V, any address of this process, pages faulted in on demand through the device TLB. */
 tandem_status_t tandem_set_address_mode(tandem_runtime_t* runtime, int32_t mode);
 
+/* ---- high-level calls of the kernels with accelerators (docs/api.md) ----
+ * Any memory works: buffers from tandem_alloc() are reached by the accelerators in place, others
+ * through the access method the runtime picks with the split (copy staging, scatter-gather; see
+ * tandem_set_access). Each call is split like tandem_accumulate between this thread and the
+ * accelerators, and runs in software (the function's bit-exact reference) whatever the accelerators
+ * do not. Inputs and outputs must not overlap.
+ * A size of 0 is a valid call that does nothing. */
+
+/* 3x3 Sobel edge magnitude of a row-major width x height 8-bit image into `out` (width * height
+ * bytes): min(255, |Gx| + |Gy|), border pixels 0. Split by rows. width, height <= 2^20. */
+tandem_status_t tandem_sobel(tandem_runtime_t* runtime, const uint8_t* image, uint8_t* out, uint32_t width,
+                             uint32_t height);
+
+/* C (m x n int32, modulo 2^32) = A (m x k int16) * B (k x n int16), all row-major. Split by rows of C.
+ * m, k, n <= 65535; k = 0 writes zeros (a and b may then be NULL). */
+tandem_status_t tandem_matmul(tandem_runtime_t* runtime, const int16_t* a, const int16_t* b, int32_t* c, uint32_t m,
+                              uint32_t k, uint32_t n);
+
+/* JPEG's forward DCT (libjpeg's accurate integer "islow" DCT, bit-exact) and quantizer over `blocks` 8x8
+ * blocks in natural (row-major) order, split by runs of blocks. `mode`:
+ *   TANDEM_DCT_MODE_DCT           input: blocks x 64 uint8 samples -> output: 64 int16 coefficients each
+ *                                 (the 2-D DCT scaled by 8, as libjpeg's); table unused (may be NULL)
+ *   TANDEM_DCT_MODE_QUANTIZE      input: blocks x 64 int16 coefficients -> quantized coefficients
+ *   TANDEM_DCT_MODE_DCT_QUANTIZE  input: samples -> quantized coefficients (the chained accelerators)
+ * Quantization divides coefficient i by 8 * table[i] and rounds half away from zero (libjpeg's rule);
+ * every table entry must be in 1..32767. blocks <= 2^32 - 1. */
+tandem_status_t tandem_dct_quant(tandem_runtime_t* runtime, uint32_t mode, const void* input, int16_t* output,
+                                 size_t blocks, const uint16_t* table);
+
+/* The hardware priority queue of the thesis's scheduler (Ch3): `count` commands run in order on a queue
+ * that starts empty (TANDEM_PQ_CAPACITY entries, priorities 0..255 with 255 highest, FIFO within a
+ * priority); responses[i] answers commands[i]; `remaining` (may be NULL) gets the entries still queued
+ * after the last command. A batch is never split: it runs wholly on one accelerator or on this thread.
+ * count <= 2^24. Build the command words with the helpers below. */
+#define TANDEM_PQ_CAPACITY 256u
+tandem_status_t tandem_priority_queue(tandem_runtime_t* runtime, const uint64_t* commands, uint64_t* responses,
+                                      size_t count, uint64_t* remaining);
+
+/* Command word: [31:0] handle, [39:32] priority, [40] at head, [41] highest, [63:56] opcode. */
+#define TANDEM_PQ_OP_PUSH 1u
+#define TANDEM_PQ_OP_POP 2u
+#define TANDEM_PQ_OP_PEEK 3u
+/* Queues `handle` at the tail of its priority (a thread that became runnable), or at the head
+ * (at_head != 0: a thread that was preempted). Fails (ok = 0) when the queue is full. */
+static inline uint64_t tandem_pq_push(uint32_t handle, uint8_t priority, int at_head) {
+  return (uint64_t)handle | (uint64_t)priority << 32 | (uint64_t)(at_head != 0) << 40 | (uint64_t)TANDEM_PQ_OP_PUSH << 56;
+}
+/* Removes (pop) or reads (peek) the oldest entry of `priority`, or of the highest non-empty priority
+ * when `highest` != 0. Fails (ok = 0, handle 0) when there is none. */
+static inline uint64_t tandem_pq_pop(uint8_t priority, int highest) {
+  return (uint64_t)priority << 32 | (uint64_t)(highest != 0) << 41 | (uint64_t)TANDEM_PQ_OP_POP << 56;
+}
+static inline uint64_t tandem_pq_peek(uint8_t priority, int highest) {
+  return (uint64_t)priority << 32 | (uint64_t)(highest != 0) << 41 | (uint64_t)TANDEM_PQ_OP_PEEK << 56;
+}
+/* Response word: [31:0] handle, [39:32] priority used, [40] ok, [63:48] entries queued after it. */
+static inline uint32_t tandem_pq_response_handle(uint64_t response) { return (uint32_t)response; }
+static inline uint8_t tandem_pq_response_priority(uint64_t response) { return (uint8_t)(response >> 32); }
+static inline int tandem_pq_response_ok(uint64_t response) { return (int)((response >> 40) & 1u); }
+static inline uint32_t tandem_pq_response_occupancy(uint64_t response) { return (uint32_t)(response >> 48); }
+
+/* What this runtime's high-level calls did so far (all threads). Fields may be added at the end:
+ * pass sizeof your struct; the fields it covers are filled. */
+typedef struct tandem_call_stats {
+  uint64_t calls;             /* high-level calls */
+  uint64_t sw_calls;          /* ran wholly in software */
+  uint64_t accelerated_calls; /* ran partly or wholly on accelerators */
+  uint64_t hw_jobs;           /* accelerator jobs submitted */
+  uint64_t hw_units;          /* work units the accelerators completed (the function's units) */
+  uint64_t sw_units;          /* work units run in software */
+  uint64_t demand_jobs;       /* requests for an accelerator that was not resident */
+  uint64_t fallbacks;         /* calls that wanted the accelerators but ran (partly) in software */
+} tandem_call_stats_t;
+tandem_status_t tandem_get_call_stats(tandem_runtime_t* runtime, tandem_call_stats_t* stats, size_t stats_size);
+
 /* ---- low-level submission ---- */
 /* A queue is a multi-producer ring; any thread may submit to it. capacity: power of two (0: 1024). */
 tandem_status_t tandem_queue_create(tandem_runtime_t* runtime, uint32_t capacity, tandem_queue_t** queue);

@@ -2,6 +2,7 @@
 // Header-only; everything it does goes through the C functions.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <stdexcept>
@@ -19,6 +20,9 @@ class ApiError : public std::runtime_error {
       : std::runtime_error(what + ": " + tandem_status_name(status) +
                            (*tandem_last_error() != '\0' ? std::string(" (") + tandem_last_error() + ")" : "")),
         status_(status) {}
+  // A mistake the wrapper itself found (no C call was made, so tandem_last_error() does not belong to it).
+  struct Local {};
+  ApiError(Local, tandem_status_t status, const std::string& what) : std::runtime_error(what), status_(status) {}
   tandem_status_t status() const { return status_; }
 
  private:
@@ -71,6 +75,10 @@ class Queue {
 };
 
 class Runtime {
+  static void require(bool ok, const char* what) {
+    if (!ok) throw ApiError(ApiError::Local{}, TANDEM_INVALID_ARGUMENT, what);
+  }
+
  public:
   // Opens a runtime (embedded, or a tandemd session when one is configured).
   explicit Runtime(const tandem_options_t* options = nullptr) { check(tandem_open(options, &rt_), "tandem_open"); }
@@ -94,6 +102,54 @@ class Runtime {
   }
   void set_address_mode(tandem_address_mode_t mode) {
     check(tandem_set_address_mode(rt_, mode), "tandem_set_address_mode");
+  }
+
+  // The kernels' high-level calls (tandem.h): any memory, split between this thread and the accelerators.
+  // 3x3 Sobel edge magnitude of a width x height image; both spans hold at least width * height bytes.
+  void sobel(std::span<const uint8_t> image, std::span<uint8_t> out, uint32_t width, uint32_t height) {
+    const size_t pixels = size_t{width} * height;
+    require(image.size() >= pixels && out.size() >= pixels, "tandem::Runtime::sobel: a span is smaller than width * height");
+    check(tandem_sobel(rt_, image.data(), out.data(), width, height), "tandem_sobel");
+  }
+  // C (m x n) = A (m x k) * B (k x n): int16 in, int32 out modulo 2^32, row-major.
+  void matmul(std::span<const int16_t> a, std::span<const int16_t> b, std::span<int32_t> c, uint32_t m, uint32_t k,
+              uint32_t n) {
+    require(a.size() >= size_t{m} * k && b.size() >= size_t{k} * n && c.size() >= size_t{m} * n,
+            "tandem::Runtime::matmul: a span is smaller than its matrix");
+    check(tandem_matmul(rt_, a.data(), b.data(), c.data(), m, k, n), "tandem_matmul");
+  }
+  // JPEG forward DCT (libjpeg islow) of 8x8 sample blocks (64 bytes each) into 64 coefficients each.
+  void dct(std::span<const uint8_t> samples, std::span<int16_t> coefs) {
+    require(samples.size() % 64 == 0 && coefs.size() >= samples.size(), "tandem::Runtime::dct: 64 samples per block, 64 coefficients out");
+    check(tandem_dct_quant(rt_, TANDEM_DCT_MODE_DCT, samples.data(), coefs.data(), samples.size() / 64, nullptr),
+          "tandem_dct_quant");
+  }
+  // Quantization of coefficient blocks by a table of 64 entries in 1..32767.
+  void quantize(std::span<const int16_t> coefs, std::span<int16_t> out, std::span<const uint16_t, 64> table) {
+    require(coefs.size() % 64 == 0 && out.size() >= coefs.size(), "tandem::Runtime::quantize: 64 coefficients per block");
+    check(tandem_dct_quant(rt_, TANDEM_DCT_MODE_QUANTIZE, coefs.data(), out.data(), coefs.size() / 64, table.data()),
+          "tandem_dct_quant");
+  }
+  // Both, chained: samples to quantized coefficients.
+  void dct_quant(std::span<const uint8_t> samples, std::span<int16_t> out, std::span<const uint16_t, 64> table) {
+    require(samples.size() % 64 == 0 && out.size() >= samples.size(), "tandem::Runtime::dct_quant: 64 samples per block");
+    check(tandem_dct_quant(rt_, TANDEM_DCT_MODE_DCT_QUANTIZE, samples.data(), out.data(), samples.size() / 64,
+                           table.data()),
+          "tandem_dct_quant");
+  }
+  // A priority-queue batch (command words from tandem_pq_push/pop/peek); returns the entries left queued.
+  uint64_t priority_queue(std::span<const uint64_t> commands, std::span<uint64_t> responses) {
+    require(responses.size() >= commands.size(), "tandem::Runtime::priority_queue: fewer responses than commands");
+    uint64_t remaining = 0;
+    check(tandem_priority_queue(rt_, commands.data(), responses.data(), commands.size(), &remaining),
+          "tandem_priority_queue");
+    return remaining;
+  }
+  // What the high-level calls of this runtime did so far.
+  tandem_call_stats_t call_stats() const {
+    tandem_call_stats_t stats{};
+    check(tandem_get_call_stats(rt_, &stats, sizeof stats), "tandem_get_call_stats");
+    return stats;
   }
   // Where later high-level calls run (alpha: TANDEM_MODE_ALPHA's share for the accelerators).
   void set_mode(tandem_mode_t mode, double alpha = 0) { check(tandem_set_mode(rt_, mode, alpha), "tandem_set_mode"); }

@@ -391,3 +391,9 @@ tandem_status_t tandem_set_access(tandem_runtime_t* r, int32_t access) {
 }
 
 }  // extern "C"
+
+// The C API's other translation units (c_api_calls.cc) reach handles and the message through these.
+namespace tandem::client::capi {
+Runtime* runtime_of(tandem_runtime_t* runtime) { return ::runtime_of(runtime); }
+tandem_status_t fail(Status status, std::string message) { return ::fail(status, std::move(message)); }
+}  // namespace tandem::client::capi

@@ -4,17 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "c_check.h"
 #include "tandem/tandem.h"
 
 static int failures = 0;
-
-#define CHECK(cond)                                                   \
-  do {                                                                \
-    if (!(cond)) {                                                    \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                     \
-    }                                                                 \
-  } while (0)
 
 int main(void) {
   tandem_options_t options;
@@ -30,10 +23,7 @@ int main(void) {
   uint64_t index;
   size_t i;
 
-  tandem_options_init(&options);
-  options.embedded = 1;
-  options.mode = TANDEM_MODE_HW;
-  CHECK(tandem_open(&options, &rt) == TANDEM_OK);
+  rt = open_embedded_hw();
   if (rt == NULL) return 1;
   CHECK(strcmp(tandem_runtime_kind(rt), "embedded") == 0);
 
