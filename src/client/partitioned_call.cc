@@ -14,6 +14,7 @@
 #include "abi/futex.hpp"
 #include "abi/metrics.hpp"
 #include "base/clock.hpp"
+#include "client/trace.hpp"
 
 namespace tandem::client {
 
@@ -272,9 +273,11 @@ class Driver {
     // Jobs carry their arguments inline; a function with more words would need an argument block.
     const uint32_t flags = TANDEM_FLAG_ACCESS(access_.method);
     Status s = part.arg_count <= TANDEM_INLINE_ARGS
-                   ? queue_.dispatch(fn_.id, part.args.data(), part.arg_count, part.workload, rec, false, flags)
+                   ? queue_.dispatch(fn_.id, part.args.data(), part.arg_count, part.workload, rec, false, flags,
+                                     trace_job_tag(step.job))
                    : Status::invalid_argument;
     if (s == Status::ok) {
+      trace_published(step.job, fn_.id, part.workload);
       outstanding_[step.job] = true;
       ++outstanding_count_;
       return;
@@ -331,6 +334,7 @@ class Driver {
       outstanding_[j] = false;
       --outstanding_count_;
       const Status s = from_wire(wire);
+      trace_observed(j, s);
       if (s == Status::ok) {
         if (staging_ != nullptr) {  // the copy method: the job's output back from staging
           for (uint32_t k = 0; k < outputs_[j].count; ++k) {
@@ -503,6 +507,7 @@ Status run_partitioned(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::
 
 Status run_partitioned(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& call, Partitioner& part,
                        int64_t& value, CallReport* report) {
+  CallTrace trace(rt, fn.id, call.workload);  // records the call while tracing is on (client/trace.hpp)
   rt.stats().calls.fetch_add(1, std::memory_order_relaxed);
   const model::CostParams& params = part.base_params();
   const engine::PartitionerConfig& config = part.config();
@@ -524,6 +529,7 @@ Status run_partitioned(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::
                          (config.policy == PartitionPolicy::fixed_alpha && !(config.fixed_alpha > 0)) ||
                          (config.policy == PartitionPolicy::automatic && units <= nl));
   if (software) {
+    trace.split(TANDEM_ACCESS_ZERO_COPY, false);
     value = fn.run_sw(call, 0, units);
     CallStats& s = rt.stats();
     s.sw_calls.fetch_add(1, std::memory_order_relaxed);
@@ -543,6 +549,7 @@ Status run_partitioned(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::
   CallAccess access;
   const uint32_t round_jobs = config.jobs_per_round == 0 ? std::max<uint32_t>(m.n_a, 1) : config.jobs_per_round;
   if (Status s = plan_access(rt, fn, call, params, m, round_jobs, access); s != Status::ok) return s;
+  trace.split(access.method, true);
   // Device-local data has no CPU share: everything to the accelerators (software only by bouncing it).
   std::optional<Partitioner> local_partitioner;
   Partitioner* used = &part;
@@ -564,6 +571,7 @@ Status run_partitioned(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::
   Driver driver(rt, fn, call, *used, records, access);
   const Status s = driver.run(m, value);
   count(rt, used->counters());
+  trace.result(used->counters().jobs_submitted, used->counters().hw_units > 0);
   if (report != nullptr) {
     report->partitioned = used->initial_alpha() > 0;
     report->predicted_s = used->predicted_duration();
