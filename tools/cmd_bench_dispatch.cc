@@ -17,7 +17,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "client/embedded.hpp"
 #include "client/runtime.hpp"
+#include "rt/trace.hpp"
 #include "commands.hpp"
 #include "output.hpp"
 #include "daemon_launcher.hpp"
@@ -212,11 +214,27 @@ void run_dispatch(const DispatchOptions& o) {
 
   if (!o.json_output) fmt::print("measuring (client on cpu {}, dispatcher and echo threads on cpu {}; {} rounds)...\n",
                                  cpus.a, cpus.b, o.rounds);
+  // Per-job trace records (docs/tracing.md): the same no-op round trip with the dispatcher recording and
+  // a collector draining its ring, as `tandemd --trace` runs them.
+  rt::TraceCollector tracer{rt::TraceSettings{}};
+  tracer.attach(static_cast<client::EmbeddedRuntime&>(*rt).dispatcher());
+  rt::TraceCounters traced_counters;
+  const auto traced = [&](auto measure) {
+    tracer.start();
+    auto r = measure();
+    tracer.stop();
+    const rt::TraceCounters c = tracer.counters();
+    traced_counters.collected += c.collected;
+    traced_counters.dropped_full += c.dropped_full;
+    traced_counters.dropped_store += c.dropped_store;
+    return r;
+  };
   auto measured = bench::interleave(o.rounds, {
       [&] { quiesce(); return bench::thread_pingpong_rtt(peer); },
       [&] { return noop_round_trips(*rt, queue, rt::WaitMode::spin, o.samples, cpus.a); },
       [&] { return noop_round_trips(*rt, queue, rt::WaitMode::block, o.samples / 4, cpus.a); },
       [&] { quiesce(); return bench::futex_rtt(peer, bench::FutexScope::shared); },
+      [&] { return traced([&] { return noop_round_trips(*rt, queue, rt::WaitMode::spin, o.samples, cpus.a); }); },
   });
   for (auto& m : measured) {
     if (!m) throw Error(m.status(), "a measurement failed: " + m.message() + " (" + std::string(to_string(m.status())) + ")");
@@ -228,6 +246,7 @@ void run_dispatch(const DispatchOptions& o) {
   one.push_back(std::move(q).value());
   for (int i = 0; i < 2; ++i) two.push_back(rt->create_queue(4096).value());
   const double tput1 = throughput(*rt, one, o.throughput_jobs, {cpus.a});
+  const double tput1_traced = traced([&] { return throughput(*rt, one, o.throughput_jobs, {cpus.a}); });
   const double tput2 = throughput(*rt, two, o.throughput_jobs, {cpus.a, cpus.b});
   one.clear();
   two.clear();
@@ -276,6 +295,7 @@ void run_dispatch(const DispatchOptions& o) {
   const Summary block = summary_of(measured[2].value());
   const Summary futex = summary_of(measured[3].value());
   const Summary submit_s = summary_of(submit.value());
+  const Summary spin_traced = summary_of(measured[4].value());
   json j;
   auto put = [&](const std::string& key, const Summary& s) {
     j[key] = s.median;
@@ -289,6 +309,11 @@ void run_dispatch(const DispatchOptions& o) {
   put("submit_cost_ns", submit_s);
   j["throughput_jobs_per_s_1p"] = tput1;
   j["throughput_jobs_per_s_2p"] = tput2;
+  put("noop_rtt_spin_traced_ns", spin_traced);
+  j["throughput_jobs_per_s_1p_traced"] = tput1_traced;
+  j["trace_records_collected"] = traced_counters.collected;
+  j["trace_records_dropped_ring_full"] = traced_counters.dropped_full;
+  j["trace_records_dropped_store_full"] = traced_counters.dropped_store;
   if (uring) put("iouring_nop_rtt_ns", summary_of(uring.value()));
   if (starpu) {
     put("starpu_sync_rtt_ns", summary_of(starpu.value().sync_rtt));
@@ -300,6 +325,9 @@ void run_dispatch(const DispatchOptions& o) {
   targets["noop_rtt_spin_le_2x_pingpong"] = spin.median <= 2 * pingpong.median;
   targets["throughput_1p_ge_5M"] = tput1 >= 5e6;
   targets["submit_cost_le_50ns"] = submit_s.median <= 50;
+  ratios["noop_spin_traced_over_untraced"] = spin_traced.median / spin.median;
+  ratios["throughput_1p_untraced_over_traced"] = tput1 / tput1_traced;
+  targets["noop_rtt_spin_traced_le_1_2x_untraced"] = spin_traced.median <= 1.2 * spin.median;
   if (starpu) {
     const double starpu_sync = j["starpu_sync_rtt_ns"].get<double>();
     ratios["starpu_sync_over_noop_spin"] = starpu_sync / spin.median;
@@ -328,6 +356,8 @@ void run_dispatch(const DispatchOptions& o) {
       fmt::format("{:.2f}x ping-pong (target <= 2)", spin.median / pingpong.median));
   row("tandem no-op job, blocking wait", block, fmt::format("{:.2f}x futex", block.median / futex.median));
   row("tandem client CPU per submit", submit_s, "target <= 50 ns");
+  row("tandem no-op job, spin wait, traced", spin_traced,
+      fmt::format("{:.2f}x untraced (target <= 1.2)", spin_traced.median / spin.median));
   if (uring) row("io_uring NOP round trip", summary_of(uring.value()), "liburing, one thread");
   if (starpu) {
     row("StarPU synchronous empty task", summary_of(starpu.value().sync_rtt),
@@ -345,6 +375,10 @@ void run_dispatch(const DispatchOptions& o) {
   fmt::print("{}\n", t.render());
   fmt::print("async no-op throughput: {:.2f} M jobs/s from 1 producer (target >= 5), {:.2f} M jobs/s from 2\n",
              tput1 / 1e6, tput2 / 1e6);
+  fmt::print("traced: {:.2f} M jobs/s from 1 producer ({:.2f}x slower); {} records collected, {} dropped (ring full), "
+             "{} dropped (store full)\n",
+             tput1_traced / 1e6, tput1 / tput1_traced, traced_counters.collected, traced_counters.dropped_full,
+             traced_counters.dropped_store);
   if (o.daemon) {
     fmt::print("through tandemd: {:.2f} M jobs/s from {} client processes\n", daemon_tput / 1e6, o.daemon_processes);
   }
