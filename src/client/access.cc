@@ -13,24 +13,22 @@
 namespace tandem::client {
 
 bool parse_access(std::string_view text, AccessChoice& out) {
-  if (text == "auto") out = AccessChoice::automatic;
-  else if (text == "zero_copy") out = AccessChoice::zero_copy;
-  else if (text == "copy") out = AccessChoice::copy;
-  else if (text == "sg" || text == "scatter_gather") out = AccessChoice::scatter_gather;
-  else if (text == "local" || text == "device_local") out = AccessChoice::device_local;
-  else return false;
+  if (text == "auto") {
+    out = AccessChoice::automatic;
+    return true;
+  }
+  const std::optional<uint8_t> method = model::access_method_from_name(text);
+  if (!method) return false;
+  switch (*method) {
+    case TANDEM_ACCESS_ZERO_COPY: out = AccessChoice::zero_copy; break;
+    case TANDEM_ACCESS_COPY: out = AccessChoice::copy; break;
+    case TANDEM_ACCESS_SCATTER_GATHER: out = AccessChoice::scatter_gather; break;
+    default: out = AccessChoice::device_local; break;
+  }
   return true;
 }
 
-std::string_view access_name(uint8_t method) {
-  switch (method) {
-    case TANDEM_ACCESS_ZERO_COPY: return "zero_copy";
-    case TANDEM_ACCESS_COPY: return "copy";
-    case TANDEM_ACCESS_SCATTER_GATHER: return "sg";
-    case TANDEM_ACCESS_DEVICE_LOCAL: return "local";
-  }
-  return "?";
-}
+std::string_view access_name(uint8_t method) { return model::access_method_name(method); }
 
 namespace {
 

@@ -7,6 +7,24 @@
 
 namespace tandem::model {
 
+std::optional<uint8_t> access_method_from_name(std::string_view name) {
+  if (name == "zero_copy") return TANDEM_ACCESS_ZERO_COPY;
+  if (name == "copy") return TANDEM_ACCESS_COPY;
+  if (name == "sg" || name == "scatter_gather") return TANDEM_ACCESS_SCATTER_GATHER;
+  if (name == "local" || name == "device_local") return TANDEM_ACCESS_DEVICE_LOCAL;
+  return std::nullopt;
+}
+
+std::string_view access_method_name(uint8_t method) {
+  switch (method) {
+    case TANDEM_ACCESS_ZERO_COPY: return "zero_copy";
+    case TANDEM_ACCESS_COPY: return "copy";
+    case TANDEM_ACCESS_SCATTER_GATHER: return "sg";
+    case TANDEM_ACCESS_DEVICE_LOCAL: return "local";
+  }
+  return "?";
+}
+
 double TransferModel::job_s(uint8_t method, uint64_t host_bytes, uint64_t local_bytes, uint32_t pages,
                             double compute_s) const {
   double setup = 0, stream = 0;

@@ -6,11 +6,17 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <string_view>
 
 #include "model/cost_model.hpp"
 
 namespace tandem::model {
+
+// TANDEM_ACCESS_* by name: "zero_copy", "copy", "sg" (or "scatter_gather"), "local" (or "device_local").
+std::optional<uint8_t> access_method_from_name(std::string_view name);
+std::string_view access_method_name(uint8_t method);  // "zero_copy", "copy", "sg", "local"; "?" if none
 
 // The device side of moving data.
 struct TransferModel {

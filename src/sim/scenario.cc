@@ -208,7 +208,7 @@ void parse_functions(const toml::table& root, Scenario& sc, const ScenarioOption
 Scenario parse_table(const toml::table& root, std::string_view source, const ScenarioOptions& options) {
   check_keys(root, "the scenario's top level",
              {"scenario", "cpus", "accelerators", "calls", "functions", "applications", "monitor", "policy",
-              "partitioner", "run"},
+              "partitioner", "access", "run"},
              source);
   Scenario sc;
   SimConfig& c = sc.config;
@@ -358,6 +358,29 @@ Scenario parse_table(const toml::table& root, std::string_view source, const Sce
       static_cast<uint32_t>(part.integer("max_outstanding_jobs", c.partitioner.max_outstanding_jobs, 1, 4096));
   c.partitioner.rebalance = part.boolean("rebalance", c.partitioner.rebalance);
 
+  // [access]: how jobs' data reaches the slots (SimConfig::Access); off unless bytes_per_unit > 0.
+  const Section acc_s = section(root, "access", source);
+  check(acc_s, {"method", "bytes_per_unit", "registered", "remote", "link_gbps", "dma_setup_us", "sg_gbps", "sg_setup_us",
+                "sg_page_ns", "memcpy_gbps", "gather_gbps", "gather_page_ns", "handoff_us"},
+        source);
+  SimConfig::Access& a = c.access;
+  a.method = acc_s.string("method", a.method, {"auto", "zero_copy", "copy", "sg"});
+  a.bytes_per_unit = acc_s.number("bytes_per_unit", a.bytes_per_unit, 0, 1e9);
+  a.registered = acc_s.boolean("registered", a.registered);
+  a.remote = acc_s.boolean("remote", a.remote);
+  a.transfer.link_bps = acc_s.number("link_gbps", a.transfer.link_bps / 1e9, 0, 1e6) * 1e9;
+  a.transfer.dma_setup_s = acc_s.number("dma_setup_us", a.transfer.dma_setup_s * 1e6, 0, 1e9) / 1e6;
+  a.transfer.sg_bps = acc_s.number("sg_gbps", a.transfer.sg_bps / 1e9, 0, 1e6) * 1e9;
+  a.transfer.sg_setup_s = acc_s.number("sg_setup_us", a.transfer.sg_setup_s * 1e6, 0, 1e9) / 1e6;
+  a.transfer.sg_page_s = acc_s.number("sg_page_ns", a.transfer.sg_page_s * 1e9, 0, 1e9) / 1e9;
+  a.host.memcpy_bps = acc_s.number("memcpy_gbps", a.host.memcpy_bps / 1e9, 0, 1e6) * 1e9;
+  a.host.gather_bps = acc_s.number("gather_gbps", a.host.gather_bps / 1e9, 0, 1e6) * 1e9;
+  a.host.gather_page_s = acc_s.number("gather_page_ns", a.host.gather_page_s * 1e9, 0, 1e9) / 1e9;
+  a.host.handoff_s = acc_s.number("handoff_us", a.host.handoff_s * 1e6, 0, 1e9) / 1e6;
+  if (acc_s.table() != nullptr && !a.enabled() && acc_s.table()->size() > 0) {
+    acc_s.fail("bytes_per_unit", "must be > 0 for the [access] settings to mean anything (0: data moves free)");
+  }
+
   const Section run = section(root, "run", source);
   check(run, {"seeds", "reps", "base_seed"}, source);
   sc.seeds = static_cast<uint32_t>(run.integer("seeds", sc.seeds, 1, 1000000));
@@ -415,8 +438,11 @@ std::vector<std::string> scenario_keys() {
       "applications.arrival", "applications.rate_per_s", "monitor.period_ms", "policy.name"};
   for (std::string_view p : kPolicyParams) keys.push_back("policy." + std::string(p));
   for (const char* k : {"partitioner.mode", "partitioner.jobs_per_round", "partitioner.cowork_max_us",
-                        "partitioner.max_outstanding_jobs", "partitioner.rebalance", "run.seeds", "run.reps",
-                        "run.base_seed"}) {
+                        "partitioner.max_outstanding_jobs", "partitioner.rebalance", "access.method",
+                        "access.bytes_per_unit", "access.registered", "access.remote", "access.link_gbps",
+                        "access.dma_setup_us", "access.sg_gbps", "access.sg_setup_us", "access.sg_page_ns",
+                        "access.memcpy_gbps", "access.gather_gbps", "access.gather_page_ns", "access.handoff_us",
+                        "run.seeds", "run.reps", "run.base_seed"}) {
     keys.push_back(k);
   }
   return keys;

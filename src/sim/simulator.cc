@@ -64,6 +64,7 @@ struct Simulator::Impl {
     std::map<engine::FunctionId, engine::Partitioner> function_parts;  // with per-function costs
     std::vector<std::pair<engine::JobId, engine::JobEvent>> pending;  // observed, not yet reported
     std::vector<uint64_t> job_units;                                   // per partitioner job id
+    uint8_t method = TANDEM_ACCESS_ZERO_COPY;                          // the current call's access method
   };
   struct Cpu {
     uint32_t app = kNone;
@@ -205,6 +206,51 @@ struct Simulator::Impl {
     }
     return it->second;
   }
+  // ---- data access ----
+  // The call's method, chosen as libtandem chooses (client/partitioned_call.cc plan_access): in place
+  // on session memory, otherwise the faster predicted plan of a staging copy and scatter-gather;
+  // or the configured one. Its transfer costs become the partitioner's X_a and D_a for this call.
+  void choose_access(App& app, engine::Partitioner& part, const LibraryCall& call) {
+    const SimConfig::Access& acc = config.access;
+    const model::CostParams& base = part.base_params();
+    if (const std::optional<uint8_t> fixed = model::access_method_from_name(acc.method)) {
+      app.method = *fixed;
+    } else if (acc.registered) {
+      app.method = TANDEM_ACCESS_ZERO_COPY;
+    } else {
+      const model::LiveMetrics m = live(call.function);
+      const uint8_t candidates[] = {TANDEM_ACCESS_COPY, TANDEM_ACCESS_SCATTER_GATHER};
+      app.method = model::choose_access(candidates, base, m, std::max<uint32_t>(m.n_a, 1), static_cast<double>(call.units),
+                                        acc.bytes_per_unit, acc.transfer, acc.host, acc.remote);
+    }
+    ++result.calls_by_method[app.method];
+    const model::CostParams q = model::with_access(base, app.method, acc.bytes_per_unit, acc.transfer, acc.host, acc.remote);
+    part.set_access_costs(q.xa, q.da);
+  }
+
+  // A job's time in its slot: D_a, then its data streaming through the method's path while it computes;
+  // scatter-gather under tandemd also waits for the daemon's mover to gather and scatter the pages.
+  Time job_ns(engine::FunctionId f, uint64_t units, uint8_t method) const {
+    const model::AccelModel& m = ec.models[f];
+    const SimConfig::Access& acc = config.access;
+    if (!acc.enabled()) return m.job_ns(units);
+    const double bytes = static_cast<double>(units) * acc.bytes_per_unit;
+    const auto pages = static_cast<uint32_t>(std::min(std::ceil(bytes / model::kPageBytes), 4e9));
+    const double compute = m.throughput > 0 ? static_cast<double>(units) / m.throughput : 0;
+    double s = m.latency_s + acc.transfer.job_s(method, static_cast<uint64_t>(bytes), 0, pages, compute);
+    if (method == TANDEM_ACCESS_SCATTER_GATHER && acc.remote) {
+      s += acc.host.handoff_s + pages * acc.host.gather_page_s + (acc.host.gather_bps > 0 ? bytes / acc.host.gather_bps : 0);
+    }
+    return static_cast<Time>(std::ceil(s * 1e9));
+  }
+
+  // The calling CPU's staging copy of a copy-method job (into staging and back out).
+  Time staging_ns(uint8_t method, uint64_t units) const {
+    const SimConfig::Access& acc = config.access;
+    if (!acc.enabled() || method != TANDEM_ACCESS_COPY || acc.host.memcpy_bps <= 0) return 0;
+    return static_cast<Time>(std::ceil(static_cast<double>(units) * acc.bytes_per_unit / acc.host.memcpy_bps * 1e9));
+  }
+
   Time o0_of(engine::FunctionId f) const { return function_cpu[f].present ? function_cpu[f].o0_ns : o0_ns; }
   Time oc_of(engine::FunctionId f) const { return function_cpu[f].present ? function_cpu[f].oc_ns : oc_ns; }
 
@@ -214,8 +260,8 @@ struct Simulator::Impl {
       const engine::Action act = actions[i];  // a copy: an event-driven policy may append while we work
       switch (act.kind) {
         case engine::ActionKind::start_job: {
-          push(now + ec.models[act.function].job_ns(act.workload), EventKind::job_done, act.slot);
           const uint32_t a = static_cast<uint32_t>(act.tag);
+          push(now + job_ns(act.function, act.workload, apps[a].method), EventKind::job_done, act.slot);
           apps[a].pending.emplace_back(static_cast<engine::JobId>(act.completion - 1), engine::JobEvent::started);
           slot_trace[act.slot].job_start = now;
           slot_trace[act.slot].job_app = a;
@@ -230,6 +276,9 @@ struct Simulator::Impl {
           if (act.status == Status::ok) {
             ev = engine::JobEvent::completed;
             result.hw_units += apps[a].job_units[job];
+            if (config.access.enabled()) {
+              result.bytes_moved += static_cast<uint64_t>(static_cast<double>(apps[a].job_units[job]) * config.access.bytes_per_unit);
+            }
             ++result.jobs_completed;
             ++result.slot_jobs[act.slot];
             if (config.trace) {
@@ -356,7 +405,11 @@ struct Simulator::Impl {
         app.in_call = true;
         app.call_start = now;
         app.call_ready = std::max(app.call_ready, static_cast<Time>(next.arrival_ns));
-        partitioner(a, next.function).start(next.units, now_s, live(next.function));
+        engine::Partitioner& part = partitioner(a, next.function);
+        if (config.access.enabled() && config.partitioner.policy != engine::PartitionPolicy::sw_only) {
+          choose_access(app, part, next);
+        }
+        part.start(next.units, now_s, live(next.function));
         app.op_left = o0_of(next.function);
         continue;
       }
@@ -380,7 +433,7 @@ struct Simulator::Impl {
           app.job_units[step.job] = step.range.size();
           eng.submit(js, now, actions);
           apply_actions();
-          app.op_left = oc_of(f);
+          app.op_left = oc_of(f) + staging_ns(app.method, step.range.size());
           break;
         }
         case engine::StepKind::submit_demand: {

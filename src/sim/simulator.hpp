@@ -5,6 +5,7 @@
 // randomness comes from the seeds, so one configuration always gives byte-identical results.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -15,6 +16,7 @@
 #include "engine/monitor.hpp"
 #include "engine/partitioner.hpp"
 #include "engine/reconfig.hpp"
+#include "model/access_model.hpp"
 #include "sim/workload.hpp"
 
 namespace tandem::sim {
@@ -47,6 +49,20 @@ struct SimConfig {
   Time reconfig_ns = -1;            // reconfiguration delay; < 0 = P (Table 5.3)
   std::string policy = "algorithm1";  // config::make_policy spec ("name" or "name:key=value:...")
   engine::ReconfigParams reconfig;  // thresholds (period and X_c are filled in from the above)
+  // ---- data access (docs/access.md): how a job's data reaches its slot ----
+  // Off while bytes_per_unit is 0: data moves for free (the thesis's world, and every study before
+  // the access methods). On, each call chooses its method as libtandem does (client/access.cc: in
+  // place on session memory, else the faster predicted of copy and scatter-gather), jobs take the
+  // method's device-side time and a copy costs the calling CPU its staging copy.
+  struct Access {
+    std::string method = "auto";  // "auto" | "zero_copy" | "copy" | "sg"
+    double bytes_per_unit = 0;    // bytes a work unit moves, in and out together
+    bool registered = true;       // the calls' buffers are session memory (zero-copy reaches them)
+    bool remote = false;          // the engine in another process (tandemd): scatter-gather's mover
+    model::TransferModel transfer;
+    model::HostAccessCosts host;
+    bool enabled() const { return bytes_per_unit > 0; }
+  } access;
   // ---- applications ----
   engine::PartitionerConfig partitioner = default_partitioner();
   // Repetition perturbation (a real machine's noise): 0 = none; otherwise the initial run-queue order
@@ -85,6 +101,8 @@ struct SimResult {
   Time slot_busy_ns = 0;             // sum over slots
   Time cpu_busy_ns = 0;              // sum over CPUs
   std::vector<uint64_t> slot_jobs;   // jobs each slot completed
+  std::array<uint64_t, TANDEM_ACCESS_COUNT_> calls_by_method{};  // access on: calls per chosen method
+  uint64_t bytes_moved = 0;          // access on: bytes completed jobs moved
   // Per call, in completion order: its latency (from when it could start, i.e. its arrival or the end
   // of the application's previous call, to its end) and its SW-only time on an idle CPU.
   std::vector<Time> call_latency;

@@ -386,6 +386,12 @@ std::string execute_run(std::string_view spec_text, const ScenarioOptions& optio
   j["total_units"] = r.total_units;
   j["hw_units"] = r.hw_units;
   j["slot_busy_ns"] = r.slot_busy_ns;
+  if (c.access.enabled()) {
+    for (uint8_t m = 0; m < TANDEM_ACCESS_COUNT_; ++m) {
+      j["calls_by_method"][std::string(model::access_method_name(m))] = r.calls_by_method[m];
+    }
+    j["bytes_moved"] = r.bytes_moved;
+  }
   j["cpu_busy_ns"] = r.cpu_busy_ns;
   j["call_latency_p50_ns"] = percentile_sorted(lat, 0.50);
   j["call_latency_p95_ns"] = percentile_sorted(lat, 0.95);

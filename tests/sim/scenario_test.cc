@@ -214,6 +214,10 @@ TEST(Scenario, EveryListedKeyCanBeSetByASweepAxis) {
       {"applications.arrival", "\"closed\""}, {"applications.rate_per_s", "5"}, {"monitor.period_ms", "10"},
       {"policy.name", "\"sticky\""}, {"partitioner.mode", "\"sw\""}, {"partitioner.jobs_per_round", "2"},
       {"partitioner.cowork_max_us", "20"}, {"partitioner.max_outstanding_jobs", "8"}, {"partitioner.rebalance", "false"},
+      {"access.method", "\"sg\""}, {"access.bytes_per_unit", "8"}, {"access.registered", "false"},
+      {"access.remote", "true"}, {"access.link_gbps", "8"}, {"access.dma_setup_us", "1.5"}, {"access.sg_gbps", "6"},
+      {"access.sg_setup_us", "2"}, {"access.sg_page_ns", "30"}, {"access.memcpy_gbps", "10"},
+      {"access.gather_gbps", "5"}, {"access.gather_page_ns", "40"}, {"access.handoff_us", "6"},
       {"run.seeds", "2"}, {"run.reps", "2"}, {"run.base_seed", "9"}};
   const std::vector<std::string> keys = scenario_keys();
   for (const std::string& key : keys) {
@@ -229,6 +233,7 @@ TEST(Scenario, EveryListedKeyCanBeSetByASweepAxis) {
     if (key == "accelerators.resident") t = set_scenario_key(t, "policy.name", "\"none\"", "s.toml");
     if (key == "accelerators.calibration") t = set_scenario_key(t, "accelerators.calibrated_function", "\"accumulate\"", "s.toml");
     if (key == "applications.rate_per_s") t = set_scenario_key(t, "applications.arrival", "\"open\"", "s.toml");
+    if (key.rfind("access.", 0) == 0 && key != "access.bytes_per_unit") t = set_scenario_key(t, "access.bytes_per_unit", "8", "s.toml");
     if (key == "functions.N.calibrated_as" || key == "accelerators.calibrated_function") {
       t = set_scenario_key(t, "accelerators.calibration", "\"cal.toml\"", "s.toml");
     }
@@ -240,6 +245,10 @@ TEST(Scenario, EveryListedKeyCanBeSetByASweepAxis) {
 TEST(Scenario, EveryErrorNamesItsKey) {
   const std::vector<std::pair<std::string, std::string>> cases{
       {"[cpus]\ncount = 0", "cpus.count"},
+      {"[access]\nmethod = \"dma\"\nbytes_per_unit = 4", "access.method: 'dma' is not one of auto, zero_copy, copy, sg"},
+      {"[access]\nmethod = \"copy\"", "access.bytes_per_unit: must be > 0"},
+      {"[access]\nbytes_per_unit = -1", "access.bytes_per_unit"},
+      {"[access]\nbytes_per_unit = 4\nlink = 3", "unknown key 'link' in [access]"},
       {"[cpus]\ncount = 2.5", "cpus.count: must be an integer"},
       {"[cpus]\ntime_slice_ms = 0", "cpus.time_slice_ms"},
       {"[cpus]\nhz = -1", "cpus.hz"},

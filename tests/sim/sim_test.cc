@@ -75,6 +75,85 @@ TEST(Simulator, SameSeedSameBytes) {
   EXPECT_NE(simulate(c, apps).makespan, a.makespan);
 }
 
+// Data access on (docs/access.md): the method is chosen per call as libtandem chooses, deterministically,
+// and each method's costs land where they belong (the slot's time, the calling CPU's staging copy).
+SimConfig access_config(const std::string& method, double bytes_per_unit, bool registered) {
+  SimConfig c = dynamic_config(4, 1, "algorithm1");
+  c.access.method = method;
+  c.access.bytes_per_unit = bytes_per_unit;
+  c.access.registered = registered;
+  c.access.remote = true;
+  c.access.transfer.link_bps = 2e9;
+  c.access.transfer.dma_setup_s = 1e-6;
+  c.access.transfer.sg_setup_s = 2e-6;
+  c.access.transfer.sg_page_s = 50e-9;
+  c.access.host.memcpy_bps = 8e9;
+  c.access.host.gather_bps = 4e9;
+  c.access.host.gather_page_s = 100e-9;
+  c.access.host.handoff_s = 6e-6;
+  return c;
+}
+
+TEST(SimulatorAccess, NoBytesIsTheWorldWithoutAccessCosts) {
+  const std::vector<AppSpec> apps = make_workload(small_workload(4, 4));
+  const SimResult plain = simulate(dynamic_config(4, 1, "algorithm1"), apps);
+  SimConfig c = access_config("copy", 0, false);  // every figure set, but no bytes: off
+  const SimResult off = simulate(c, apps);
+  EXPECT_EQ(off.makespan, plain.makespan);
+  EXPECT_EQ(off.events, plain.events);
+  EXPECT_EQ(off.bytes_moved, 0u);
+  EXPECT_EQ(off.calls_by_method, plain.calls_by_method);
+}
+
+TEST(SimulatorAccess, TheChoiceIsDeterministicAndFollowsTheBuffers) {
+  const std::vector<AppSpec> apps = make_workload(small_workload(4, 4));
+  const SimConfig heap = access_config("auto", 2, false);
+  const SimResult a = simulate(heap, apps);
+  const SimResult b = simulate(heap, apps);
+  EXPECT_EQ(a.makespan, b.makespan);
+  EXPECT_EQ(a.events, b.events);
+  EXPECT_EQ(a.calls_by_method, b.calls_by_method);
+  // Heap buffers: never zero-copy (nothing to map in place), and every call counted once.
+  EXPECT_EQ(a.calls_by_method[TANDEM_ACCESS_ZERO_COPY], 0u);
+  EXPECT_EQ(a.calls_by_method[TANDEM_ACCESS_COPY] + a.calls_by_method[TANDEM_ACCESS_SCATTER_GATHER], a.calls);
+  EXPECT_GT(a.bytes_moved, 0u);
+  // Cheaper gathering than copying: calls large enough to repay scatter-gather's set-up go to it.
+  SimConfig fast_gather = heap;
+  fast_gather.access.host.memcpy_bps = 1e9;
+  fast_gather.access.host.gather_bps = 40e9;
+  fast_gather.access.host.gather_page_s = 0;
+  fast_gather.access.host.handoff_s = 0;
+  const SimResult g = simulate(fast_gather, apps);
+  EXPECT_GT(g.calls_by_method[TANDEM_ACCESS_SCATTER_GATHER], 0u);
+  EXPECT_EQ(g.calls_by_method[TANDEM_ACCESS_COPY] + g.calls_by_method[TANDEM_ACCESS_SCATTER_GATHER], g.calls);
+  EXPECT_EQ(a.calls_by_method[TANDEM_ACCESS_COPY], a.calls);
+  // Session memory: in place, always.
+  const SimResult reg = simulate(access_config("auto", 2, true), apps);
+  EXPECT_EQ(reg.calls_by_method[TANDEM_ACCESS_ZERO_COPY], reg.calls);
+  EXPECT_EQ(reg.hw_units + reg.sw_units, reg.total_units);
+}
+
+TEST(SimulatorAccess, EachMethodCostsWhereItShould) {
+  const std::vector<AppSpec> apps = make_workload(small_workload(2, 1));
+  SimConfig c = access_config("zero_copy", 4, true);
+  c.partitioner.policy = engine::PartitionPolicy::hw_only;
+  c.policy = "none";
+  c.resident = {kF0};
+  const SimResult zero = simulate(c, apps);
+  c.access.method = "copy";
+  const SimResult copy = simulate(c, apps);
+  // The same jobs; the copy's staging is CPU time the zero-copy run does not spend.
+  EXPECT_EQ(copy.hw_units, zero.hw_units);
+  EXPECT_GT(copy.cpu_busy_ns, zero.cpu_busy_ns);
+  // A slower link lengthens the slots' busy time of every method that crosses it.
+  c.access.method = "zero_copy";
+  c.access.transfer.link_bps = 0.2e9;
+  const SimResult slow = simulate(c, apps);
+  EXPECT_GT(slow.slot_busy_ns, zero.slot_busy_ns);
+  EXPECT_GT(slow.makespan, zero.makespan);
+  for (const SimResult* r : {&zero, &copy, &slow}) EXPECT_EQ(r->hw_units + r->sw_units, r->total_units);
+}
+
 TEST(Simulator, FigureFilesDoNotDependOnThreads) {
   FigureSpec spec = thesis_figure("5.15", true);
   RunOptions o;
