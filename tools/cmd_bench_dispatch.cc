@@ -45,6 +45,7 @@ struct DispatchOptions {
   bool skip_starpu = false;
   bool daemon = false;
   unsigned daemon_processes = 4;
+  bool trace_only = false;
 };
 
 struct Row {
@@ -201,6 +202,68 @@ double daemon_throughput(const std::string& socket, unsigned processes, uint64_t
 
 Summary summary_of(const std::vector<double>& v) { return bench::summarize(v); }
 
+// --trace-only: what per-job trace records cost (docs/results/tracing.md), without the peers: the no-op
+// round trip and one producer's throughput, tracing off and on interleaved, as `tandemd --trace` runs
+// them (the dispatcher recording, a collector draining its ring).
+void run_trace_cost(const DispatchOptions& o, client::Runtime& rt, client::Queue& queue, const bench::CpuPair& cpus) {
+  rt::TraceCollector tracer{rt::TraceSettings{}};
+  tracer.attach(static_cast<client::EmbeddedRuntime&>(rt).dispatcher());
+  const auto traced = [&](auto measure) {
+    tracer.start();
+    auto r = measure();
+    tracer.stop();
+    return r;
+  };
+  auto measured = bench::interleave(o.rounds, {
+      [&] { return noop_round_trips(rt, queue, rt::WaitMode::spin, o.samples, cpus.a); },
+      [&] { return traced([&] { return noop_round_trips(rt, queue, rt::WaitMode::spin, o.samples, cpus.a); }); },
+  });
+  for (auto& m : measured) {
+    if (!m) throw Error(m.status(), "a measurement failed: " + m.message());
+  }
+  const rt::TraceCounters last = tracer.counters();
+  std::vector<double> off_tput, on_tput;
+  std::vector<std::unique_ptr<client::Queue>> one;
+  one.push_back(rt.create_queue(4096).value());
+  for (size_t r = 0; r < o.rounds; ++r) {
+    off_tput.push_back(throughput(rt, one, o.throughput_jobs, {cpus.a}));
+    on_tput.push_back(traced([&] { return throughput(rt, one, o.throughput_jobs, {cpus.a}); }));
+  }
+  const rt::TraceCounters tput_counters = tracer.counters();
+  const Summary off = summary_of(measured[0].value()), on = summary_of(measured[1].value());
+  const Summary off_t = summary_of(off_tput), on_t = summary_of(on_tput);
+  json j;
+  j["noop_rtt_spin_ns"] = off.median;
+  j["noop_rtt_spin_ns_min"] = off.min;
+  j["noop_rtt_spin_ns_p99"] = off.p99;
+  j["noop_rtt_spin_traced_ns"] = on.median;
+  j["noop_rtt_spin_traced_ns_min"] = on.min;
+  j["noop_rtt_spin_traced_ns_p99"] = on.p99;
+  j["throughput_jobs_per_s_1p"] = off_t.median;
+  j["throughput_jobs_per_s_1p_traced"] = on_t.median;
+  j["trace_records_last_rtt_round"] = last.collected;
+  j["trace_records_last_throughput_round"] = tput_counters.collected;
+  j["trace_dropped_last_throughput_round"] = tput_counters.dropped_full + tput_counters.dropped_store;
+  j["ratios"] = {{"noop_spin_traced_over_untraced", on.median / off.median},
+                 {"noop_spin_min_traced_over_untraced", on.min / off.min},
+                 {"throughput_1p_untraced_over_traced", off_t.median / on_t.median}};
+  j["targets"] = {{"noop_rtt_spin_traced_le_1_2x_untraced", on.median <= 1.2 * off.median}};
+  j["cpus"] = {cpus.a, cpus.b};
+  j["rounds"] = o.rounds;
+  j["samples"] = o.samples;
+  if (emit_json_report(j, o.out, o.json_output)) return;
+  bench::TextTable t({"measurement", "median ns", "min ns", "p99 ns", "note"});
+  t.add_row({"no-op job, spin wait, tracing off", bench::fixed(off.median, 0), bench::fixed(off.min, 0),
+             bench::fixed(off.p99, 0), ""});
+  t.add_row({"no-op job, spin wait, tracing on", bench::fixed(on.median, 0), bench::fixed(on.min, 0),
+             bench::fixed(on.p99, 0), fmt::format("{:.2f}x off (target <= 1.2)", on.median / off.median)});
+  fmt::print("{}\n", t.render());
+  fmt::print("1-producer throughput: {:.2f} M jobs/s off, {:.2f} M jobs/s on ({:.2f}x); last traced round: {} records "
+             "collected, {} dropped\n",
+             off_t.median / 1e6, on_t.median / 1e6, off_t.median / on_t.median, tput_counters.collected,
+             tput_counters.dropped_full + tput_counters.dropped_store);
+}
+
 void run_dispatch(const DispatchOptions& o) {
   const bench::CpuPair cpus = bench::pick_cpu_pair();
   bench::PeerOptions peer;
@@ -214,6 +277,10 @@ void run_dispatch(const DispatchOptions& o) {
 
   if (!o.json_output) fmt::print("measuring (client on cpu {}, dispatcher and echo threads on cpu {}; {} rounds)...\n",
                                  cpus.a, cpus.b, o.rounds);
+  if (o.trace_only) {
+    run_trace_cost(o, *rt, queue, cpus);
+    return;
+  }
   // Per-job trace records (docs/tracing.md): the same no-op round trip with the dispatcher recording and
   // a collector draining its ring, as `tandemd --trace` runs them.
   rt::TraceCollector tracer{rt::TraceSettings{}};
@@ -396,6 +463,8 @@ void add_dispatch_bench(CLI::App& bench) {
   cmd->add_flag("--json", o->json_output, "Print JSON instead of a table");
   cmd->add_option("--out", o->out, "Also write the JSON to this file");
   cmd->add_flag("--skip-starpu", o->skip_starpu, "Leave out the StarPU peer");
+  cmd->add_flag("--trace-only", o->trace_only, "Only the cost of per-job trace records: round trip and throughput, "
+                                               "tracing off and on interleaved");
   cmd->add_flag("--daemon", o->daemon, "Also measure through a private tandemd: cross-process figures");
   cmd->add_option("--daemon-processes", o->daemon_processes, "Client processes of the daemon throughput run")
       ->check(CLI::Range(1u, 64u))

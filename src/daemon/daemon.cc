@@ -28,6 +28,7 @@
 #include "daemon/metrics_server.hpp"
 #include "daemon/prometheus.hpp"
 #include "funcs/function.hpp"
+#include "model/access_model.hpp"
 #include "base/clock.hpp"
 #include "rt/runtime_setup.hpp"
 
@@ -63,6 +64,21 @@ class SessionMemory final : public rt::AddressSpace {
 namespace {
 
 bool page_aligned(uint64_t v) { return v % rt::page_size() == 0; }
+
+// A memfd of `bytes`, mapped writable here: what the daemon makes and hands a client (a ring, a trace
+// area, a trace dump).
+struct SharedMemory {
+  rt::UniqueFd fd;
+  std::shared_ptr<rt::Mapping> mapping;
+};
+
+Result<SharedMemory> shared_memory(const char* name, size_t bytes) {
+  auto memfd = rt::create_memfd(name, bytes, true);
+  if (!memfd) return Result<SharedMemory>(memfd.status(), memfd.message());
+  auto mapping = rt::map_fd(memfd.value().get(), bytes, 0, true);
+  if (!mapping) return Result<SharedMemory>(mapping.status(), mapping.message());
+  return SharedMemory{std::move(memfd).value(), std::move(mapping).value()};
+}
 
 // HelloOk and the device list that follows it (abi/control.hpp): what each device can hold, and how fast.
 std::vector<std::byte> hello_payload(abi::control::HelloOk ok, const rt::Dispatcher& dispatcher) {
@@ -144,13 +160,12 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const DaemonOptions& options) {
   }
   // The metrics page lives in a memfd: the daemon writes it, clients map a read-only descriptor of it.
   const size_t metrics_bytes = rt::round_to_pages(sizeof(tandem_metrics_page_t));
-  auto memfd = rt::create_memfd("tandem-metrics", metrics_bytes, true);
-  if (!memfd) return Result<std::unique_ptr<Daemon>>(memfd.status(), memfd.message());
-  auto mapping = rt::map_fd(memfd.value().get(), metrics_bytes, 0, true);
-  if (!mapping) return Result<std::unique_ptr<Daemon>>(mapping.status(), mapping.message());
-  auto ro = rt::reopen_read_only(memfd.value().get());
+  auto shared = shared_memory("tandem-metrics", metrics_bytes);
+  if (!shared) return Result<std::unique_ptr<Daemon>>(shared.status(), shared.message());
+  const SharedMemory& memory = shared.value();
+  auto ro = rt::reopen_read_only(memory.fd.get());
   if (!ro) return Result<std::unique_ptr<Daemon>>(ro.status(), ro.message());
-  d->metrics_memory_ = mapping.value();
+  d->metrics_memory_ = memory.mapping;
   d->metrics_fd_ = std::move(ro).value();
   std::shared_ptr<tandem_metrics_page_t> page(d->metrics_memory_,
                                               static_cast<tandem_metrics_page_t*>(d->metrics_memory_->address));
@@ -457,29 +472,25 @@ bool Daemon::on_create_queue(Connection& c, const rt::Frame& f) {
     return true;
   }
   const size_t bytes = rt::round_to_pages(TANDEM_RING_BYTES(req.capacity));
-  auto memfd = rt::create_memfd("tandem-ring", bytes, true);
-  if (!memfd) {
-    reply_error(c, id, memfd.status(), memfd.message());
+  auto shared = shared_memory("tandem-ring", bytes);
+  if (!shared) {
+    reply_error(c, id, shared.status(), shared.message());
     return true;
   }
-  auto mapping = rt::map_fd(memfd.value().get(), bytes, 0, true);
-  if (!mapping) {
-    reply_error(c, id, mapping.status(), mapping.message());
-    return true;
-  }
+  const SharedMemory& memory = shared.value();
   const uint32_t queue_id = c.next_queue++;
-  abi::format_ring(mapping.value()->address, bytes, req.capacity, queue_id);
-  auto ring = dispatcher_->attach_ring(c.session, mapping.value()->address, req.capacity, mapping.value());
+  abi::format_ring(memory.mapping->address, bytes, req.capacity, queue_id);
+  auto ring = dispatcher_->attach_ring(c.session, memory.mapping->address, req.capacity, memory.mapping);
   if (!ring) {
     reply_error(c, id, ring.status(), ring.message());
     return true;
   }
-  c.queues[queue_id] = Queue{ring.value(), mapping.value(), req.capacity};
+  c.queues[queue_id] = Queue{ring.value(), memory.mapping, req.capacity};
   abi::control::QueueOk ok;
   ok.queue_id = queue_id;
   ok.capacity = req.capacity;
   ok.ring_bytes = bytes;
-  rt::send_struct(c.fd.get(), MessageType::queue_ok, id, ok, memfd.value().get());
+  rt::send_struct(c.fd.get(), MessageType::queue_ok, id, ok, memory.fd.get());
   return true;
 }
 
@@ -581,24 +592,20 @@ bool Daemon::on_trace_attach(Connection& c, const rt::Frame& f) {
     return true;
   }
   const size_t bytes = rt::round_to_pages(abi::trace::area_bytes(t.client_threads, t.client_records));
-  auto memfd = rt::create_memfd("tandem-trace", bytes, true);
-  if (!memfd) {
-    reply_error(c, id, memfd.status(), memfd.message());
+  auto shared = shared_memory("tandem-trace", bytes);
+  if (!shared) {
+    reply_error(c, id, shared.status(), shared.message());
     return true;
   }
-  auto mapping = rt::map_fd(memfd.value().get(), bytes, 0, true);
-  if (!mapping) {
-    reply_error(c, id, mapping.status(), mapping.message());
-    return true;
-  }
+  const SharedMemory& memory = shared.value();
   const abi::trace::AreaView area =
-      abi::trace::format_area(mapping.value()->address, t.client_threads, t.client_records, tracer_->clock());
-  tracer_->add_session(c.session, static_cast<uint32_t>(c.pid), area, mapping.value());
+      abi::trace::format_area(memory.mapping->address, t.client_threads, t.client_records, tracer_->clock());
+  tracer_->add_session(c.session, static_cast<uint32_t>(c.pid), area, memory.mapping);
   abi::control::TraceAreaOk ok;
   ok.bytes = bytes;
   ok.rings = t.client_threads;
   ok.capacity = t.client_records;
-  rt::send_struct(c.fd.get(), MessageType::trace_area_ok, id, ok, memfd.value().get());
+  rt::send_struct(c.fd.get(), MessageType::trace_area_ok, id, ok, memory.fd.get());
   return true;
 }
 
@@ -671,20 +678,16 @@ bool Daemon::on_trace_dump(Connection& c, const rt::Frame& f) {
   file.records = std::move(dump.records);
   const size_t bytes = rt::dump_size(file);
   const size_t mapped = rt::round_to_pages(bytes);
-  auto memfd = rt::create_memfd("tandem-trace-dump", mapped, true);
-  if (!memfd) {
-    reply_error(c, id, memfd.status(), memfd.message());
+  auto shared = shared_memory("tandem-trace-dump", mapped);
+  if (!shared) {
+    reply_error(c, id, shared.status(), shared.message());
     return true;
   }
-  auto mapping = rt::map_fd(memfd.value().get(), mapped, 0, true);
-  if (!mapping) {
-    reply_error(c, id, mapping.status(), mapping.message());
-    return true;
-  }
-  rt::write_dump(file, {reinterpret_cast<std::byte*>(mapping.value()->address), mapped});
+  const SharedMemory& memory = shared.value();
+  rt::write_dump(file, {reinterpret_cast<std::byte*>(memory.mapping->address), mapped});
   abi::control::TraceState state = trace_state(dump.counters);
   state.dump_bytes = bytes;
-  rt::send_struct(c.fd.get(), MessageType::trace_dump_ok, id, state, memfd.value().get());
+  rt::send_struct(c.fd.get(), MessageType::trace_dump_ok, id, state, memory.fd.get());
   return true;
 }
 
@@ -846,7 +849,7 @@ std::string Daemon::status_json() {
       if (u.jobs == 0) continue;
       energy_total += u.energy_j;
       access.push_back({{"function", function_name(f)},
-                        {"method", access_method_name(m)},
+                        {"method", model::access_method_name(static_cast<uint8_t>(m))},
                         {"jobs", u.jobs},
                         {"host_bytes", u.host_bytes},
                         {"local_bytes", u.local_bytes},

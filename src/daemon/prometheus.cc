@@ -3,9 +3,9 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
-#include <iterator>
 
 #include "funcs/function.hpp"
+#include "model/access_model.hpp"
 
 namespace tandem::daemon {
 
@@ -17,12 +17,6 @@ const char* slot_state_name(engine::SlotState s) {
     case engine::SlotState::busy: return "busy";
   }
   return "?";
-}
-
-const char* access_method_name(size_t method) {
-  static constexpr const char* kNames[] = {"zero_copy", "copy", "sg", "local"};
-  static_assert(std::size(kNames) == TANDEM_ACCESS_COUNT_);
-  return method < std::size(kNames) ? kNames[method] : "?";
 }
 
 std::string function_name(uint16_t f) {
@@ -189,7 +183,7 @@ std::string prometheus_text(const Figures& f) {
     for (const auto& [fn, by_method] : s.usage) {
       for (size_t m = 0; m < by_method.size(); ++m) {
         if (by_method[m].jobs == 0) continue;
-        p.sample(name, {{"function", function_name(fn)}, {"method", access_method_name(m)}}, value(by_method[m]));
+        p.sample(name, {{"function", function_name(fn)}, {"method", std::string(model::access_method_name(static_cast<uint8_t>(m)))}}, value(by_method[m]));
       }
     }
   };

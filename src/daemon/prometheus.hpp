@@ -44,8 +44,6 @@ std::string prometheus_text(const Figures& figures);
 
 // A slot state's name ("empty", "configuring", "idle", "busy").
 const char* slot_state_name(engine::SlotState state);
-// An access method's name as `tandem status` shows it (TANDEM_ACCESS_*: "zero_copy", "copy", "sg", "local").
-const char* access_method_name(size_t method);
 // A function's catalog name ("fn<id>" if it has none).
 std::string function_name(uint16_t function);
 

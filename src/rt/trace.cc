@@ -100,25 +100,26 @@ TraceCollector::~TraceCollector() { stop(); }
 void TraceCollector::add_session(uint32_t session, uint32_t pid, const abi::trace::AreaView& area,
                                  std::shared_ptr<void> keep) {
   std::lock_guard lock(mutex_);
-  Source s;
-  s.area = area;
-  s.keep = std::move(keep);
-  s.tails.assign(area.rings, 0);
-  s.dropped_seen.assign(area.rings, 0);
-  s.session = session;
-  s.client = true;
-  sources_.push_back(std::move(s));
+  add_source_locked(area, std::move(keep), session);
   session_pids_[session] = pid;
-  if (running_) abi::store_release(area.header->k_enabled, 1u);
 }
 
 void TraceCollector::add_area(const abi::trace::AreaView& area, std::shared_ptr<void> keep) {
   std::lock_guard lock(mutex_);
+  add_source_locked(area, std::move(keep), std::nullopt);
+}
+
+void TraceCollector::add_source_locked(const abi::trace::AreaView& area, std::shared_ptr<void> keep,
+                                       std::optional<uint32_t> session) {
   Source s;
   s.area = area;
   s.keep = std::move(keep);
   s.tails.assign(area.rings, 0);
   s.dropped_seen.assign(area.rings, 0);
+  if (session) {
+    s.session = *session;
+    s.client = true;
+  }
   sources_.push_back(std::move(s));
   if (running_) abi::store_release(area.header->k_enabled, 1u);
 }
@@ -153,11 +154,7 @@ void TraceCollector::start() {
     std::lock_guard lock(mutex_);
     if (running_) return;
     if (dispatcher_ != nullptr && !dispatcher_added_) {
-      Source s;
-      s.area = dispatcher_->trace_area();
-      s.tails.assign(s.area.rings, 0);
-      s.dropped_seen.assign(s.area.rings, 0);
-      sources_.push_back(std::move(s));
+      add_source_locked(dispatcher_->trace_area(), nullptr, std::nullopt);  // switched on with the rest below
       dispatcher_added_ = true;
     }
     // A new trace: whatever the rings still hold from before is not part of it.

@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <thread>
 #include <vector>
@@ -192,6 +193,7 @@ class TraceCollector {
     bool client = false;
     uint64_t unclaimed_seen = 0;  // the area's k_unclaimed already counted
   };
+  void add_source_locked(const abi::trace::AreaView& area, std::shared_ptr<void> keep, std::optional<uint32_t> session);
   void drain_locked();
   void drain_source(Source& s);
   void set_writers(bool on);
