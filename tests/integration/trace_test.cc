@@ -18,16 +18,8 @@ namespace {
 
 namespace tr = abi::trace;
 using testing::open_embedded;
+using testing::run_noops;
 
-// Runs `n` no-op jobs with tags first_tag.. and waits for each (one in flight at a time).
-void run_noops(client::Runtime& rt, client::Queue& q, uint64_t first_tag, size_t n) {
-  tandem_completion_t* rec = rt.thread_records();
-  for (size_t i = 0; i < n; ++i) {
-    rt::reset_record(rec);
-    ASSERT_EQ(q.dispatch(TANDEM_FN_NOP, nullptr, 0, 0, rec, false, 0, first_tag + i), Status::ok);
-    ASSERT_EQ(rt.wait(rec, {}), Status::ok);
-  }
-}
 
 std::vector<tr::Record> jobs_of(const rt::TraceDump& d) {
   std::vector<tr::Record> out;

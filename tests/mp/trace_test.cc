@@ -9,12 +9,14 @@
 #include <sstream>
 
 #include "mp_util.hpp"
+#include "test_util.hpp"
 #include "rt/completion.hpp"
 
 namespace tandem {
 namespace {
 
 using testing::DaemonProcess;
+using testing::run_noops;
 
 std::string quoted(const std::string& s) { return "'" + s + "'"; }
 
@@ -23,14 +25,6 @@ int sh(const std::string& command) {
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
 }
 
-void run_noops(client::Runtime& rt, client::Queue& q, uint64_t first_tag, size_t n) {
-  tandem_completion_t* rec = rt.thread_records();
-  for (size_t i = 0; i < n; ++i) {
-    rt::reset_record(rec);
-    ASSERT_EQ(q.dispatch(TANDEM_FN_NOP, nullptr, 0, 0, rec, false, 0, first_tag + i), Status::ok);
-    ASSERT_EQ(rt.wait(rec, {}), Status::ok);
-  }
-}
 
 void high_level_accumulate(client::Runtime& rt, const int32_t* data, size_t n) {
   const auto* fn = funcs::find_function(TANDEM_FN_ACCUMULATE);
@@ -119,6 +113,15 @@ TEST(TraceDaemon, StartStopThroughTheCommandAndBadRequestsGetErrors) {
     ASSERT_EQ(sh(cli + "stop" + sock + " > /dev/null"), 0);
     run_noops(*rt, *q.value(), 500, 20);  // off again
   }
+  // tandem top: two refreshes, the second with rates.
+  const std::string top_out = d.directory() + "/top.txt";
+  ASSERT_EQ(sh(quoted(TANDEM_CLI_PATH) + " top -n 2 --interval 0.1" + sock + " > " + quoted(top_out)), 0);
+  std::ifstream top(top_out);
+  std::stringstream top_text;
+  top_text << top.rdbuf();
+  EXPECT_NE(top_text.str().find("jobs/s completed"), std::string::npos) << top_text.str();
+  EXPECT_NE(top_text.str().find("dispatcher:"), std::string::npos) << top_text.str();
+  std::remove(top_out.c_str());
   status = testing::daemon_status(d);
   EXPECT_FALSE(status["trace"]["enabled"].get<bool>());
   EXPECT_EQ(status["trace"]["records"].get<uint64_t>(), 30u);
