@@ -17,6 +17,8 @@
 
 #include "client/partitioned_call.hpp"
 #include "devices/device_factory.hpp"
+#include "devices/emu/emu_device.hpp"
+#include "config/config.hpp"
 #include "support/measure.hpp"
 
 #if defined(TANDEM_HAVE_RTL_DEVICE)
@@ -376,39 +378,65 @@ std::string utc_now() {
 // tandemd's hand-off of a scatter-gather job to its mover and back: median round trip of a one-page
 // accumulate from the heap (scatter-gather) less the same from session memory (zero-copy). 0 if it
 // could not be measured (no tandemd binary).
-double measure_handoff(bool quick) {
+bool measure_remote_gather(bool quick, model::HostAccessCosts& costs) {
   try {
-    DaemonLauncher daemon("[device.emu]\nresident = [\"accumulate\"]\n");
+    // The accelerator's own time nil, so that a round trip is the access path alone.
+    const std::string config_text = "[device.emu]\nresident = [\"accumulate\"]\n[functions.accumulate]\nthroughput = 1e15\n";
+    DaemonLauncher daemon(config_text);
     client::RuntimeOptions ro;
     ro.socket_path = daemon.socket();
     auto rt = client::Runtime::open(ro);
-    if (!rt) return 0;
+    if (!rt) return false;
     client::Runtime& r = *rt.value();
-    std::vector<int32_t> heap(1024, 1);
-    auto* session = static_cast<int32_t*>(r.alloc(4096));
-    std::fill(session, session + 1024, 1);
+    // What the emulated device itself charges scatter-gather beyond zero-copy (its page-list model):
+    // known from the configuration, taken off the measured difference.
+    const model::TransferModel device = devices::emu_memory(config::parse_config(config_text, "probe").device.emu).transfer;
     tandem_completion_t* rec = r.thread_records();
-    const auto round_trip = [&](const int32_t* data, uint8_t method) {
-      const uint64_t args[2] = {reinterpret_cast<uintptr_t>(data), 1024};
+    const auto round_trip = [&](const int32_t* data, uint64_t count, uint8_t method) {
+      const uint64_t args[2] = {reinterpret_cast<uintptr_t>(data), count};
       rt::reset_record(rec);
       const int64_t t0 = tandem::now_ns();
-      if (r.default_queue().dispatch(TANDEM_FN_ACCUMULATE, args, 2, 4096, rec, false, TANDEM_FLAG_ACCESS(method)) != Status::ok ||
+      if (r.default_queue().dispatch(TANDEM_FN_ACCUMULATE, args, 2, count * 4, rec, false, TANDEM_FLAG_ACCESS(method)) != Status::ok ||
           r.wait(rec, {}) != Status::ok) {
         return -1.0;
       }
       return static_cast<double>(tandem::now_ns() - t0) * 1e-9;
     };
-    std::vector<double> sg, zc;
-    const int samples = quick ? 200 : 2000;
-    for (int i = 0; i < samples; ++i) {  // interleaved: drift hits both alike
-      sg.push_back(round_trip(heap.data(), TANDEM_ACCESS_SCATTER_GATHER));
-      zc.push_back(round_trip(session, TANDEM_ACCESS_ZERO_COPY));
+    // The host side's extra time of a scatter-gather job of `bytes` over a zero-copy one: medians of
+    // interleaved round trips (drift hits both alike), less the device model's difference.
+    const auto host_extra = [&](uint64_t bytes, int samples) {
+      const uint64_t count = bytes / 4;
+      std::vector<int32_t> heap(count, 1);
+      auto* session = static_cast<int32_t*>(r.alloc(bytes));
+      if (session == nullptr) return -1.0;
+      std::fill(session, session + count, 1);
+      std::vector<double> sg, zc;
+      for (int i = 0; i < samples; ++i) {
+        sg.push_back(round_trip(heap.data(), count, TANDEM_ACCESS_SCATTER_GATHER));
+        zc.push_back(round_trip(session, count, TANDEM_ACCESS_ZERO_COPY));
+      }
+      r.free(session);
+      if (std::min(*std::min_element(sg.begin(), sg.end()), *std::min_element(zc.begin(), zc.end())) < 0) return -1.0;
+      const auto pages = static_cast<uint32_t>(bytes / 4096);
+      const double modelled = device.job_s(TANDEM_ACCESS_SCATTER_GATHER, bytes, 0, pages, 0) -
+                              device.job_s(TANDEM_ACCESS_ZERO_COPY, bytes, 0, pages, 0);
+      return std::max(0.0, median(sg) - median(zc) - modelled);
+    };
+    constexpr uint64_t kSmall = 4096, kLarge = 1 << 20;
+    const double small = host_extra(kSmall, quick ? 200 : 2000);
+    const double large = host_extra(kLarge, quick ? 20 : 200);
+    if (small < 0 || large < 0) return false;
+    // Two sizes, two unknowns: a fixed hand-off and a cost per byte (pages are proportional to bytes
+    // here, so the per-page cost is folded into the per-byte one).
+    const double per_byte = std::max(0.0, (large - small) / static_cast<double>(kLarge - kSmall));
+    costs.handoff_s = std::max(0.0, small - per_byte * kSmall);
+    if (per_byte > 0) {
+      costs.gather_bps = 1.0 / per_byte;
+      costs.gather_page_s = 0;
     }
-    r.free(session);
-    if (std::min(*std::min_element(sg.begin(), sg.end()), *std::min_element(zc.begin(), zc.end())) < 0) return 0;
-    return std::max(0.0, median(sg) - median(zc));
+    return true;
   } catch (const Error&) {
-    return 0;
+    return false;
   }
 }
 

@@ -73,9 +73,12 @@ std::vector<uint16_t> calibration_aliases(const funcs::FunctionInfo& fn);
 std::string host_name();
 std::string utc_now();
 
-// tandemd's hand-off of a scatter-gather job to its mover and back, seconds: the median round trip of a
-// one-page job from the heap (scatter-gather) less the same from session memory (zero-copy), through a
-// private tandemd. 0 if it could not be measured.
-double measure_handoff(bool quick);
+// Scatter-gather's host side as tandemd really pays it: a private tandemd, round trips of scatter-gather
+// jobs from the heap against zero-copy jobs from session memory at one page and at 1 MiB, the device
+// model's own difference taken off; fills `costs.handoff_s` (the dispatcher handing a job to its mover
+// and back) and `costs.gather_bps` (the mover's gathering, per byte, page costs included: an in-process
+// process_vm_readv of warm pages underestimates the daemon's gathering of another process's pages). False if it could not
+// be measured (`costs` unchanged).
+bool measure_remote_gather(bool quick, model::HostAccessCosts& costs);
 
 }  // namespace tandem::tools

@@ -121,11 +121,11 @@ void run_calibrate(const CalibrateOptions& o) {
                      {"sw_only_ns", probe.overhead_sw_s * 1e9}};
     j["functions"][std::string(fn->name)] = f;
   }
-  // The host side of the access methods: copies and page gathering measured here, and tandemd's hand-off
-  // of a scatter-gather job to its mover (the extra round trip of a small such job over a zero-copy one).
+  // The host side of the access methods: the staging copy measured here; scatter-gather's hand-off and
+  // page gathering measured through a private tandemd (calibration_probe.hpp).
   model::HostAccessCosts access = client::host_access_costs();
   if (!o.json_output) fmt::print("  measuring the access methods' host costs (a private tandemd)\n");
-  if (auto handoff = measure_handoff(o.quick); handoff > 0) access.handoff_s = handoff;
+  (void)measure_remote_gather(o.quick, access);  // else the in-process figures stand
   cal.access = access;
   j["access"] = {{"memcpy_gbps", access.memcpy_bps / 1e9},
                  {"gather_gbps", access.gather_bps / 1e9},

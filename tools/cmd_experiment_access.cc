@@ -109,7 +109,7 @@ class Experiment {
     client::Calibration cal;
     cal.device = "emu";
     model::HostAccessCosts h = client::host_access_costs();
-    if (const double handoff = measure_handoff(o.quick); handoff > 0) h.handoff_s = handoff;
+    (void)measure_remote_gather(o.quick, h);
     cal.access = h;
     ro.calibration = cal;
     auto rt = client::Runtime::open(ro);
