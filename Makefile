@@ -6,11 +6,13 @@ ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 20
+DURATION   ?= 3600
+SEED       ?= 1
 JOBS       ?= $(shell nproc)
 CMAKE_GEN  := -G Ninja
 CTEST      := ctest --output-on-failure --timeout 900 --no-tests=error
 
-.PHONY: all deps setup build run test test-fast test-release test-asan test-tsan test-fuzz rtl-area clean help
+.PHONY: all deps setup build run test test-fast test-release test-asan test-tsan test-fuzz test-chaos rtl-area clean help
 
 all: build
 
@@ -20,6 +22,7 @@ help:
 	@echo "make test-fast build and run the unit tier only (the edit-compile loop; under a minute once built)"
 	@echo "make build     build everything into $(BUILD)/ without running anything"
 	@echo "make setup     install what the project needs (Debian and PyPI packages, Ray, python/tandem_sim)"
+	@echo "make test-chaos DURATION=s SEED=n  the chaos tier for as long as wanted (tandem chaos; default 1 h)"
 	@echo "make rtl-area  synthesize the RTL accelerators with Yosys and write docs/results/rtl_area.md"
 	@echo "make clean     remove the build folders"
 
@@ -46,16 +49,17 @@ test-fast: deps
 	@cmake --build $(BUILD) -j$(JOBS) --target tandem_unit_tier
 	@cd $(BUILD) && $(CTEST) -L unit
 
+# Every tier, the chaos tier's time-bounded form included (about 80 s, run alone).
 test-release: build
 	@echo "== release build: every test"
 	@cd $(BUILD) && $(CTEST)
 
-# ASan+UBSan over everything.
+# ASan+UBSan over everything but the chaos tier (a latency bound; the release build runs it).
 test-asan: deps
-	@echo "== ASan+UBSan build: every test"
+	@echo "== ASan+UBSan build: every test but chaos"
 	@cmake -S . -B $(ASAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTANDEM_SANITIZE=address >/dev/null
 	@cmake --build $(ASAN_BUILD) -j$(JOBS)
-	@cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 $(CTEST)
+	@cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 $(CTEST) -LE chaos
 
 # TSan over the concurrency tests (the `stress` tier).
 test-tsan: deps
@@ -72,6 +76,11 @@ test-fuzz: deps
 	  -DTANDEM_BUILD_BENCH_PEERS=OFF >/dev/null
 	@cmake --build $(FUZZ_BUILD) -j$(JOBS) --target tandem_fuzz_packet tandem_fuzz_control
 	@cd $(FUZZ_BUILD) && $(CTEST) -L fuzz
+
+# The chaos tier for DURATION seconds (rounds of 10 s cycling through sw, hw, auto and alpha), replayable by SEED.
+test-chaos: build
+	@echo "== chaos tier: $(DURATION) s, seed $(SEED)"
+	@./$(BUILD)/tandem chaos --duration $(DURATION) --seed $(SEED)
 
 rtl-area: deps
 	@./scripts/rtl_area.sh

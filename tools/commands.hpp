@@ -12,6 +12,7 @@ void add_model_commands(CLI::App& app);      // tandem model partition       (cm
 void add_calibrate_commands(CLI::App& app);  // tandem calibrate             (cmd_calibrate.cc)
 void add_status_commands(CLI::App& app);     // tandem status                (cmd_status.cc)
 void add_calibrate_rtl_commands(CLI::App& app);  // tandem calibrate-rtl     (cmd_calibrate_rtl.cc)
+void add_chaos_commands(CLI::App& app);      // tandem chaos                 (cmd_chaos.cc)
 void add_sim_commands(CLI::App& app);        // tandem sim run|sweep|exec    (cmd_sim.cc)
 void add_trace_commands(CLI::App& app);      // tandem trace start|stop|status|export|report (cmd_trace.cc)
 void add_top_command(CLI::App& app);         // tandem top                   (cmd_top.cc)

@@ -39,6 +39,12 @@ DaemonLauncher::DaemonLauncher(const std::string& config_toml, bool quiet) {
     std::fputs(config_toml.c_str(), f);
     std::fclose(f);
   }
+  quiet_ = quiet;
+  start();
+}
+
+void DaemonLauncher::start() {
+  const bool quiet = quiet_;
   const std::string binary = find_binary();
   pid_ = fork();
   if (pid_ == 0) {
@@ -68,6 +74,14 @@ DaemonLauncher::DaemonLauncher(const std::string& config_toml, bool quiet) {
   }
   stop();
   throw Error(Status::timeout, "tandemd did not start listening");
+}
+
+void DaemonLauncher::kill_hard() {
+  if (pid_ <= 0) return;
+  kill(pid_, SIGKILL);
+  int status;
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
 }
 
 int DaemonLauncher::stop() {

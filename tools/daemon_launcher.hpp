@@ -20,12 +20,19 @@ class DaemonLauncher {
   pid_t pid() const { return pid_; }
   // SIGTERM, then wait for it to drain and exit; returns its exit status.
   int stop();
+  // SIGKILL and reap (a crash, for the chaos tier); start() brings up a new daemon on the same socket
+  // and configuration. start() throws like the constructor.
+  void kill_hard();
+  void start();
+  // The process was reaped elsewhere (it died): start() may follow.
+  void forget() { pid_ = -1; }
 
   // tandemd beside this executable, else on PATH.
   static std::string find_binary();
 
  private:
   std::string dir_, socket_, config_;
+  bool quiet_ = true;
   pid_t pid_ = -1;
 };
 

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   tandem::tools::add_top_command(app);
   tandem::tools::add_calibrate_rtl_commands(app);
   tandem::tools::add_experiment_commands(app);
+  tandem::tools::add_chaos_commands(app);
   tandem::tools::add_sim_commands(app);
   try {
     app.parse(argc, argv);

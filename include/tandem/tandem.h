@@ -75,11 +75,17 @@ const char* tandem_status_name(tandem_status_t status);
 const char* tandem_last_error(void);
 
 /* ---- memory the accelerators may access (zero-copy session memory under a daemon) ---- */
+/* 64-byte aligned memory the accelerators reach. NULL, with tandem_last_error() saying why, for a size
+ * whose rounding overflows (e.g. SIZE_MAX), that exceeds the session's registered-memory limit
+ * (tandemd's [limits] registered_mib_per_session), or that the system cannot provide. */
 void* tandem_alloc(tandem_runtime_t* runtime, size_t bytes);
 void tandem_free(tandem_runtime_t* runtime, void* memory);
 /* Makes an existing memfd-backed mapping usable by the accelerators without copies: [address,
- * address + bytes) is mapped from `memfd` at `offset` (all page aligned). tandemd seals the memfd against
- * shrinking. Embedded runtimes reach all memory and accept any region. */
+ * address + bytes) is mapped from `memfd` at `offset` (all page aligned). The arguments are checked
+ * before anything is sent, in every runtime: TANDEM_INVALID_ARGUMENT (for this call only; the session
+ * stays usable) unless the region is non-empty, page aligned and does not wrap, and `memfd` is an open
+ * memfd created with MFD_ALLOW_SEALING (or already sealed against shrinking) that covers offset + bytes.
+ * tandemd seals the memfd against shrinking. Embedded runtimes reach all memory. */
 tandem_status_t tandem_register(tandem_runtime_t* runtime, void* address, size_t bytes, int memfd, uint64_t offset);
 tandem_status_t tandem_unregister(tandem_runtime_t* runtime, void* address);
 

@@ -125,6 +125,8 @@ tandem_status_t tandem_open(const tandem_options_t* o, tandem_runtime_t** out) {
     *out = new (std::nothrow) tandem_runtime{kRuntimeMagic, std::move(rt).value()};
     if (*out == nullptr) return fail(tandem::Status::no_memory, "tandem_open: out of memory");
     return ok();
+  } catch (const tandem::Error& e) {  // set-up code's errors keep their status
+    return fail(e.status(), std::string("tandem_open: ") + e.what());
   } catch (const std::exception& e) {
     return fail(tandem::Status::io_error, std::string("tandem_open: ") + e.what());
   }
@@ -149,7 +151,16 @@ const char* tandem_last_error(void) { return last_error.c_str(); }
 
 void* tandem_alloc(tandem_runtime_t* r, size_t bytes) {
   auto* rt = runtime_of(r);
-  return rt == nullptr ? nullptr : rt->alloc(bytes);
+  if (rt == nullptr) {
+    fail(tandem::Status::invalid_argument, "tandem_alloc: invalid runtime");
+    return nullptr;
+  }
+  auto memory = rt->allocate(bytes);
+  if (!memory) {
+    fail(memory.status(), memory.message());
+    return nullptr;
+  }
+  return memory.value();
 }
 
 void tandem_free(tandem_runtime_t* r, void* memory) {
@@ -161,8 +172,9 @@ tandem_status_t tandem_register(tandem_runtime_t* r, void* address, size_t bytes
   if (rt == nullptr || address == nullptr || bytes == 0) {
     return fail(tandem::Status::invalid_argument, "tandem_register: null runtime or empty region");
   }
-  tandem::Status s = rt->register_memory(address, bytes, memfd, offset);
-  return s == tandem::Status::ok ? ok() : fail(s, "tandem_register failed");
+  std::string why;
+  tandem::Status s = rt->register_memory(address, bytes, memfd, offset, &why);
+  return s == tandem::Status::ok ? ok() : fail(s, "tandem_register: " + why);
 }
 
 tandem_status_t tandem_unregister(tandem_runtime_t* r, void* address) {

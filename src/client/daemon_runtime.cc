@@ -20,7 +20,6 @@ namespace {
 
 constexpr int64_t kRequestTimeoutNs = 10'000'000'000;  // a daemon that does not answer in 10 s is gone
 constexpr size_t kChunkBytes = 4u << 20;                  // session memory grows 4 MiB at a time
-constexpr size_t kAlign = 64;
 
 Status status_of_error(const rt::Frame& f, std::string& message) {
   abi::control::ErrorReply e{};
@@ -104,6 +103,7 @@ Result<std::unique_ptr<Runtime>> DaemonRuntime::connect(const RuntimeOptions& op
   if (!metrics) return R(metrics.status(), metrics.message());
   rt->metrics_ = metrics.value();
   rt->asid_ = ok.asid;
+  rt->max_registered_bytes_ = ok.max_registered_bytes;
   // The partitioner's parameters: a calibration made for the device that holds each function if there
   // is one, else defaults from the daemon's device models.
   std::optional<Calibration> calibration = options.calibration;
@@ -154,16 +154,26 @@ Result<rt::Frame> DaemonRuntime::request(MessageType type, const void* payload, 
   std::lock_guard lock(control_mutex_);
   const uint32_t id = next_request_++;
   Status s = rt::send_frame(sock_.get(), type, id, payload, bytes, fd);
-  if (s != Status::ok) {
-    if (s == Status::disconnected || s == Status::io_error) disconnected_ = true;
+  if (s == Status::invalid_argument) return Result<rt::Frame>(s, "descriptor " + std::to_string(fd) + " is not open");
+  if (s != Status::ok && s != Status::disconnected) {
+    if (s == Status::io_error) disconnected_ = true;
     return Result<rt::Frame>(s, "cannot send to the daemon");
   }
-  auto reply = rt::recv_frame(sock_.get(), kRequestTimeoutNs);
+  // Gone before it read our request: it may have said why first (a refused connection), so read that.
+  auto reply = rt::recv_frame(sock_.get(), s == Status::disconnected ? 100'000'000 : kRequestTimeoutNs);
   if (!reply) {
-    if (reply.status() == Status::disconnected || reply.status() == Status::io_error) disconnected_ = true;
-    return reply;
+    if (reply.status() == Status::disconnected || reply.status() == Status::io_error || s != Status::ok) {
+      disconnected_ = true;
+    }
+    if (s == Status::ok) return reply;
+    return Result<rt::Frame>(Status::disconnected, "the daemon closed the connection");
   }
-  if (reply.value().header.request_id != id) return Result<rt::Frame>(Status::protocol_error, "reply out of order");
+  // Request id 0: the daemon speaks about the connection itself (refused, timed out, dropped).
+  const bool about_connection = reply.value().header.request_id == 0 && reply.value().type() == MessageType::error;
+  if (reply.value().header.request_id != id && !about_connection) {
+    return Result<rt::Frame>(Status::protocol_error, "reply out of order");
+  }
+  if (about_connection) disconnected_ = true;  // it hangs up after saying so
   if (reply.value().type() == MessageType::error) {
     std::string message;
     const Status err = status_of_error(reply.value(), message);
@@ -180,11 +190,10 @@ Status DaemonRuntime::check() {
     disconnected_ = true;
     return Status::disconnected;
   }
-  if ((p.revents & POLLIN) && control_mutex_.try_lock()) {  // the daemon sends nothing unasked: EOF?
+  if (p.revents & POLLIN) {  // the daemon sends nothing unasked: EOF? (A request in flight reads it.)
+    std::unique_lock lock(control_mutex_, std::try_to_lock);
     char c;
-    const ssize_t n = recv(sock_.get(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
-    control_mutex_.unlock();
-    if (n == 0) {
+    if (lock.owns_lock() && recv(sock_.get(), &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0) {
       disconnected_ = true;
       return Status::disconnected;
     }
@@ -242,30 +251,35 @@ void* DaemonRuntime::carve(Chunk& c, size_t bytes) {
   return nullptr;
 }
 
-void* DaemonRuntime::alloc(size_t bytes) {
-  if (bytes == 0) bytes = 1;
-  bytes = (bytes + kAlign - 1) / kAlign * kAlign;
+Result<void*> DaemonRuntime::allocate(size_t bytes) {
+  using R = Result<void*>;
+  const std::string what = "tandem_alloc: " + std::to_string(bytes) + " bytes";
+  size_t rounded = 0;
+  if (!round_allocation(bytes, rounded) || rounded > max_registered_bytes_) {
+    return R(Status::limit_exceeded, what + " exceed the session's limit of " +
+                                         std::to_string(max_registered_bytes_ >> 20) + " MiB of registered memory");
+  }
   std::lock_guard lock(memory_mutex_);
   for (auto& c : chunks_) {
-    if (void* p = carve(*c, bytes)) {
-      allocations_[reinterpret_cast<uintptr_t>(p)] = {c.get(), bytes};
+    if (void* p = carve(*c, rounded)) {
+      allocations_[reinterpret_cast<uintptr_t>(p)] = {c.get(), rounded};
       return p;
     }
   }
   // A new chunk: a memfd the daemon maps too.
-  const size_t chunk_bytes = std::max(kChunkBytes, rt::round_to_pages(bytes));
+  const size_t chunk_bytes = std::max(kChunkBytes, rt::round_to_pages(rounded));
   auto fd = rt::create_memfd("tandem-session", chunk_bytes, false);
-  if (!fd) return nullptr;
+  if (!fd) return R(fd.status(), what + ": " + fd.message());
   auto mapping = rt::map_fd(fd.value().get(), chunk_bytes, 0, true);
-  if (!mapping) return nullptr;
+  if (!mapping) return R(mapping.status(), what + ": " + mapping.message());
   auto region = register_region(reinterpret_cast<uintptr_t>(mapping.value()->address), chunk_bytes, fd.value().get(), 0);
-  if (!region) return nullptr;
+  if (!region) return R(region.status(), what + ": " + region.message());
   auto chunk = std::make_unique<Chunk>();
   chunk->mapping = mapping.value();
   chunk->region = region.value();
   chunk->free_blocks[0] = chunk_bytes;
-  void* p = carve(*chunk, bytes);
-  allocations_[reinterpret_cast<uintptr_t>(p)] = {chunk.get(), bytes};
+  void* p = carve(*chunk, rounded);
+  allocations_[reinterpret_cast<uintptr_t>(p)] = {chunk.get(), rounded};
   chunks_.push_back(std::move(chunk));
   return p;
 }
@@ -334,9 +348,12 @@ Status DaemonRuntime::free_local(uint64_t device_address) {
   return reply ? Status::ok : reply.status();
 }
 
-Status DaemonRuntime::register_memory(void* address, size_t bytes, int memfd, uint64_t offset) {
+Status DaemonRuntime::attach_memory(void* address, size_t bytes, int memfd, uint64_t offset, std::string& why) {
   auto region = register_region(reinterpret_cast<uintptr_t>(address), bytes, memfd, offset);
-  if (!region) return region.status();
+  if (!region) {
+    why = region.message();
+    return region.status();
+  }
   std::lock_guard lock(memory_mutex_);
   registered_[reinterpret_cast<uintptr_t>(address)] = Registered{nullptr, region.value(), bytes};
   return Status::ok;

@@ -24,9 +24,8 @@ class DaemonRuntime final : public Runtime, public rt::Liveness {
   std::string_view kind() const override { return "daemon"; }
   Result<std::unique_ptr<Queue>> create_queue(uint32_t capacity) override;
   // Session memory: carved from memfd chunks registered with the daemon (zero-copy for both sides).
-  void* alloc(size_t bytes) override;
+  Result<void*> allocate(size_t bytes) override;
   void free(void* memory) override;
-  Status register_memory(void* address, size_t bytes, int memfd, uint64_t offset) override;
   Status unregister_memory(void* address) override;
   bool in_session_memory(const void* memory, size_t bytes) const override;
   bool engine_is_remote() const override { return true; }
@@ -38,6 +37,7 @@ class DaemonRuntime final : public Runtime, public rt::Liveness {
   }
   // DISCONNECTED once the daemon is gone (checked without blocking).
   Status check() override;
+  bool known_lost() const override { return disconnected_.load(std::memory_order_relaxed); }
 
   uint32_t asid() const { return asid_; }
   // Sends a request and waits for its reply (any thread; requests are serialised).
@@ -47,6 +47,7 @@ class DaemonRuntime final : public Runtime, public rt::Liveness {
  private:
   explicit DaemonRuntime(const RuntimeOptions& options) : Runtime(options) {}
   void release_ring(uint32_t ring_id) override;
+  Status attach_memory(void* address, size_t bytes, int memfd, uint64_t offset, std::string& why) override;
 
   struct Chunk {
     std::shared_ptr<rt::Mapping> mapping;
@@ -59,6 +60,7 @@ class DaemonRuntime final : public Runtime, public rt::Liveness {
     uint32_t region = 0;
     size_t bytes = 0;
   };
+
   Result<uint32_t> register_region(uint64_t base, uint64_t bytes, int fd, uint64_t offset);
   void attach_trace_area();
   void* carve(Chunk& c, size_t bytes);
@@ -68,6 +70,7 @@ class DaemonRuntime final : public Runtime, public rt::Liveness {
   uint32_t next_request_ = 1;
   std::atomic<bool> disconnected_{false};
   uint32_t asid_ = 0;
+  uint64_t max_registered_bytes_ = 0;  // the session's limit, from hello_ok
   std::shared_ptr<rt::Mapping> metrics_;
   std::shared_ptr<rt::Mapping> trace_mapping_;  // the session's trace area (null: none)
 
@@ -75,6 +78,7 @@ class DaemonRuntime final : public Runtime, public rt::Liveness {
   std::vector<std::unique_ptr<Chunk>> chunks_;
   std::map<uintptr_t, std::pair<Chunk*, size_t>> allocations_;  // address -> (chunk, bytes)
   std::map<uintptr_t, Registered> registered_;                  // by client address
+
 };
 
 }  // namespace tandem::client

@@ -101,10 +101,14 @@ void EmbeddedRuntime::release_ring(uint32_t ring_id) {
   if (dispatcher_) dispatcher_->detach_ring(ring_id);
 }
 
-void* EmbeddedRuntime::alloc(size_t bytes) {
-  if (bytes == 0) bytes = 1;
-  const size_t rounded = (bytes + 63) / 64 * 64;
-  return std::aligned_alloc(64, rounded);
+Result<void*> EmbeddedRuntime::allocate(size_t bytes) {
+  size_t rounded = 0;
+  if (!round_allocation(bytes, rounded)) {
+    return Result<void*>(Status::no_memory, "tandem_alloc: " + std::to_string(bytes) + " bytes overflow when rounded");
+  }
+  void* p = std::aligned_alloc(kAllocAlign, rounded);
+  if (p == nullptr) return Result<void*>(Status::no_memory, "tandem_alloc: no memory for " + std::to_string(bytes) + " bytes");
+  return p;
 }
 
 void EmbeddedRuntime::free(void* memory) { std::free(memory); }

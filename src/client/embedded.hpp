@@ -16,7 +16,7 @@ class EmbeddedRuntime final : public Runtime {
 
   std::string_view kind() const override { return "embedded"; }
   Result<std::unique_ptr<Queue>> create_queue(uint32_t capacity) override;
-  void* alloc(size_t bytes) override;
+  Result<void*> allocate(size_t bytes) override;
   void free(void* memory) override;
   Result<uint64_t> alloc_local(size_t bytes) override { return dispatcher_->alloc_local(session_, bytes); }
   Status free_local(uint64_t device_address) override { return dispatcher_->free_local(session_, device_address); }

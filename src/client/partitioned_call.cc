@@ -181,6 +181,12 @@ class Driver {
           done_s_ = now();
           return failure_;
       }
+      // The runtime broke (the daemon died): the call fails now, whatever is left of it; its value
+      // would not be delivered anyway. The partitioner forgets the abandoned call at its next start().
+      if (failure_ != Status::ok) {
+        done_s_ = now();
+        return failure_;
+      }
     }
   }
 
@@ -267,7 +273,7 @@ class Driver {
     tandem_completion_t* rec = &records_[step.job];
     rt::reset_record(rec);
     if (staging_ != nullptr && !stage(step.job, part)) {
-      (void)part_.report(step.job, JobEvent::failed, t);
+      (void)part_.report(step.job, JobEvent::failed, t, Status::no_memory);  // no staging: software
       return;
     }
     // Jobs carry their arguments inline; a function with more words would need an argument block.
@@ -283,7 +289,7 @@ class Driver {
       return;
     }
     if (s != Status::invalid_argument) failure_ = s;  // the runtime is unusable; SW still finishes the call
-    (void)part_.report(step.job, JobEvent::failed, t);
+    (void)part_.report(step.job, JobEvent::failed, t, s);
   }
 
   void cancel(const Step& step, double t) {
@@ -303,7 +309,11 @@ class Driver {
   void drain_cancel() {
     rt::WaitPolicy p = wait_;
     p.timeout_ns = -1;
-    (void)rt::wait_record(&records_[kCancelRecord], p, rt_.liveness());
+    const Status s = rt::wait_record(&records_[kCancelRecord], p, rt_.liveness());
+    if (s == Status::disconnected) {
+      fail_outstanding(s);
+      return;
+    }
     note_cancel_answer();
   }
 
@@ -348,7 +358,7 @@ class Driver {
       } else if (s == Status::cancelled && is_cancel_target) {
         (void)part_.report(j, JobEvent::cancelled, t);
       } else {
-        (void)part_.report(j, JobEvent::failed, t);  // its range goes back to the software side
+        (void)part_.report(j, JobEvent::failed, t, s);  // the partitioner decides: retry, or software
       }
       if (is_cancel_target) cancel_job_ = -1;
     }
@@ -365,13 +375,18 @@ class Driver {
   // Until a record changes or `wake_at` (s since the call began; +inf: events only) passes: spin for
   // the wait policy's budget, then sleep on every outstanding record at once.
   void wait_for_event(double wake_at) {
-    if (!cancel_outstanding_ && outstanding_count_ == 0) return;  // nothing can arrive: decide again
     const int64_t wake_ns = std::isfinite(wake_at) ? origin_ + static_cast<int64_t>(std::ceil(wake_at * 1e9))
                                                    : std::numeric_limits<int64_t>::max();
+    if (!cancel_outstanding_ && outstanding_count_ == 0) {
+      // Nothing can arrive: a back-off (sleep it out) or a decision to take again at once.
+      if (wake_ns != std::numeric_limits<int64_t>::max()) sleep_until(wake_ns);
+      return;
+    }
     const int64_t start = tandem::now_ns();
     const int64_t spin_until = wait_.mode == rt::WaitMode::block  ? start
                                : wait_.mode == rt::WaitMode::spin ? std::numeric_limits<int64_t>::max()
                                                                   : start + wait_.spin_ns;
+    int64_t next_check = start + rt::kLivenessPeriodNs;
     for (uint32_t i = 0;; ++i) {
       if (any_event()) return;
       abi::cpu_relax();
@@ -379,6 +394,10 @@ class Driver {
       const int64_t t = tandem::now_ns();
       if (t >= wake_ns) return;
       if (t >= spin_until) break;
+      if (t >= next_check) {  // spin mode spins until an event: a dead daemon must still end it
+        if (!alive()) return;
+        next_check = t + rt::kLivenessPeriodNs;
+      }
     }
     std::array<abi::FutexWaitTarget, kMaxCallJobs + 1> targets{};
     for (;;) {
@@ -395,17 +414,29 @@ class Driver {
       }
       if (n == 0 || event) return;
       // Bounded slices so that a dead daemon is noticed (rt::Liveness).
-      const int64_t slice_end = std::min(wake_ns, tandem::now_ns() + 100'000'000);
+      const int64_t slice_end = std::min(wake_ns, tandem::now_ns() + rt::kLivenessPeriodNs);
       const int rc = abi::futex_waitv({targets.data(), n}, slice_end);
       if (rc == ENOSYS) abi::futex_wait(targets[0].word, TANDEM_PENDING, 50'000);
       if (any_event() || tandem::now_ns() >= wake_ns) return;
-      if (rt::Liveness* l = rt_.liveness(); l != nullptr) {
-        if (Status alive = l->check(); alive != Status::ok) {
-          fail_outstanding(alive);
-          return;
-        }
-      }
+      if (!alive()) return;
     }
+  }
+
+  // False (and the call failed) once the runtime's engine is gone.
+  bool alive() {
+    rt::Liveness* l = rt_.liveness();
+    if (l == nullptr) return true;
+    const Status s = l->check();
+    if (s == Status::ok) return true;
+    fail_outstanding(s);
+    return false;
+  }
+
+  static void sleep_until(int64_t deadline_ns) {
+    const int64_t left = deadline_ns - tandem::now_ns();
+    if (left <= 0) return;
+    timespec ts{static_cast<time_t>(left / 1'000'000'000), static_cast<long>(left % 1'000'000'000)};
+    nanosleep(&ts, nullptr);
   }
 
   // The engine is gone: nobody will complete our records. Their work goes back to the software side.
@@ -414,7 +445,7 @@ class Driver {
     for (uint32_t j = 0; j < jobs_limit_; ++j) {
       if (!outstanding_[j]) continue;
       outstanding_[j] = false;
-      (void)part_.report(j, JobEvent::failed, now());
+      (void)part_.report(j, JobEvent::failed, now(), why);
     }
     outstanding_count_ = 0;
     cancel_outstanding_ = false;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "client/daemon_runtime.hpp"
+#include "rt/shm.hpp"
 #include "client/embedded.hpp"
 #include "client/trace.hpp"
 #include "funcs/throughput.hpp"
@@ -95,16 +96,24 @@ Queue::~Queue() {
 
 Status Queue::reserve(uint64_t& index, uint32_t count) {
   if (count == 0 || count > producer_.capacity()) return Status::invalid_argument;
+  rt::Liveness* liveness = runtime_.liveness();
+  if (liveness != nullptr && liveness->known_lost()) return Status::disconnected;  // nobody would consume it
   index = producer_.reserve(count);
   // Back-pressure: the indices are ours, but a slot is free only once the dispatcher consumed it.
+  // Spin briefly, then sleep in short steps, asking whether the daemon lives every kLivenessPeriodNs.
+  int64_t next_check = 0;
   for (uint32_t spins = 0; !producer_.has_space(index + count - 1); ++spins) {
     if (spins < 1024) {
       abi::cpu_relax();
       continue;
     }
-    if (rt::Liveness* l = runtime_.liveness(); l != nullptr && (spins & 1023) == 0) {
-      Status alive = l->check();
-      if (alive != Status::ok) return alive;
+    if (liveness != nullptr) {
+      const int64_t now = tandem::now_ns();
+      if (next_check == 0) next_check = now + rt::kLivenessPeriodNs;
+      if (now >= next_check) {
+        if (Status alive = liveness->check(); alive != Status::ok) return alive;
+        next_check = now + rt::kLivenessPeriodNs;
+      }
     }
     timespec ts{0, 20'000};
     nanosleep(&ts, nullptr);
@@ -356,6 +365,28 @@ Status Runtime::copy_local(uint64_t dst, uint64_t src, size_t bytes) {
   return wait(rec, policy);
 }
 
+Status Runtime::register_memory(void* address, size_t bytes, int memfd, uint64_t offset, std::string* why) {
+  std::string reason;
+  const uintptr_t base = reinterpret_cast<uintptr_t>(address);
+  const uint64_t page = rt::page_size();
+  Status s = Status::ok;
+  if (address == nullptr || bytes == 0) {
+    s = Status::invalid_argument;
+    reason = "the region is empty";
+  } else if (base % page != 0 || bytes % page != 0 || offset % page != 0) {
+    s = Status::invalid_argument;
+    reason = "address, size and offset must be multiples of the page size";
+  } else if (base + bytes < base || offset + bytes < offset) {
+    s = Status::invalid_argument;
+    reason = "the region wraps around";
+  } else {
+    s = rt::check_shareable_memfd(memfd, offset + bytes, reason);
+  }
+  if (s == Status::ok) s = attach_memory(address, bytes, memfd, offset, reason);
+  if (why != nullptr) *why = std::move(reason);
+  return s;
+}
+
 Status Runtime::init_default_queue() {
   auto q = create_queue(1024);
   if (!q) return q.status();
@@ -396,6 +427,11 @@ tandem_completion_t* Runtime::thread_records() {
 }
 
 Status Runtime::run(const funcs::FunctionInfo& fn, funcs::Call& call, int64_t& value, CallReport* report) {
+  // A session whose daemon died fails every call at once, in every mode; a call that never waits on
+  // the daemon still notices within kLivenessPeriodNs (the check is one coarse clock read otherwise).
+  if (rt::Liveness* l = liveness(); l != nullptr) {
+    if (Status alive = l->check_at_most_every(rt::kLivenessPeriodNs); alive != Status::ok) return alive;
+  }
   return run_partitioned(*this, fn, call, value, report);
 }
 

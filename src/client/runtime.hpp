@@ -2,8 +2,10 @@
 // the high-level calls. The embedded runtime runs the real-time driver (src/rt) in this process.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <bitset>
+#include <cstddef>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -108,6 +110,15 @@ struct DeviceSummary {
 
 class Runtime;
 
+// Session memory is handed out in multiples of a cache line. `bytes` (0 counts as 1) rounded up into
+// `rounded`; false if the rounding overflows (tandem_alloc(SIZE_MAX) used to round to 0).
+inline constexpr size_t kAllocAlign = 64;
+inline bool round_allocation(size_t bytes, size_t& rounded) {
+  if (bytes > SIZE_MAX - (kAllocAlign - 1)) return false;
+  rounded = (std::max<size_t>(bytes, 1) + kAllocAlign - 1) / kAllocAlign * kAllocAlign;
+  return true;
+}
+
 // Lets a queue outlive its runtime safely: the runtime clears `runtime` when it goes away, and a queue
 // destroyed later only releases its memory.
 struct RuntimeLink {
@@ -163,15 +174,20 @@ class Runtime {
 
   virtual std::string_view kind() const = 0;
   virtual Result<std::unique_ptr<Queue>> create_queue(uint32_t capacity) = 0;
-  // Memory the engine can reach (and that can hold completion records).
-  virtual void* alloc(size_t bytes) = 0;
+  // Memory the engine can reach (and that can hold completion records), 64-byte aligned. Fails with
+  // a message for sizes that overflow, exceed the session's limit, or cannot be had.
+  virtual Result<void*> allocate(size_t bytes) = 0;
+  // allocate() without the reason: null on failure.
+  void* alloc(size_t bytes) {
+    auto r = allocate(bytes);
+    return r ? r.value() : nullptr;
+  }
   virtual void free(void* memory) = 0;
   // Makes [address, address + bytes), mapped from `memfd` at `offset`, usable by the engine (zero
-  // copy). The embedded runtime reaches all of the process's memory and needs nothing.
-  virtual Status register_memory(void* address, size_t bytes, int memfd, uint64_t offset) {
-    (void)address, (void)bytes, (void)memfd, (void)offset;
-    return Status::ok;
-  }
+  // copy). The arguments are checked here, in every runtime, before anything is sent: page-aligned,
+  // non-empty, not wrapping, and an open memfd that covers the range and can be sealed against
+  // shrinking (INVALID_ARGUMENT, with `why`, otherwise; the session is not affected).
+  Status register_memory(void* address, size_t bytes, int memfd, uint64_t offset, std::string* why = nullptr);
   virtual Status unregister_memory(void* address) {
     (void)address;
     return Status::ok;
@@ -286,6 +302,12 @@ class Runtime {
   void release_thread_records();
   friend class Queue;
   virtual void release_ring(uint32_t ring_id) = 0;
+  // register_memory() once its arguments are known to be sound. The embedded runtime reaches all of
+  // the process's memory and needs nothing.
+  virtual Status attach_memory(void* address, size_t bytes, int memfd, uint64_t offset, std::string& why) {
+    (void)address, (void)bytes, (void)memfd, (void)offset, (void)why;
+    return Status::ok;
+  }
 
  private:
   RuntimeOptions options_;

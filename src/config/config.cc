@@ -313,7 +313,8 @@ void apply_daemon(DaemonSettings& d, const toml::table& t, std::string_view sour
 
 void apply_limits(DaemonSettings& d, const toml::table& t, std::string_view source) {
   check_keys(t, "limits", {"sessions", "queues_per_session", "registered_mib_per_session",
-                           "jobs_in_flight_per_session", "max_queue_capacity"}, source);
+                           "jobs_in_flight_per_session", "max_queue_capacity", "connections_per_uid",
+                           "hello_timeout_ms", "output_buffer_kib"}, source);
   Node v{t};
   d.max_sessions = count(v["sessions"], d.max_sessions, "limits.sessions", source, 1, 65536);
   d.queues_per_session = count(v["queues_per_session"], d.queues_per_session, "limits.queues_per_session", source,
@@ -326,6 +327,12 @@ void apply_limits(DaemonSettings& d, const toml::table& t, std::string_view sour
                                        "limits.jobs_in_flight_per_session", source, 1, 1u << 20);
   d.max_queue_capacity = count(v["max_queue_capacity"], d.max_queue_capacity, "limits.max_queue_capacity", source,
                                TANDEM_RING_MIN_CAPACITY, TANDEM_RING_MAX_CAPACITY);
+  d.connections_per_uid = count(v["connections_per_uid"], d.connections_per_uid, "limits.connections_per_uid", source,
+                                1, 65536);
+  d.hello_timeout_ms = count(v["hello_timeout_ms"], d.hello_timeout_ms, "limits.hello_timeout_ms", source, 1,
+                             3'600'000);
+  d.output_buffer_kib = count(v["output_buffer_kib"], d.output_buffer_kib, "limits.output_buffer_kib", source, 128,
+                              1u << 20);
 }
 
 void apply_energy(model::EnergyModel& e, const toml::table& t, std::string_view source) {

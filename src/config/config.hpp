@@ -140,6 +140,9 @@ struct DaemonSettings {
   uint64_t registered_bytes_per_session = uint64_t{1} << 30;
   uint32_t jobs_in_flight_per_session = 4096;
   uint32_t max_queue_capacity = 1u << 16;
+  uint32_t connections_per_uid = 128;  // connections one user may hold (sessions and not yet hello)
+  uint32_t hello_timeout_ms = 1000;    // a connection that has not said hello by then is closed
+  uint32_t output_buffer_kib = 256;    // replies queued for a client; one that lets more pile up is dropped
 };
 
 // [trace]: per-job trace records (docs/tracing.md).

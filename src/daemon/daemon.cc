@@ -277,7 +277,7 @@ int Daemon::run(bool handle_signals) {
 
 bool Daemon::serve(int timeout_ms) {
   epoll_event events[64];
-  const int n = epoll_wait(epoll_fd_.get(), events, 64, timeout_ms);
+  const int n = epoll_wait(epoll_fd_.get(), events, 64, next_timeout_ms(timeout_ms, tandem::now_ns()));
   if (n < 0) {
     if (errno == EINTR) return true;
     log("epoll_wait failed: %s", std::strerror(errno));
@@ -295,44 +295,183 @@ bool Daemon::serve(int timeout_ms) {
       }
       running = false;
     } else if (auto it = connections_.find(fd); it != connections_.end()) {
-      if (events[i].events & EPOLLIN) on_readable(*it->second);
+      if (events[i].events & EPOLLOUT) on_writable(*it->second);
+      if (connections_.count(fd) && (events[i].events & EPOLLIN)) on_readable(*it->second);
       // The read above may have closed the connection already.
       if (connections_.count(fd) && (events[i].events & (EPOLLHUP | EPOLLERR | EPOLLRDHUP))) close_connection(fd);
     }
   }
+  // Frames a connection sent beyond its share of the last round: one more share each.
+  std::vector<int> unfinished;
+  unfinished.swap(unfinished_);
+  for (int fd : unfinished) {
+    auto it = connections_.find(fd);
+    if (it != connections_.end() && !handle_frames(*it->second)) close_connection(fd);
+  }
+  const int64_t now = tandem::now_ns();
+  expire_hello_deadlines(now);
+  if (accept_paused_until_ != 0 && now >= accept_paused_until_) {
+    accept_paused_until_ = 0;
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = listen_fd_.get();
+    epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, listen_fd_.get(), &ev);
+  }
   return running;
 }
 
+int Daemon::next_timeout_ms(int timeout_ms, int64_t now) const {
+  if (!unfinished_.empty()) return 0;
+  int64_t until = INT64_MAX;
+  for (const auto& [fd, c] : connections_) {
+    if (!c->hello) until = std::min(until, c->hello_deadline_ns);
+  }
+  if (accept_paused_until_ != 0) until = std::min(until, accept_paused_until_);
+  if (until == INT64_MAX) return timeout_ms;
+  const int64_t ms = std::clamp<int64_t>((until - now + 999'999) / 1'000'000, 0, INT32_MAX);
+  return timeout_ms < 0 ? static_cast<int>(ms) : static_cast<int>(std::min<int64_t>(ms, timeout_ms));
+}
+
+void Daemon::expire_hello_deadlines(int64_t now) {
+  std::vector<int> expired;
+  for (const auto& [fd, c] : connections_) {
+    if (!c->hello && now >= c->hello_deadline_ns) expired.push_back(fd);
+  }
+  for (int fd : expired) {
+    Connection& c = *connections_[fd];
+    reply_error(c, 0, Status::timeout,
+                "no hello within " + std::to_string(options_.config.daemon.hello_timeout_ms) +
+                    " ms (limits.hello_timeout_ms)");
+    log_limited("closed connections without hello", "pid " + std::to_string(c.pid));
+    close_connection(fd);
+  }
+}
+
+void Daemon::log_limited(const char* what, const std::string& detail) {
+  // A client that opens connections in a loop must not turn the log into the bottleneck.
+  const int64_t now = tandem::now_ns();
+  if (now < next_limited_log_ns_) {
+    ++limited_logs_suppressed_;
+    return;
+  }
+  next_limited_log_ns_ = now + 1'000'000'000;
+  log("%s: %s (%lu more like it in the last second)", what, detail.c_str(),
+      static_cast<unsigned long>(limited_logs_suppressed_));
+  limited_logs_suppressed_ = 0;
+}
+
+void Daemon::refuse(rt::UniqueFd fd, Status s, const std::string& why, pid_t pid, uid_t uid) {
+  Connection c;  // never registered: told why (if its socket takes it now), then closed
+  c.fd = std::move(fd);
+  reply_error(c, 0, s, why);
+  log_limited("refused", "pid " + std::to_string(pid) + " uid " + std::to_string(uid) + ": " + why);
+}
+
+bool Daemon::evict_idle(uid_t uid, bool any_uid) {
+  int oldest = -1;
+  int64_t oldest_ns = INT64_MAX;
+  for (const auto& [fd, c] : connections_) {
+    if (!c->hello && (any_uid || c->uid == uid) && c->connected_ns < oldest_ns) {
+      oldest = fd;
+      oldest_ns = c->connected_ns;
+    }
+  }
+  if (oldest < 0) return false;
+  Connection& c = *connections_[oldest];
+  reply_error(c, 0, Status::limit_exceeded, "closed to make room for a new connection: no hello yet");
+  log_limited("closed connections without hello to make room", "pid " + std::to_string(c.pid));
+  close_connection(oldest);
+  return true;
+}
+
+void Daemon::watch(Connection& c) {
+  const bool want = c.writer.pending();
+  if (want == c.writing) return;
+  c.writing = want;
+  epoll_event ev{};
+  ev.events = EPOLLIN | EPOLLRDHUP | (want ? EPOLLOUT : 0u);
+  ev.data.fd = c.fd.get();
+  epoll_ctl(epoll_fd_.get(), EPOLL_CTL_MOD, c.fd.get(), &ev);
+}
+
+void Daemon::reply(Connection& c, MessageType type, uint32_t request_id, const void* payload, size_t bytes, int fd) {
+  if (c.broken) return;
+  Status s = c.writer.queue(type, request_id, payload, bytes, fd);
+  if (s == Status::ok) s = c.writer.flush(c.fd.get());
+  if (s != Status::ok) {
+    c.broken = true;
+    return;
+  }
+  if (c.writer.pending_bytes() > size_t{options_.config.daemon.output_buffer_kib} << 10) {
+    log_limited("dropped a client that does not read its replies",
+                "pid " + std::to_string(c.pid) + ", " + std::to_string(c.writer.pending_bytes()) + " bytes unread");
+    c.broken = true;
+    return;
+  }
+  if (connections_.count(c.fd.get())) watch(c);
+}
+
+void Daemon::on_writable(Connection& c) {
+  if (c.writer.flush(c.fd.get()) != Status::ok) {
+    close_connection(c.fd.get());
+    return;
+  }
+  watch(c);
+}
+
 void Daemon::accept_clients() {
+  const config::DaemonSettings& limits = options_.config.daemon;
   for (;;) {
     rt::UniqueFd fd(accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
     if (!fd.valid()) {
-      if (errno != EAGAIN && errno != EINTR) log("accept failed: %s", std::strerror(errno));
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        // Out of descriptors: the listening socket would stay readable and spin this loop. Pause.
+        log_limited("accept paused", std::strerror(errno));
+        epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, listen_fd_.get(), nullptr);
+        accept_paused_until_ = tandem::now_ns() + 100'000'000;
+      } else if (errno != EAGAIN && errno != EINTR) {
+        log("accept failed: %s", std::strerror(errno));
+      }
       return;
     }
     ucred cred{};
     socklen_t len = sizeof cred;
     if (getsockopt(fd.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) continue;
-    const auto& allowed = options_.config.daemon.allowed_uids;
+    const auto& allowed = limits.allowed_uids;
     const bool uid_ok = cred.uid == 0 || cred.uid == getuid() ||
                         std::find(allowed.begin(), allowed.end(), cred.uid) != allowed.end();
+    if (!uid_ok) {
+      refuse(std::move(fd), Status::permission_denied, "uid " + std::to_string(cred.uid) + " is not allowed",
+             cred.pid, cred.uid);
+      continue;
+    }
+    // Limits: per user, then in all. A connection that has not said hello yet gives way to a new one.
+    if (connections_per_uid_[cred.uid] >= limits.connections_per_uid && !evict_idle(cred.uid, false)) {
+      refuse(std::move(fd), Status::limit_exceeded,
+             "uid " + std::to_string(cred.uid) + " already holds " + std::to_string(limits.connections_per_uid) +
+                 " connections (limits.connections_per_uid)",
+             cred.pid, cred.uid);
+      continue;
+    }
+    if (connections_.size() >= limits.max_sessions && !evict_idle(cred.uid, true)) {
+      refuse(std::move(fd), Status::limit_exceeded,
+             "too many sessions: " + std::to_string(limits.max_sessions) + " connections (limits.sessions)", cred.pid,
+             cred.uid);
+      continue;
+    }
     auto c = std::make_unique<Connection>();
     c->uid = cred.uid;
     c->pid = cred.pid;
     c->id = next_connection_++;
     c->connected_ns = tandem::now_ns();
+    c->hello_deadline_ns = c->connected_ns + int64_t{limits.hello_timeout_ms} * 1'000'000;
     const int raw = fd.get();
     c->fd = std::move(fd);
-    if (!uid_ok || connections_.size() >= options_.config.daemon.max_sessions) {
-      reply_error(*c, 0, uid_ok ? Status::limit_exceeded : Status::permission_denied,
-                  uid_ok ? "too many sessions" : "uid " + std::to_string(cred.uid) + " is not allowed");
-      log("refused pid %d uid %u: %s", cred.pid, cred.uid, uid_ok ? "too many sessions" : "uid not allowed");
-      continue;  // c (and its fd) go away here
-    }
     epoll_event ev{};
     ev.events = EPOLLIN | EPOLLRDHUP;
     ev.data.fd = raw;
     epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, raw, &ev);
+    ++connections_per_uid_[c->uid];
     connections_[raw] = std::move(c);
   }
 }
@@ -343,7 +482,7 @@ void Daemon::reply_error(Connection& c, uint32_t request_id, Status s, const std
   e.status = to_wire(s);
   std::memcpy(payload.data(), &e, sizeof e);
   std::memcpy(payload.data() + sizeof e, message.data(), payload.size() - sizeof e);
-  rt::send_frame(c.fd.get(), MessageType::error, request_id, payload.data(), payload.size());
+  reply(c, MessageType::error, request_id, payload.data(), payload.size());
 }
 
 void Daemon::on_readable(Connection& c) {
@@ -351,23 +490,34 @@ void Daemon::on_readable(Connection& c) {
   Status s = c.reader.read_some(fd);
   if (s == Status::protocol_error) {
     ++protocol_errors_;
-    reply_error(c, 0, s, "malformed stream (too many descriptors)");
+    reply_error(c, 0, s, "malformed stream (too many descriptors, or too much unread input)");
   }
-  bool keep = s == Status::ok;
-  while (keep) {
+  const bool keep = s == Status::ok && handle_frames(c);
+  if (!keep) close_connection(fd);
+}
+
+bool Daemon::handle_frames(Connection& c) {
+  // A round's share per connection, so that one client's backlog of requests cannot hold up others;
+  // the rest waits for the next round (serve() comes back at once).
+  constexpr int kFramesPerRound = 16;
+  for (int handled = 0; !c.broken; ++handled) {
+    if (handled == kFramesPerRound) {
+      unfinished_.push_back(c.fd.get());
+      return true;
+    }
     rt::Frame f;
     auto got = c.reader.next(f);
     if (!got) {  // framing errors cannot be recovered from: say why, then hang up
       ++protocol_errors_;
       reply_error(c, 0, got.status(), got.message());
-      log("session %u (pid %d): %s; closing", c.session, c.pid, got.message().c_str());
-      keep = false;
-      break;
+      log_limited("closed a connection", "session " + std::to_string(c.session) + " (pid " + std::to_string(c.pid) +
+                                             "): " + got.message());
+      return false;
     }
-    if (!got.value()) break;
-    keep = handle(c, f);
+    if (!got.value()) return true;
+    if (!handle(c, f)) return false;
   }
-  if (!keep) close_connection(fd);
+  return false;  // broken: the peer is gone or does not read its replies
 }
 
 bool Daemon::handle(Connection& c, rt::Frame& f) {
@@ -406,9 +556,8 @@ bool Daemon::handle(Connection& c, rt::Frame& f) {
       return true;
     }
     case MessageType::status: {
-      const std::string text = status_json();
-      rt::send_frame(c.fd.get(), MessageType::status_reply, id, text.data(),
-                     std::min<size_t>(text.size(), abi::control::kMaxPayload));
+      const std::string& text = recent_status();
+      reply(c, MessageType::status_reply, id, text.data(), std::min<size_t>(text.size(), abi::control::kMaxPayload));
       return true;
     }
     case MessageType::trace_attach: return on_trace_attach(c, f);
@@ -420,6 +569,18 @@ bool Daemon::handle(Connection& c, rt::Frame& f) {
       reply_error(c, id, Status::protocol_error, "not a request");
       return true;
   }
+}
+
+const std::string& Daemon::recent_status() {
+  // A report costs two trips to the dispatcher thread; a flood of status requests must not turn the
+  // control thread into a waiter on it. Requests within kStatusReuseNs of a report share it.
+  constexpr int64_t kStatusReuseNs = 10'000'000;
+  const int64_t now = tandem::now_ns();
+  if (status_text_.empty() || now - status_made_ns_ >= kStatusReuseNs) {
+    status_text_ = status_json();
+    status_made_ns_ = tandem::now_ns();
+  }
+  return status_text_;
 }
 
 bool Daemon::on_hello(Connection& c, const rt::Frame& f) {
@@ -450,8 +611,7 @@ bool Daemon::on_hello(Connection& c, const rt::Frame& f) {
   ok.max_jobs_in_flight = options_.config.daemon.jobs_in_flight_per_session;
   ok.max_registered_bytes = options_.config.daemon.registered_bytes_per_session;
   const std::vector<std::byte> payload = hello_payload(ok, *dispatcher_);
-  rt::send_frame(c.fd.get(), MessageType::hello_ok, f.header.request_id, payload.data(), payload.size(),
-                 metrics_fd_.get());
+  reply(c, MessageType::hello_ok, f.header.request_id, payload.data(), payload.size(), metrics_fd_.get());
   log("session %u: pid %d uid %u connected", c.session, c.pid, c.uid);
   return true;
 }
@@ -490,7 +650,7 @@ bool Daemon::on_create_queue(Connection& c, const rt::Frame& f) {
   ok.queue_id = queue_id;
   ok.capacity = req.capacity;
   ok.ring_bytes = bytes;
-  rt::send_struct(c.fd.get(), MessageType::queue_ok, id, ok, memory.fd.get());
+  reply_struct(c, MessageType::queue_ok, id, ok, memory.fd.get());
   return true;
 }
 
@@ -503,13 +663,17 @@ bool Daemon::on_destroy_queue(Connection& c, const rt::Frame& f) {
   }
   dispatcher_->detach_ring(it->second.engine_ring);  // returns once the dispatcher let go of it
   c.queues.erase(it);
-  rt::send_frame(c.fd.get(), MessageType::ok, f.header.request_id, nullptr, 0);
+  reply(c, MessageType::ok, f.header.request_id, nullptr, 0);
   return true;
 }
 
 bool Daemon::on_register(Connection& c, rt::Frame& f) {
   const auto req = f.as<abi::control::RegisterMemory>();
   const uint32_t id = f.header.request_id;
+  if (!f.fd.valid()) {
+    reply_error(c, id, Status::invalid_argument, "register_memory needs a memfd (none came with the request)");
+    return true;
+  }
   if (req.bytes == 0 || req.client_base == 0 || !page_aligned(req.client_base) || !page_aligned(req.bytes) ||
       !page_aligned(req.fd_offset) || req.client_base + req.bytes < req.client_base ||
       req.fd_offset + req.bytes < req.fd_offset || (req.flags & ~abi::control::kRegionWritable) != 0) {
@@ -549,7 +713,7 @@ bool Daemon::on_register(Connection& c, rt::Frame& f) {
   c.registered_bytes += req.bytes;
   abi::control::RegionOk ok;
   ok.region_id = region.value();
-  rt::send_struct(c.fd.get(), MessageType::region_ok, id, ok);
+  reply_struct(c, MessageType::region_ok, id, ok);
   return true;
 }
 
@@ -572,7 +736,7 @@ bool Daemon::on_unregister(Connection& c, const rt::Frame& f) {
   });
   c.registered_bytes -= it->second.bytes;
   c.regions.erase(it);
-  rt::send_frame(c.fd.get(), MessageType::ok, f.header.request_id, nullptr, 0);
+  reply(c, MessageType::ok, f.header.request_id, nullptr, 0);
   return true;
 }
 
@@ -605,7 +769,7 @@ bool Daemon::on_trace_attach(Connection& c, const rt::Frame& f) {
   ok.bytes = bytes;
   ok.rings = t.client_threads;
   ok.capacity = t.client_records;
-  rt::send_struct(c.fd.get(), MessageType::trace_area_ok, id, ok, memory.fd.get());
+  reply_struct(c, MessageType::trace_area_ok, id, ok, memory.fd.get());
   return true;
 }
 
@@ -644,7 +808,7 @@ bool Daemon::on_trace_control(Connection& c, const rt::Frame& f) {
       reply_error(c, f.header.request_id, Status::invalid_argument, "trace_control: op must be 0 (query), 1 (start) or 2 (stop)");
       return true;
   }
-  rt::send_struct(c.fd.get(), MessageType::trace_state, f.header.request_id, trace_state(tracer_->counters()));
+  reply_struct(c, MessageType::trace_state, f.header.request_id, trace_state(tracer_->counters()));
   return true;
 }
 
@@ -687,7 +851,7 @@ bool Daemon::on_trace_dump(Connection& c, const rt::Frame& f) {
   rt::write_dump(file, {reinterpret_cast<std::byte*>(memory.mapping->address), mapped});
   abi::control::TraceState state = trace_state(dump.counters);
   state.dump_bytes = bytes;
-  rt::send_struct(c.fd.get(), MessageType::trace_dump_ok, id, state, memory.fd.get());
+  reply_struct(c, MessageType::trace_dump_ok, id, state, memory.fd.get());
   return true;
 }
 
@@ -698,17 +862,19 @@ void Daemon::close_connection(int fd) {
   epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, fd, nullptr);
   if (c.hello && dispatcher_) {
     // Running jobs may still write into the session's memory: hand every mapping to the dispatcher's
-    // copy of the session, which lives until the session has drained.
+    // copy of the session, which lives until the session has drained. The control thread does not
+    // wait for it (a busy dispatcher must not hold up other clients).
     auto memory = c.memory;
     std::vector<std::shared_ptr<rt::Mapping>> mappings;
     for (auto& [rid, r] : c.regions) mappings.push_back(r.memory);
-    dispatcher_->with_engine([&](engine::Engine&) {
+    dispatcher_->close_session_later(c.session, [memory, mappings = std::move(mappings)]() mutable {
       for (auto& m : mappings) memory->retire(std::move(m));
-      return 0;
     });
-    if (tracer_) tracer_->remove_session(c.session);  // its client threads' last records first
-    dispatcher_->close_session(c.session);
+    if (tracer_) tracer_->remove_session(c.session);  // its client threads' last records
     log("session %u: pid %d disconnected", c.session, c.pid);
+  }
+  if (auto u = connections_per_uid_.find(c.uid); u != connections_per_uid_.end() && --u->second == 0) {
+    connections_per_uid_.erase(u);
   }
   connections_.erase(it);
 }

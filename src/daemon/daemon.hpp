@@ -81,6 +81,10 @@ class Daemon {
   struct Connection {
     rt::UniqueFd fd;
     rt::FrameReader reader;
+    rt::FrameWriter writer;     // replies the client has not read yet (bounded: limits.output_buffer_kib)
+    bool writing = false;       // EPOLLOUT is armed
+    bool broken = false;        // to be closed: the peer went away or let its replies pile up
+    int64_t hello_deadline_ns = 0;
     uid_t uid = 0;
     pid_t pid = 0;
     uint64_t id = 0;
@@ -101,6 +105,26 @@ class Daemon {
   // Handles one request; false when the connection must be closed.
   bool handle(Connection& c, rt::Frame& f);
   void reply_error(Connection& c, uint32_t request_id, Status s, const std::string& message);
+  // Queues a reply and sends what the socket takes now; never waits for the client.
+  void reply(Connection& c, abi::control::MessageType type, uint32_t request_id, const void* payload, size_t bytes,
+             int fd = -1);
+  template <class T>
+  void reply_struct(Connection& c, abi::control::MessageType type, uint32_t request_id, const T& payload, int fd = -1) {
+    reply(c, type, request_id, &payload, sizeof payload, fd);
+  }
+  void on_writable(Connection& c);
+  void watch(Connection& c);  // epoll interest: input, and output while replies are queued
+  // Handles at most a round's share of the frames the connection has buffered; false if it must close.
+  bool handle_frames(Connection& c);
+  // Closes the oldest connection that has not said hello (of `uid`, or of anyone if `any_uid`) to make
+  // room for a new one. False if there is none.
+  bool evict_idle(uid_t uid, bool any_uid);
+  void expire_hello_deadlines(int64_t now);
+  int next_timeout_ms(int timeout_ms, int64_t now) const;
+  void refuse(rt::UniqueFd fd, Status s, const std::string& why, pid_t pid, uid_t uid);
+  void log_limited(const char* what, const std::string& detail);
+  // status_json(), made at most once per 10 ms (answers to requests in between share it).
+  const std::string& recent_status();
   void close_connection(int fd);
   void shutdown();
   void log(const char* fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -129,6 +153,13 @@ class Daemon {
   std::shared_ptr<rt::Mapping> metrics_memory_;
   rt::UniqueFd metrics_fd_;  // read-only descriptor handed to clients
   std::map<int, std::unique_ptr<Connection>> connections_;
+  std::map<uid_t, uint32_t> connections_per_uid_;
+  std::vector<int> unfinished_;   // connections with buffered frames left over from the last round
+  int64_t accept_paused_until_ = 0;  // out of descriptors: accept again from then on
+  int64_t next_limited_log_ns_ = 0;
+  std::string status_text_;
+  int64_t status_made_ns_ = 0;
+  uint64_t limited_logs_suppressed_ = 0;
   uint64_t next_connection_ = 1;
   uint64_t sessions_served_ = 0;
   uint64_t protocol_errors_ = 0;

@@ -64,6 +64,10 @@ Engine::Engine(const EngineConfig& config) : config_(config) {
   running_work_.fill(0);
   running_jobs_.fill(0);
   for (size_t f = 0; f < kMaxFunctions; ++f) {
+    // Unknown functions never reach the check (submit refuses them first); their 0 means "always
+    // check", and skipping their bisections makes an engine cheap to build (the packet fuzzer builds
+    // one per input).
+    if (!config_.known[f]) continue;
     // job_ns is non-decreasing in the workload: bisect for the first workload over the bound.
     const model::AccelModel& m = config_.models[f];
     uint64_t lo = 0, hi = UINT64_MAX;
@@ -208,6 +212,7 @@ void Engine::enqueue(JobId j, QueueId q) {
     l.tail = j;
   }
   if (l.count++ == 0) {  // lane becomes active: insert just before the cursor (last in RR order)
+    ++queue.active_lanes;
     if (queue.cursor == kNone) {
       l.next_active = l.prev_active = li;
       queue.cursor = li;
@@ -227,6 +232,7 @@ void Engine::enqueue(JobId j, QueueId q) {
 // Removes a lane from its queue's active ring once it has no jobs.
 void Engine::deactivate_lane(Queue& queue, uint32_t li) {
   Lane& l = lanes_[li];
+  --queue.active_lanes;
   if (l.next_active == li) {
     queue.cursor = kNone;
   } else {
@@ -256,6 +262,13 @@ JobId Engine::dequeue(QueueId q) {
   --queued_jobs_;
   queue.work -= jobs_[j].spec.workload;
   return j;
+}
+
+bool Engine::below_fair_share(SessionId s, QueueId q) const {
+  const uint32_t mine = lanes_[lane_index(s, q)].count;
+  const uint32_t sessions = queues_[q].active_lanes + (mine == 0 ? 1 : 0);
+  const uint32_t share = (config_.queue_capacity + sessions - 1) / sessions;
+  return mine < share;
 }
 
 void Engine::unlink_from_lane(JobId j) {
@@ -328,7 +341,7 @@ JobId Engine::submit(const JobSpec& spec, Time now, Actions& out) {
     out.push_back(completion_action(spec, Status::limit_exceeded));
     return kNone;
   }
-  if (queues_[q].jobs >= config_.queue_capacity) {
+  if (queues_[q].jobs >= config_.queue_capacity && !below_fair_share(spec.session, q)) {
     out.push_back(completion_action(spec, Status::queue_full));
     return kNone;
   }

@@ -26,7 +26,8 @@ struct SlotClass {
 struct EngineConfig {
   uint32_t slots = 8;
   uint32_t queues = 0;              // function queues; 0 = as many as slots
-  uint32_t queue_capacity = 1024;   // jobs per function queue (QUEUE_FULL beyond)
+  uint32_t queue_capacity = 1024;   // jobs per function queue (QUEUE_FULL beyond, except for a session
+                                    // below its fair share: see Engine::submit)
   uint32_t max_jobs = 1u << 16;     // jobs queued or running in the whole engine
   uint32_t max_jobs_per_session = 0;  // 0 = no per-session bound (LIMIT_EXCEEDED beyond)
   Time max_job_ns = 0;              // bound on a job's modelled time (thesis 5.4.1); 0 = none
@@ -90,7 +91,11 @@ class Engine {
 
   // ---- events ----
   // Returns the job's id if it was queued (its start_job may already be in `out`), or kNone if it was
-  // completed at once (rejected, or demand-only).
+  // completed at once (rejected, or demand-only). Admission to a function queue is fair: a job is
+  // admitted while the queue holds fewer than queue_capacity jobs, or while its session's lane holds
+  // fewer than its share, ceil(capacity / sessions with jobs queued there, counting this one). So a
+  // session below its share never meets QUEUE_FULL because of another, and a queue holds at most
+  // about twice its capacity (and never more than the job pool, max_jobs).
   JobId submit(const JobSpec& job, Time now, Actions& out);
   void submit_barrier(const BarrierSpec& barrier, Time now, Actions& out);
   // A rejected packet (failed validation in the driver) still completes, and still unblocks order.
@@ -172,6 +177,7 @@ class Engine {
     uint32_t jobs = 0;
     uint64_t work = 0;
     uint32_t cursor = kNone;  // lane served next (round-robin across sessions)
+    uint32_t active_lanes = 0;  // sessions with jobs queued here
     uint32_t serving = 0;     // slots routed to this queue (any state but empty)
   };
   struct Slot {
@@ -225,6 +231,7 @@ class Engine {
   JobId dequeue(QueueId q);
   void unlink_from_lane(JobId j);
   void deactivate_lane(Queue& queue, uint32_t li);
+  bool below_fair_share(SessionId s, QueueId q) const;
   void schedule(Time now, Actions& out);
   void finish_job(JobId j, Status status, int64_t value, Time device_ns, Actions& out);
   void release_session_job(SessionId s, Actions& out);

@@ -41,6 +41,18 @@ const char* to_string(JobEvent e) {
   return "?";
 }
 
+bool retry_may_succeed(Status status) {
+  switch (status) {
+    case Status::queue_full:       // the queue or the engine's job table was full for a moment
+    case Status::limit_exceeded:   // our session had too many jobs in flight
+    case Status::not_accelerated:  // the replica went away; another may come (or n_a = 0 takes over)
+    case Status::device_memory_full:  // device-local memory is freed as other jobs finish
+      return true;
+    default:
+      return false;  // the same job fails the same way: an unreachable buffer, a device error, ...
+  }
+}
+
 Partitioner::Partitioner(const model::CostParams& params, const PartitionerConfig& config)
     : params_(params), config_(config) {
   if (params_.granularity == 0) params_.granularity = 1;
@@ -100,6 +112,8 @@ void Partitioner::start(uint64_t units, double now, const model::LiveMetrics& m)
   now_ = now;
   next_seq_ = 0;
   slowdown_ = 1;
+  attempts_failed_ = 0;
+  retry_after_ = 0;
   outstanding_ = 0;
   planned_ = 0;
   counters_ = {};
@@ -207,6 +221,7 @@ bool Partitioner::decide_round(double now, const model::LiveMetrics& m, RoundPla
   // Do not hand more work to hardware that is behind its own schedule (the opposite move, taking
   // queued jobs back, is find_cancel_candidate's).
   if (automatic && hardware_late(now)) return false;
+  if (backing_off(now)) return false;  // a transient failure: give the congestion time to pass
 
   // X'_a (Eq 5.1), lowered by the slowdown this call has observed (1 unless hardware ran late).
   const double xa_eff = model::effective_accel_throughput(params_, m) / slowdown_;
@@ -268,6 +283,7 @@ void Partitioner::apply_round(double now, const RoundPlan& plan) {
     j.state = JobState::planned;
     j.seq = next_seq_++;
     j.planned_at = now;
+    j.attempt = attempts_failed_;
     cumulative += r.size();
     ++k;
     // Fluid model of Eq 5.6: the k-th job is done after the queue wait, k initiations and the work
@@ -387,17 +403,17 @@ Step Partitioner::next(double now, const model::LiveMetrics& m) {
   }
 
   if (pool_units_ > 0) {
-    const bool hw_owns_rest = config_.policy == PartitionPolicy::hw_only && m.n_a > 0;
+    const bool hw_owns_rest = config_.policy == PartitionPolicy::hw_only && m.n_a > 0 && !sw_only_rest_;
     if (!hw_owns_rest) return run_sw(chunked() && !sw_only_rest_ ? chunk_units_ : kAll);
-    // hw_only with a full job table: wait for a slot rather than run work on the CPU.
+    // hw_only with a full job table, or backing off: wait rather than run work on the CPU.
   }
 
   ++counters_.waits;
-  double wake = kInf;
+  double wake = pool_units_ > 0 && backing_off(now_) ? retry_after_ : kInf;
   if (chunked() && !hardware_late(now_)) {
     for (const Job& j : jobs_) {
       if (j.state == JobState::queued && !j.cancel_pending) {
-        wake = earliest_prediction() + late_margin_;  // from then on a queued job may be taken back
+        wake = std::min(wake, earliest_prediction() + late_margin_);  // from then on it may be taken back
         break;
       }
     }
@@ -405,7 +421,7 @@ Step Partitioner::next(double now, const model::LiveMetrics& m) {
   return Step{StepKind::wait, {}, 0, wake};
 }
 
-Status Partitioner::report(JobId id, JobEvent event, double now) {
+Status Partitioner::report(JobId id, JobEvent event, double now, Status why) {
   if (!active_ || id >= jobs_.size()) return Status::invalid_argument;
   Job& j = jobs_[id];
   if (j.state != JobState::queued && j.state != JobState::running) return Status::invalid_argument;
@@ -425,6 +441,7 @@ Status Partitioner::report(JobId id, JobEvent event, double now) {
     case JobEvent::failed:
       give_back(j.range);
       ++counters_.jobs_failed;
+      note_failure(j, why, now_);
       free_job(id);
       return Status::ok;
     case JobEvent::cancelled:
@@ -445,6 +462,23 @@ Status Partitioner::report(JobId id, JobEvent event, double now) {
       return Status::ok;
   }
   return Status::invalid_argument;
+}
+
+void Partitioner::note_failure(const Job& job, Status why, double now) {
+  if (!retry_may_succeed(why)) {
+    if (!sw_only_rest_) ++counters_.incurable_failures;
+    sw_only_rest_ = true;  // sending the range again would fail again: the rest is software's
+    return;
+  }
+  if (job.attempt != attempts_failed_) return;  // its round already counted as a failed attempt
+  ++attempts_failed_;
+  if (attempts_failed_ > config_.transient_retries) {
+    sw_only_rest_ = true;
+    return;
+  }
+  ++counters_.retries;
+  const double backoff = config_.retry_backoff_seconds * std::ldexp(1.0, static_cast<int>(attempts_failed_) - 1);
+  retry_after_ = now + (backoff > 0 ? backoff : 0);
 }
 
 void Partitioner::free_job(JobId id) {

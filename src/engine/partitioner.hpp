@@ -12,7 +12,8 @@
 //   loop: step = next(now, metrics)
 //     run_sw        process step.range on the CPU now, then call next() again.
 //     submit_job    submit one job for step.range under id step.job. Later report, exactly once, a
-//                   terminal event for it: completed, failed (also a rejected submission), or cancelled.
+//                   terminal event for it: completed, failed (also a rejected submission; with the
+//                   job's status, see "Failures" below), or cancelled.
 //                   `started` may be reported in between when the driver learns it.
 //     submit_demand submit an empty job for the function so that the engine records demand; it is
 //                   rejected with NOT_ACCELERATED (or completes trivially); report nothing about it.
@@ -23,6 +24,15 @@
 //                   time, +inf: events only), report the events, call next().
 //     done          every unit of [0, N) has been processed; combine the partial results.
 //   Before each next() call, report every job event observed so far (with the time observed).
+//
+// Failures. A failed job's range goes back to the pool, and its status decides what comes next. One
+// that retrying cannot cure (an unreachable buffer, a device error, an unknown function, a job too
+// large, a lost engine: anything but the four below) ends the call's use of the hardware in every
+// policy: the rest runs in software. Congestion (QUEUE_FULL, LIMIT_EXCEEDED, NOT_ACCELERATED from a
+// replica that went away, DEVICE_MEMORY_FULL) may pass: no new round starts before a back-off that doubles with each
+// failed attempt (hw_only waits it out, the others keep the CPU working), and after
+// `transient_retries` failed attempts the rest runs in software. Jobs of one round that fail together
+// are one attempt.
 #pragma once
 
 #include <cstdint>
@@ -57,7 +67,12 @@ struct PartitionerConfig {
   uint64_t min_job_units = 0;     // smallest job worth submitting; 0 = the granularity
   bool rebalance = true;          // automatic only: new rounds, mid-round top-ups, taking queued jobs back
   uint32_t max_outstanding_jobs = 64;  // size of the job table, allocated once
+  uint32_t transient_retries = 8;      // failed attempts (QUEUE_FULL, ...) before the rest goes to SW
+  double retry_backoff_seconds = 20e-6;  // before the first retry; doubles with each further one
 };
+
+// Whether a job that failed with `status` may succeed if submitted again (congestion), or never will.
+bool retry_may_succeed(Status status);
 
 using JobId = uint32_t;
 
@@ -78,6 +93,8 @@ struct PartitionerCounters {
   uint64_t jobs_submitted = 0;
   uint64_t jobs_completed = 0;
   uint64_t jobs_failed = 0;
+  uint64_t incurable_failures = 0;  // failures that sent the rest of the call to SW
+  uint64_t retries = 0;         // failed attempts that were retried after a back-off
   uint64_t jobs_cancelled = 0;  // withdrawn before they started; their work went to SW
   uint64_t cancels_refused = 0;
   uint64_t demand_jobs = 0;
@@ -95,8 +112,9 @@ class Partitioner {
   void start(uint64_t units, double now, const model::LiveMetrics& metrics);
   // The next thing the driver must do. `now` never goes backwards (earlier values are ignored).
   Step next(double now, const model::LiveMetrics& metrics);
-  // A job's fate. invalid_argument if the id or the event does not fit the job's state.
-  Status report(JobId job, JobEvent event, double now);
+  // A job's fate; for `failed`, `why` is the job's status (ok, i.e. unknown, counts as incurable).
+  // invalid_argument if the id or the event does not fit the job's state.
+  Status report(JobId job, JobEvent event, double now, Status why = Status::ok);
 
   // The decision at start(): the model's predicted completion time of the whole call (s), its alpha
   // (the share planned for the hardware; 0 for SW-only) and N_L (Eq 5.4 with the live X'_a).
@@ -127,6 +145,7 @@ class Partitioner {
     double planned_at = 0;
     double predicted_finish = 0;    // from the model when planned
     double started_at = 0;
+    uint32_t attempt = 0;           // failed attempts of the call when it was submitted
   };
 
   // One hand-over of work to the hardware, as decided by decide_round().
@@ -157,6 +176,8 @@ class Partitioner {
   WorkRange take_front(uint64_t max_units);
   WorkRange take_back(uint64_t max_units);
   void give_back(WorkRange r);
+  void note_failure(const Job& job, Status why, double now);
+  bool backing_off(double now) const { return now < retry_after_; }
   void free_job(JobId id);
   uint64_t align_down(uint64_t v) const;
 
@@ -179,6 +200,8 @@ class Partitioner {
   uint64_t nl_ = 0;
   uint64_t next_seq_ = 0;
   double slowdown_ = 1;           // observed hardware slowdown in this call (>= 1)
+  uint32_t attempts_failed_ = 0;  // transient failures, one per round that met them
+  double retry_after_ = 0;        // no new round before this time (back-off)
   uint64_t pool_units_ = 0;
   uint32_t outstanding_ = 0;      // queued or running
   uint32_t planned_ = 0;          // planned, submit step not yet emitted

@@ -10,10 +10,21 @@ inline uint32_t status_acquire(const tandem_completion_t* rec) { return record_s
 
 }  // namespace
 
+Status Liveness::check_at_most_every(int64_t period_ns) {
+  if (known_lost()) return Status::disconnected;
+  const int64_t now = now_coarse_ns();
+  int64_t next = next_check_ns_.load(std::memory_order_relaxed);
+  if (now < next) return Status::ok;
+  // One thread of many asks; the others go on with the cached answer.
+  if (!next_check_ns_.compare_exchange_strong(next, now + period_ns, std::memory_order_relaxed)) return Status::ok;
+  return check();
+}
+
 Status wait_record(const tandem_completion_t* rec, const WaitPolicy& policy, Liveness* liveness,
                    int64_t check_every_ns) {
   uint32_t s = status_acquire(rec);
   if (s != TANDEM_PENDING) return from_wire(s);
+  if (liveness != nullptr && liveness->known_lost()) return Status::disconnected;  // nobody will answer
   const int64_t start = now_ns();
   const int64_t deadline = policy.timeout_ns >= 0 ? start + policy.timeout_ns : INT64_MAX;
   int64_t next_check = start + check_every_ns;

@@ -1,6 +1,7 @@
 // Completion records: the engine side writes them, the client side waits on them.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -73,16 +74,28 @@ struct WaitPolicy {
 };
 
 // Something to ask, while waiting, whether the engine can still complete the record (the daemon may
-// have died). Returns ok while alive.
+// have died). Once lost, always lost: callers may cache the answer.
 class Liveness {
  public:
   virtual ~Liveness() = default;
+  // Asks (a system call): ok while alive, DISCONNECTED once the engine is gone.
   virtual Status check() = 0;
+  // What the last check() found, without asking: a load, for every call's hot path.
+  virtual bool known_lost() const = 0;
+  // check() at most once per `period_ns` (from any thread; the coarse clock gates it), the cached
+  // answer otherwise: bounds how long a caller that never waits takes to notice a death.
+  Status check_at_most_every(int64_t period_ns);
+
+ private:
+  std::atomic<int64_t> next_check_ns_{0};
 };
+
+// How often the client library asks a daemon session whether it is alive while it works or waits.
+inline constexpr int64_t kLivenessPeriodNs = 50'000'000;
 
 // Waits until the record's status is not PENDING; returns it. TIMEOUT if the policy's limit passes,
 // DISCONNECTED if `liveness` reports the engine gone (checked at least every `check_every_ns`).
 Status wait_record(const tandem_completion_t* rec, const WaitPolicy& policy, Liveness* liveness = nullptr,
-                   int64_t check_every_ns = 100'000'000);
+                   int64_t check_every_ns = kLivenessPeriodNs);
 
 }  // namespace tandem::rt

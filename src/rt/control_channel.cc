@@ -1,5 +1,6 @@
 #include "rt/control_channel.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -15,6 +16,21 @@ namespace tandem::rt {
 
 using abi::control::FrameHeader;
 using abi::control::MessageType;
+
+namespace {
+
+// One descriptor as SCM_RIGHTS in `msg`; `control` is CMSG_SPACE(sizeof(int)) bytes, cmsghdr-aligned.
+void attach_descriptor(msghdr& msg, char* control, int fd) {
+  msg.msg_control = control;
+  msg.msg_controllen = CMSG_SPACE(sizeof(int));
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
+}
+
+}  // namespace
 
 Status check_header(const FrameHeader& h) {
   if (h.magic != abi::control::kMagic || h.version != abi::control::kVersion) return Status::protocol_error;
@@ -35,15 +51,7 @@ Status send_frame(int sock, MessageType type, uint32_t request_id, const void* p
   msghdr msg{};
   msg.msg_iov = iov;
   msg.msg_iovlen = bytes > 0 ? 2 : 1;
-  if (fd >= 0) {
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-  }
+  if (fd >= 0) attach_descriptor(msg, control, fd);
   size_t total = sizeof h + bytes, sent = 0;
   while (sent < total) {
     ssize_t n = sendmsg(sock, &msg, MSG_NOSIGNAL);
@@ -54,6 +62,7 @@ Status send_frame(int sock, MessageType type, uint32_t request_id, const void* p
         if (poll(&p, 1, 1000) <= 0) return Status::timeout;
         continue;
       }
+      if (errno == EBADF && fd >= 0 && sent == 0) return Status::invalid_argument;  // the descriptor to pass
       return errno == EPIPE || errno == ECONNRESET ? Status::disconnected : Status::io_error;
     }
     sent += static_cast<size_t>(n);
@@ -125,13 +134,58 @@ Result<bool> FrameReader::next(Frame& out) {
   buf_.erase(buf_.begin(), buf_.begin() + static_cast<std::ptrdiff_t>(sizeof h + h.length));
   out.fd.reset();
   if (abi::control::carries_fd(out.type())) {
-    if (fds_.empty()) return Result<bool>(Status::protocol_error, "message needs a file descriptor");
-    out.fd = std::move(fds_.front());
-    fds_.pop_front();
+    // A frame that needs a descriptor and came without one is the handler's to refuse (an error
+    // reply); the stream itself is intact.
+    if (!fds_.empty()) {
+      out.fd = std::move(fds_.front());
+      fds_.pop_front();
+    }
   } else if (!fds_.empty() && buf_.empty()) {
     return Result<bool>(Status::protocol_error, "file descriptor sent with a message that takes none");
   }
   return true;
+}
+
+Status FrameWriter::queue(MessageType type, uint32_t request_id, const void* payload, size_t bytes, int fd) {
+  if (bytes > abi::control::kMaxPayload) return Status::invalid_argument;
+  Outgoing out;
+  if (fd >= 0) {
+    out.fd.reset(fcntl(fd, F_DUPFD_CLOEXEC, 0));
+    if (!out.fd.valid()) return Status::io_error;
+  }
+  FrameHeader h;
+  h.type = static_cast<uint16_t>(type);
+  h.length = static_cast<uint32_t>(bytes);
+  h.request_id = request_id;
+  out.bytes.resize(sizeof h + bytes);
+  std::memcpy(out.bytes.data(), &h, sizeof h);
+  if (bytes > 0) std::memcpy(out.bytes.data() + sizeof h, payload, bytes);
+  bytes_ += out.bytes.size();
+  frames_.push_back(std::move(out));
+  return Status::ok;
+}
+
+Status FrameWriter::flush(int sock) {
+  while (!frames_.empty()) {
+    Outgoing& out = frames_.front();
+    iovec iov{out.bytes.data() + out.sent, out.bytes.size() - out.sent};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    if (out.sent == 0 && out.fd.valid()) attach_descriptor(msg, control, out.fd.get());
+    const ssize_t n = sendmsg(sock, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN) return Status::ok;  // the peer reads later (or never: the owner bounds us)
+      return errno == EPIPE || errno == ECONNRESET ? Status::disconnected : Status::io_error;
+    }
+    out.sent += static_cast<size_t>(n);
+    bytes_ -= static_cast<size_t>(n);
+    out.fd.reset();  // the descriptor went with the first bytes
+    if (out.sent == out.bytes.size()) frames_.pop_front();
+  }
+  return Status::ok;
 }
 
 Result<Frame> recv_frame(int sock, int64_t timeout_ns) {

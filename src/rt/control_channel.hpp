@@ -59,13 +59,37 @@ class FrameReader {
   // PROTOCOL_ERROR if the peer sent too many descriptors.
   Status read_some(int sock);
   // The next complete frame into `out`: true if one was extracted, false if more bytes are needed;
-  // PROTOCOL_ERROR if the stream is malformed (the connection should be closed).
+  // PROTOCOL_ERROR if the stream is malformed (the connection should be closed). A frame whose type
+  // carries a descriptor has the next one that arrived, or none (out.fd invalid) if none did.
   Result<bool> next(Frame& out);
   size_t buffered() const { return buf_.size(); }
 
  private:
   std::vector<std::byte> buf_;
   std::deque<UniqueFd> fds_;
+};
+
+// Outgoing frames of a non-blocking socket (the daemon side): queued whole, sent as the peer reads,
+// never waited for. Each frame's descriptor (duplicated when queued) goes with its first byte.
+class FrameWriter {
+ public:
+  // Queues a frame; `fd` (if >= 0) is duplicated, so the caller keeps its own. IO_ERROR if it cannot
+  // be duplicated, INVALID_ARGUMENT if the payload is too large.
+  Status queue(abi::control::MessageType type, uint32_t request_id, const void* payload, size_t bytes, int fd = -1);
+  // Sends what the socket takes now: ok (pending() says whether bytes are left), DISCONNECTED if the
+  // peer is gone, IO_ERROR on another failure.
+  Status flush(int sock);
+  bool pending() const { return !frames_.empty(); }
+  size_t pending_bytes() const { return bytes_; }
+
+ private:
+  struct Outgoing {
+    std::vector<std::byte> bytes;
+    UniqueFd fd;
+    size_t sent = 0;
+  };
+  std::deque<Outgoing> frames_;
+  size_t bytes_ = 0;
 };
 
 // Blocking receive of one frame (client side), at most timeout_ns (negative: no limit).

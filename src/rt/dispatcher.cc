@@ -137,20 +137,31 @@ engine::SessionId Dispatcher::open_session(std::shared_ptr<AddressSpace> memory,
 }
 
 void Dispatcher::close_session(engine::SessionId s) {
-  with_engine([&](engine::Engine& e) {
-    if (s >= sessions_.size() || !sessions_[s].open) return 0;
-    sessions_[s].open = false;
-    for (engine::RingId r = 0; r < rings_.size(); ++r) {
-      if (rings_[r].attached && rings_[r].session == s) {
-        rings_[r] = RingEntry{};
-        e.close_ring(r);
-        std::erase(active_rings_, r);
-      }
-    }
-    e.close_session(s, now_ns(), actions_);
-    apply(now_ns());
+  with_engine([&](engine::Engine&) {
+    close_session_here(s);
     return 0;
   });
+}
+
+void Dispatcher::close_session_later(engine::SessionId s, std::function<void()> first) {
+  post([this, s, first = std::move(first)] {
+    if (first) first();
+    close_session_here(s);
+  });
+}
+
+void Dispatcher::close_session_here(engine::SessionId s) {
+  if (s >= sessions_.size() || !sessions_[s].open) return;
+  sessions_[s].open = false;
+  for (engine::RingId r = 0; r < rings_.size(); ++r) {
+    if (rings_[r].attached && rings_[r].session == s) {
+      rings_[r] = RingEntry{};
+      engine_.close_ring(r);
+      std::erase(active_rings_, r);
+    }
+  }
+  engine_.close_session(s, now_ns(), actions_);
+  apply(now_ns());
 }
 
 Result<engine::RingId> Dispatcher::attach_ring(engine::SessionId s, void* base, uint32_t capacity,

@@ -120,6 +120,9 @@ class Dispatcher {
   // `on_drained` runs on the dispatcher thread once a closed session has nothing left in flight.
   engine::SessionId open_session(std::shared_ptr<AddressSpace> memory, std::function<void()> on_drained = {});
   void close_session(engine::SessionId session);
+  // The same without waiting for it: `first` (if any) and the close run on the dispatcher thread, in
+  // order with everything posted before and after. A session id is reused only once it drained.
+  void close_session_later(engine::SessionId session, std::function<void()> first = {});
   // Attaches a ring (formatted by the caller with `capacity` packets) to a session. `keep_alive`
   // holds its memory until the ring is detached and the dispatcher no longer touches it.
   Result<engine::RingId> attach_ring(engine::SessionId session, void* base, uint32_t capacity,
@@ -200,6 +203,7 @@ class Dispatcher {
   };
 
   void post(std::function<void()> fn);
+  void close_session_here(engine::SessionId session);  // on the dispatcher thread
   void run_control();
   void loop();
   bool poll_rings();

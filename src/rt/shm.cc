@@ -40,6 +40,28 @@ Status seal_against_shrinking(int fd, uint64_t min_bytes) {
   return Status::ok;
 }
 
+Status check_shareable_memfd(int fd, uint64_t min_bytes, std::string& why) {
+  if (fd < 0 || fcntl(fd, F_GETFD) < 0) {
+    why = "descriptor " + std::to_string(fd) + " is not open";
+    return Status::invalid_argument;
+  }
+  struct stat st;
+  const int seals = fcntl(fd, F_GET_SEALS);
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || seals < 0) {
+    why = "descriptor " + std::to_string(fd) + " is not a memfd";
+    return Status::invalid_argument;
+  }
+  if ((seals & F_SEAL_SHRINK) == 0 && (seals & F_SEAL_SEAL) != 0) {
+    why = "the memfd cannot be sealed against shrinking (create it with MFD_ALLOW_SEALING)";
+    return Status::invalid_argument;
+  }
+  if (static_cast<uint64_t>(st.st_size) < min_bytes) {
+    why = "the memfd holds " + std::to_string(st.st_size) + " bytes, the region needs " + std::to_string(min_bytes);
+    return Status::invalid_argument;
+  }
+  return Status::ok;
+}
+
 Result<std::shared_ptr<Mapping>> map_fd(int fd, size_t bytes, uint64_t offset, bool writable) {
   void* p = mmap(nullptr, bytes, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd,
                  static_cast<off_t>(offset));

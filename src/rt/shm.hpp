@@ -58,6 +58,12 @@ Result<UniqueFd> create_memfd(const std::string& name, size_t bytes, bool seal_s
 // `min_bytes`. PERMISSION_DENIED if it cannot be sealed (not a memfd, or sealing forbidden).
 Status seal_against_shrinking(int fd, uint64_t min_bytes);
 
+// Whether `fd` can back session memory of at least `min_bytes` without touching it: an open memfd (a
+// file that supports seals) whose size covers them and that is, or may still be, sealed against
+// shrinking. INVALID_ARGUMENT with `why` otherwise. The client checks this before it sends a
+// descriptor; the daemon seals (seal_against_shrinking) and checks again, trusting nothing.
+Status check_shareable_memfd(int fd, uint64_t min_bytes, std::string& why);
+
 // Maps [offset, offset + bytes) of fd, shared; read-only unless `writable`.
 Result<std::shared_ptr<Mapping>> map_fd(int fd, size_t bytes, uint64_t offset, bool writable);
 

@@ -62,7 +62,12 @@ struct Simulator::Impl {
     uint32_t wake_gen = 0;
     std::optional<engine::Partitioner> part;
     std::map<engine::FunctionId, engine::Partitioner> function_parts;  // with per-function costs
-    std::vector<std::pair<engine::JobId, engine::JobEvent>> pending;  // observed, not yet reported
+    struct Observed {
+      engine::JobId job;
+      engine::JobEvent event;
+      Status status;  // a failed job's status
+    };
+    std::vector<Observed> pending;  // observed, not yet reported
     std::vector<uint64_t> job_units;                                   // per partitioner job id
     uint8_t method = TANDEM_ACCESS_ZERO_COPY;                          // the current call's access method
   };
@@ -262,7 +267,7 @@ struct Simulator::Impl {
         case engine::ActionKind::start_job: {
           const uint32_t a = static_cast<uint32_t>(act.tag);
           push(now + job_ns(act.function, act.workload, apps[a].method), EventKind::job_done, act.slot);
-          apps[a].pending.emplace_back(static_cast<engine::JobId>(act.completion - 1), engine::JobEvent::started);
+          apps[a].pending.push_back({static_cast<engine::JobId>(act.completion - 1), engine::JobEvent::started, Status::ok});
           slot_trace[act.slot].job_start = now;
           slot_trace[act.slot].job_app = a;
           break;
@@ -289,7 +294,7 @@ struct Simulator::Impl {
             ev = engine::JobEvent::cancelled;
             ++result.jobs_cancelled;
           }
-          apps[a].pending.emplace_back(job, ev);
+          apps[a].pending.push_back({job, ev, act.status});
           if (apps[a].state == AppState::blocked) make_ready(a);
           break;
         }
@@ -383,7 +388,7 @@ struct Simulator::Impl {
       const double now_s = seconds(now);
       if (!app.pending.empty()) {
         engine::Partitioner& current = partitioner(a, calls[app.call].function);
-        for (const auto& [job, ev] : app.pending) current.report(job, ev, now_s);
+        for (const auto& [job, ev, status] : app.pending) current.report(job, ev, now_s, status);
         app.pending.clear();
       }
       if (!app.in_call) {
@@ -450,7 +455,7 @@ struct Simulator::Impl {
         }
         case engine::StepKind::cancel_job: {
           if (!eng.cancel_queued(app.session, static_cast<uint64_t>(step.job) + 1, actions)) {
-            app.pending.emplace_back(step.job, engine::JobEvent::cancel_refused);
+            app.pending.push_back({step.job, engine::JobEvent::cancel_refused, Status::ok});
           }
           apply_actions();
           app.op_left = oc_of(f);

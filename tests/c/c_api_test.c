@@ -49,6 +49,10 @@ int main(void) {
   CHECK(tandem_accumulate(rt, NULL, 5, &sum) == TANDEM_INVALID_ARGUMENT);
   CHECK(strlen(tandem_last_error()) > 0);
   CHECK(strcmp(tandem_status_name(TANDEM_TRANSLATION_FAULT), "translation_fault") == 0);
+  CHECK(tandem_alloc(rt, (size_t)-1) == NULL); /* the rounding would overflow */
+  CHECK(strstr(tandem_last_error(), "tandem_alloc") != NULL);
+  CHECK(tandem_register(rt, data, 4096, -1, 0) == TANDEM_INVALID_ARGUMENT);
+  CHECK(strstr(tandem_last_error(), "tandem_register") != NULL);
 
   CHECK(tandem_queue_create(rt, 16, &queue) == TANDEM_OK);
   a = (tandem_completion_t*)tandem_alloc(rt, 3 * sizeof(tandem_completion_t));

@@ -2,6 +2,10 @@
 // clients and daemons killed mid-flight.
 #include <gtest/gtest.h>
 
+#include <poll.h>
+#include <sys/mman.h>
+
+#include <atomic>
 #include <numeric>
 #include <random>
 
@@ -138,6 +142,77 @@ TEST(Daemon, ManyProcessesManyJobsEveryResultChecked) {
   EXPECT_GT(status["tlb"]["hit_rate"].get<double>(), 0.9) << "the unified TLB serves repeated translations";
 }
 
+// Three processes flood one function queue (each keeps 2,048 jobs in flight, twice the queue); a
+// fourth submits 20,000 jobs 16 at a time. Each session has a fair share of the queue, so the victim,
+// far below its share, never meets QUEUE_FULL (it lost 1-10% of its jobs to the flooders before).
+TEST(Daemon, FloodingSessionsCannotStarveAnotherThroughASharedQueue) {
+  DaemonProcess d("[device.emu]\nresident = [\"work0\"]\n[functions.work0]\nthroughput = 1e9\nlatency_us = 0\n");
+  constexpr int kFlooders = 3, kVictimJobs = 20'000, kWindow = 16;
+  constexpr uint64_t kUnits = 10'000;  // 10 us per job
+  int go[2];
+  ASSERT_EQ(pipe(go), 0);
+  std::vector<pid_t> flooders;
+  for (int f = 0; f < kFlooders; ++f) {
+    flooders.push_back(spawn([&]() -> int {
+      auto rt = d.open();
+      if (!rt) return 2;
+      constexpr int kInFlight = 2048;
+      auto q = rt->create_queue(4096);
+      auto* recs = static_cast<tandem_completion_t*>(rt->alloc(kInFlight * sizeof(tandem_completion_t)));
+      if (!q.ok() || recs == nullptr) return 3;
+      for (int i = 0; i < kInFlight; ++i) {
+        rt::reset_record(&recs[i]);
+        (void)q.value()->dispatch(TANDEM_FN_WORK_BASE, &kUnits, 1, kUnits, &recs[i]);
+      }
+      (void)!write(go[1], "f", 1);
+      for (;;) {  // until killed: resubmit every job that finished, whatever its status
+        for (int i = 0; i < kInFlight; ++i) {
+          if (rt::record_status(&recs[i]) == TANDEM_PENDING) continue;
+          rt::reset_record(&recs[i]);
+          if (q.value()->dispatch(TANDEM_FN_WORK_BASE, &kUnits, 1, kUnits, &recs[i]) != Status::ok) return 4;
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+      }
+    }));
+  }
+  char c;
+  for (int f = 0; f < kFlooders; ++f) {
+    pollfd p{go[0], POLLIN, 0};
+    ASSERT_EQ(poll(&p, 1, 10'000), 1) << "a flooder did not start";
+    ASSERT_EQ(read(go[0], &c, 1), 1);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the queue is full now
+  const int64_t queue_full = testing::join(spawn([&]() -> int {
+    auto rt = d.open();
+    if (!rt) return 200;
+    auto* recs = static_cast<tandem_completion_t*>(rt->alloc(kWindow * sizeof(tandem_completion_t)));
+    int full = 0, other = 0;
+    for (int done = 0; done < kVictimJobs; done += kWindow) {
+      for (int w = 0; w < kWindow; ++w) {
+        rt::reset_record(&recs[w]);
+        if (rt->default_queue().dispatch(TANDEM_FN_WORK_BASE, &kUnits, 1, kUnits, &recs[w]) != Status::ok) return 201;
+      }
+      for (int w = 0; w < kWindow; ++w) {
+        const Status s = rt->wait(&recs[w], {});
+        full += s == Status::queue_full;
+        other += s != Status::ok && s != Status::queue_full;
+      }
+    }
+    std::fprintf(stderr, "victim: %d of %d jobs QUEUE_FULL, %d other failures\n", full, kVictimJobs, other);
+    return other > 0 ? 202 : std::min(full, 199);
+  }));
+  auto status = testing::daemon_status(d);
+  for (pid_t f : flooders) {
+    kill(f, SIGKILL);
+    join(f);
+  }
+  close(go[0]);
+  close(go[1]);
+  EXPECT_EQ(queue_full, 0) << "QUEUE_FULL jobs of the victim (>= 199: 199 or more; 200+: other failure)";
+  ASSERT_FALSE(status.is_null());
+  EXPECT_GT(status["functions"][0]["submitted_jobs"].get<uint64_t>(), 3u * kVictimJobs) << "the flooders flooded";
+}
+
 TEST(Daemon, ClientKilledMidFlightIsCleanedUpAndOthersCarryOn) {
   DaemonProcess d("[device.emu]\nresident = [\"work0\", \"accumulate\"]\n[functions.work0]\nthroughput = 1e9\n");
   int ready[2];
@@ -201,6 +276,74 @@ TEST(Daemon, DaemonKilledEveryWaitReturnsDisconnectedWithinOneSecond) {
     EXPECT_LT(after_kill_s, 1.0);
     // Everything after that fails fast with the same status; nothing hangs.
     EXPECT_EQ(rt->create_queue(8).status(), Status::disconnected);
+  }
+}
+
+// High-level calls in every mode and wait mode, running when the daemon is killed: the call in flight
+// and every later one return DISCONNECTED within a second of the death, and once one did, later calls
+// return at once instead of paying a liveness timeout each. (hw mode used to spin forever.)
+TEST(Daemon, DaemonKilledEveryModeCallsReturnDisconnectedWithinOneSecond) {
+  struct Shared {
+    std::atomic<int64_t> first_disconnected_ns{0};
+    std::atomic<int64_t> later_calls_ns{0};  // 1000 calls after the first DISCONNECTED
+    std::atomic<uint32_t> calls{0};
+    std::atomic<uint32_t> wrong{0};
+  };
+  for (client::Mode mode : {client::Mode::hw, client::Mode::auto_mode, client::Mode::sw, client::Mode::alpha}) {
+    for (rt::WaitMode wait : {rt::WaitMode::spin, rt::WaitMode::block, rt::WaitMode::spin_then_block}) {
+      const std::string what = client::mode_name(mode, 0.5) + " wait " + std::to_string(static_cast<int>(wait));
+      DaemonProcess d;
+      void* mem = mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+      ASSERT_NE(mem, MAP_FAILED);
+      auto* shared = new (mem) Shared;
+      const pid_t child = spawn([&]() -> int {
+        alarm(20);
+        client::RuntimeOptions o;
+        o.socket_path = d.socket();
+        o.mode = mode;
+        o.alpha = 0.5;
+        o.wait.mode = wait;
+        auto opened = client::Runtime::open(o);
+        if (!opened) return 2;
+        client::Runtime& rt = *opened.value();
+        constexpr size_t kN = 1 << 20;
+        auto* data = static_cast<int32_t*>(rt.alloc(kN * sizeof(int32_t)));
+        if (data == nullptr) return 3;
+        for (size_t i = 0; i < kN; ++i) data[i] = static_cast<int32_t>(i % 77);
+        const int64_t expected = std::accumulate(data, data + kN, int64_t{0});
+        const auto* fn = funcs::find_function(TANDEM_FN_ACCUMULATE);
+        const uint64_t args[2] = {reinterpret_cast<uintptr_t>(data), kN};
+        funcs::Call call;
+        funcs::BufferList buffers;
+        funcs::describe_call(*fn, args, call, buffers);
+        call.buffers[0] = data;
+        for (;;) {
+          int64_t v = 0;
+          const Status s = rt.run(*fn, call, v);
+          shared->calls.fetch_add(1);
+          if (s == Status::disconnected) break;
+          if (s != Status::ok || v != expected) shared->wrong.fetch_add(1);
+        }
+        shared->first_disconnected_ns = tandem::now_ns();
+        const int64_t t0 = tandem::now_ns();
+        for (int i = 0; i < 1000; ++i) {
+          int64_t v = 0;
+          if (rt.run(*fn, call, v) != Status::disconnected) return 4;
+        }
+        shared->later_calls_ns = tandem::now_ns() - t0;
+        return 0;
+      });
+      while (shared->calls.load() < 20) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      const int64_t killed = tandem::now_ns();
+      d.kill_hard();
+      EXPECT_EQ(join(child), 0) << what;
+      EXPECT_EQ(shared->wrong.load(), 0u) << what;
+      const double after_s = static_cast<double>(shared->first_disconnected_ns.load() - killed) / 1e9;
+      EXPECT_LT(after_s, 1.0) << what;
+      EXPECT_LT(static_cast<double>(shared->later_calls_ns.load()) / 1e9, 0.05)
+          << what << ": 1000 calls after the first DISCONNECTED";
+      munmap(mem, sizeof(Shared));
+    }
   }
 }
 

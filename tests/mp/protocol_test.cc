@@ -50,6 +50,8 @@ class Protocol : public ::testing::Test {
     ASSERT_TRUE(r.ok());
     ASSERT_EQ(r.value().type(), MessageType::hello_ok);
   }
+
+ public:
   // True if the daemon closes the connection (within 3 s), whatever it said before.
   static bool hung_up(int fd) {
     const int64_t until = tandem::now_ns() + 3'000'000'000;
@@ -64,6 +66,7 @@ class Protocol : public ::testing::Test {
     return false;
   }
 
+ protected:
   DaemonProcess daemon;
 };
 
@@ -186,9 +189,13 @@ TEST_F(Protocol, DescriptorsWhereNoneBelongOrMissing) {
   abi::control::RegisterMemory rm;
   rm.client_base = 0x7000'0000'0000;
   rm.bytes = 4096;
-  EXPECT_EQ(error_of(exchange(fd.get(), MessageType::register_memory, &rm, sizeof rm)), Status::protocol_error)
-      << "no memfd";
-  EXPECT_TRUE(hung_up(fd.get()));
+  EXPECT_EQ(error_of(exchange(fd.get(), MessageType::register_memory, &rm, sizeof rm)), Status::invalid_argument)
+      << "no memfd: an error for that request, the session lives on";
+  abi::control::CreateQueue cq;
+  cq.capacity = 8;
+  auto queue = exchange(fd.get(), MessageType::create_queue, &cq, sizeof cq);
+  ASSERT_TRUE(queue.ok());
+  EXPECT_EQ(queue.value().type(), MessageType::queue_ok);
   // A flood of descriptors: they are closed, not leaked, and the stream is refused.
   auto fd2 = connect();
   hello(fd2.get());
@@ -213,6 +220,89 @@ TEST_F(Protocol, DescriptorsWhereNoneBelongOrMissing) {
     ++count;
   }
   EXPECT_LT(count, 24);
+}
+
+// Seconds one `status` request takes from a fresh connection (connect, send, reply); -1 if it failed.
+double status_round_trip(const DaemonProcess& d) {
+  const int64_t t0 = tandem::now_ns();
+  const auto j = testing::daemon_status(d);
+  return j.is_null() ? -1 : static_cast<double>(tandem::now_ns() - t0) / 1e9;
+}
+
+// A connection that asks for thousands of status reports and never reads them used to stall the
+// control thread (1 s per reply it could not send): new clients timed out after 10 s. Its replies now
+// queue in a bounded buffer; past the bound the connection is dropped, and nobody else waits.
+TEST_F(Protocol, ClientThatNeverReadsIsDroppedAndNobodyWaitsForIt) {
+  auto flooder = connect();
+  FrameHeader h;
+  h.type = static_cast<uint16_t>(MessageType::status);
+  std::vector<FrameHeader> burst(4000, h);
+  const char* bytes = reinterpret_cast<const char*>(burst.data());
+  size_t sent = 0;
+  const int64_t until = tandem::now_ns() + 2'000'000'000;
+  while (sent < burst.size() * sizeof h && tandem::now_ns() < until) {
+    const ssize_t n = send(flooder.get(), bytes + sent, burst.size() * sizeof h - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) sent += static_cast<size_t>(n);
+    if (n < 0 && errno != EAGAIN) break;  // dropped already
+    if (n < 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  double worst = 0;
+  for (int i = 0; i < 20; ++i) {
+    const double t = status_round_trip(daemon);
+    ASSERT_GE(t, 0) << "status failed while a client does not read";
+    worst = std::max(worst, t);
+  }
+  EXPECT_LT(worst, 0.5) << "the control plane answers others at once";
+  EXPECT_TRUE(hung_up(flooder.get())) << "the client that does not read is dropped";
+  expect_healthy();
+}
+
+TEST(ControlPlane, ConnectionsThatNeverSayHelloTimeOutAndLockNobodyOut) {
+  DaemonProcess d("[limits]\nhello_timeout_ms = 500\n");
+  std::vector<rt::UniqueFd> idle;
+  for (int i = 0; i < 300; ++i) idle.emplace_back(d.connect_raw());  // never a hello
+  // A real client gets in at once: the oldest idle connections make room for it.
+  const int64_t t0 = tandem::now_ns();
+  {
+    auto rt = d.open();
+    ASSERT_TRUE(rt);
+    EXPECT_LT(static_cast<double>(tandem::now_ns() - t0) / 1e9, 1.0);
+  }
+  // Each idle connection is closed once its hello deadline passed.
+  std::vector<pollfd> polls;
+  for (auto& fd : idle) polls.push_back(pollfd{fd.get(), POLLRDHUP, 0});
+  int closed = 0;
+  for (const int64_t until = tandem::now_ns() + 3'000'000'000; tandem::now_ns() < until;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    poll(polls.data(), polls.size(), 0);
+    closed = static_cast<int>(std::count_if(polls.begin(), polls.end(), [](const pollfd& p) {
+      return (p.revents & (POLLRDHUP | POLLHUP)) != 0;
+    }));
+    if (closed == 300) break;
+  }
+  EXPECT_EQ(closed, 300);
+}
+
+TEST(ControlPlane, ConnectionsPerUidAreLimited) {
+  DaemonProcess d("[limits]\nconnections_per_uid = 4\nhello_timeout_ms = 10000\n");
+  std::vector<std::unique_ptr<client::Runtime>> sessions;
+  for (int i = 0; i < 3; ++i) sessions.push_back(d.open());
+  // A fourth connection that never says hello holds the last place ...
+  rt::UniqueFd idle(d.connect_raw());
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  // ... until a client that does say hello needs it.
+  sessions.push_back(d.open());
+  ASSERT_TRUE(sessions.back());
+  EXPECT_TRUE(Protocol::hung_up(idle.get())) << "the idle connection made room";
+  client::RuntimeOptions o;
+  o.socket_path = d.socket();
+  auto fifth = client::Runtime::open(o);
+  EXPECT_EQ(fifth.status(), Status::limit_exceeded);
+  EXPECT_NE(fifth.message().find("connections"), std::string::npos) << fifth.message();
+  sessions.pop_back();
+  EXPECT_TRUE(testing::eventually(d, 2, [](const nlohmann::json& j) { return j["sessions"].size() == 3; }));
+  auto again = client::Runtime::open(o);
+  EXPECT_TRUE(again.ok()) << again.message();
 }
 
 TEST_F(Protocol, SocketIsPrivateAndForeignUsersAreRefused) {

@@ -124,6 +124,21 @@ TEST(Config, ReconfigurationManager) {
   EXPECT_NE(error_of("[reconfig]\nperiod = 3\n").find("unknown key 'period' in [reconfig]"), std::string::npos);
 }
 
+TEST(Config, ControlPlaneLimits) {
+  const Config d = load_config("");
+  EXPECT_EQ(d.daemon.connections_per_uid, 128u);
+  EXPECT_EQ(d.daemon.hello_timeout_ms, 1000u);
+  EXPECT_EQ(d.daemon.output_buffer_kib, 256u);
+  const Config c = parse_config("[limits]\nconnections_per_uid = 3\nhello_timeout_ms = 50\noutput_buffer_kib = 512\n", "t");
+  EXPECT_EQ(c.daemon.connections_per_uid, 3u);
+  EXPECT_EQ(c.daemon.hello_timeout_ms, 50u);
+  EXPECT_EQ(c.daemon.output_buffer_kib, 512u);
+  EXPECT_NE(error_of("[limits]\nconnections_per_uid = 0\n").find("limits.connections_per_uid"), std::string::npos);
+  EXPECT_NE(error_of("[limits]\nhello_timeout_ms = 0\n").find("limits.hello_timeout_ms"), std::string::npos);
+  // Below one largest reply (64 KiB) plus headroom a well-behaved client could be dropped.
+  EXPECT_NE(error_of("[limits]\noutput_buffer_kib = 64\n").find("limits.output_buffer_kib"), std::string::npos);
+}
+
 // Every bad key and value: the message names the key (and the file).
 TEST(Config, ErrorsNameTheKey) {
   const struct {

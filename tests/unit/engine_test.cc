@@ -1,6 +1,7 @@
 // The engine as a pure state machine: scripts of events, and the actions they must produce.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -192,6 +193,79 @@ TEST_F(EngineScript, SessionsAreServedRoundRobinWithinAQueue) {
     out.clear();
   }
   EXPECT_EQ(order, (V{"k2", "k50", "k3", "k4"})) << "B does not wait for all of A's backlog";
+}
+
+// One session that keeps a queue full cannot make another session's jobs fail: a session below its fair
+// share of the queue (capacity / sessions with jobs queued there, counting itself) is admitted even
+// when the queue holds its capacity. (A flooder used to cost a victim 1-10% of its jobs.)
+TEST_F(EngineScript, AFloodingSessionCannotFillTheQueueForOthers) {
+  EngineConfig c = base_config(1);
+  c.queue_capacity = 8;
+  make(c);
+  resident(0, kF);
+  const SessionId flooder = session;
+  const SessionId victim = engine->open_session();
+  submit(kF, 1, 10, flooder);  // runs
+  for (uint64_t k = 2; k < 20; ++k) submit(kF, k, 10, flooder);
+  auto first = take();
+  EXPECT_EQ(std::count(first.begin(), first.end(), "start s0 k1"), 1);
+  EXPECT_EQ(engine->queue(engine->route(kF)).jobs, 8u) << "alone, the flooder may fill the whole queue";
+  EXPECT_EQ(std::count_if(first.begin(), first.end(), [](const std::string& a) { return a.ends_with("queue_full"); }), 10);
+  // Two sessions now: the victim's share is 8 / 2 = 4, and it gets all four.
+  for (uint64_t k = 100; k < 104; ++k) submit(kF, k, 10, victim);
+  EXPECT_EQ(take(), V{}) << "queued, not refused";
+  EXPECT_EQ(engine->queue(engine->route(kF)).jobs, 12u) << "over capacity by at most the others' shares";
+  // Beyond its share it is refused like anyone else while the queue is over capacity.
+  submit(kF, 104, 10, victim);
+  EXPECT_EQ(take(), V{"complete k104 queue_full"});
+  // The flooder, over its share, is refused.
+  submit(kF, 20, 10, flooder);
+  EXPECT_EQ(take(), V{"complete k20 queue_full"});
+  // Round-robin service: the victim's jobs run every other turn.
+  std::vector<std::string> order;
+  for (int i = 0; i < 6; ++i) {
+    engine->job_finished(0, Status::ok, 0, now, out);
+    for (const Action& a : out) {
+      if (a.kind == ActionKind::start_job) order.push_back("k" + std::to_string(a.completion));
+    }
+    out.clear();
+  }
+  EXPECT_EQ(order, (V{"k2", "k100", "k3", "k101", "k4", "k102"}));
+}
+
+// The bound on the whole queue: with n sessions each below its share, the queue holds at most
+// capacity + capacity (every share), never more; a third session's share shrinks as sessions join.
+TEST_F(EngineScript, FairShareBoundsTheQueueAtTwiceItsCapacity) {
+  EngineConfig c = base_config(1);
+  c.queue_capacity = 12;
+  make(c);
+  resident(0, kF);
+  std::vector<SessionId> sessions{session, engine->open_session(), engine->open_session()};
+  submit(kF, 1, 10, sessions[0]);  // runs
+  take();
+  uint64_t key = 2;
+  uint32_t admitted = 0;
+  // The first session alone fills the queue; the others each get their share on top.
+  for (int i = 0; i < 30; ++i) {
+    submit(kF, key++, 10, sessions[0]);
+    admitted += out.empty() ? 1 : 0;
+    out.clear();
+  }
+  EXPECT_EQ(admitted, 12u);
+  for (int round = 0; round < 30; ++round) {
+    for (SessionId s : {sessions[1], sessions[2]}) {
+      submit(kF, key++, 10, s);
+      admitted += out.empty() ? 1 : 0;
+      out.clear();
+    }
+  }
+  const uint32_t queued = engine->queue(engine->route(kF)).jobs;
+  EXPECT_EQ(queued, admitted);
+  EXPECT_EQ(queued, 12u + 4u + 4u) << "capacity, then 12 / 3 for each of the two others";
+  EXPECT_LE(queued, 2 * 12u);
+  SessionId late = engine->open_session();
+  submit(kF, 999, 10, late);
+  EXPECT_EQ(take(), V{}) << "a newcomer below its share (12 / 4 = 3) is admitted";
 }
 
 TEST_F(EngineScript, PerSessionJobLimit) {

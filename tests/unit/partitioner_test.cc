@@ -220,7 +220,7 @@ TEST(PartitionerScript, HwOnlyWithoutAcceleratorFallsBackToSwWithDemand) {
   EXPECT_EQ(part.next(0, one).kind, StepKind::wait);
   // The function is retired before the job starts: the engine fails it; with no replica left the
   // partitioner goes back to demand jobs and SW chunks.
-  EXPECT_EQ(part.report(s.job, JobEvent::failed, 1e-6), Status::ok);
+  EXPECT_EQ(part.report(s.job, JobEvent::failed, 1e-6, Status::not_accelerated), Status::ok);
   EXPECT_EQ(part.next(1e-6, none).kind, StepKind::submit_demand);
   EXPECT_EQ(part.next(1e-6, none).range, (WorkRange{100, 200}));
 }
@@ -236,7 +236,7 @@ TEST(PartitionerScript, FailedJobsComeBackToSoftware) {
   for (; s.kind == StepKind::submit_job; s = part.next(0, one)) jobs.push_back(s);
   ASSERT_EQ(s.kind, StepKind::run_sw);
   ASSERT_EQ(jobs.size(), 6u);
-  EXPECT_EQ(part.report(jobs[2].job, JobEvent::failed, 1e-4), Status::ok);
+  EXPECT_EQ(part.report(jobs[2].job, JobEvent::failed, 1e-4, Status::queue_full), Status::ok);
   for (size_t i = 0; i < jobs.size(); ++i) {
     if (i != 2) {
       EXPECT_EQ(part.report(jobs[i].job, JobEvent::completed, 1e-4), Status::ok);
@@ -254,6 +254,164 @@ TEST(PartitionerScript, FailedJobsComeBackToSoftware) {
   EXPECT_EQ(part.counters().sw_units + part.counters().hw_units, 1000000u);
   EXPECT_EQ(part.counters().jobs_failed, 1u);
   EXPECT_GT(sw, 0u);
+}
+
+// Steps until `done`, completing every job it submits and counting what it did (at most `limit` steps).
+struct Drained {
+  uint64_t sw_units = 0;
+  uint64_t jobs = 0;
+  uint64_t steps = 0;
+  bool done = false;
+};
+Drained drain(Partitioner& part, double t, const LiveMetrics& m, int limit = 10000) {
+  Drained d;
+  for (; d.steps < static_cast<uint64_t>(limit); ++d.steps) {
+    const Step s = part.next(t, m);
+    if (s.kind == StepKind::done) {
+      d.done = true;
+      break;
+    }
+    if (s.kind == StepKind::run_sw) d.sw_units += s.range.size();
+    if (s.kind == StepKind::submit_job) {
+      ++d.jobs;
+      EXPECT_EQ(part.report(s.job, JobEvent::completed, t), Status::ok);
+    }
+    if (s.kind == StepKind::wait) t = std::isfinite(s.wake_at) ? std::max(t, s.wake_at) : t + 1e-6;
+  }
+  return d;
+}
+
+// A job that failed with a status no retry can cure (the buffer is unreachable, the device failed, the
+// function does not exist, the job is too large) ends the call's use of the hardware: in hw mode too,
+// which used to hand the range back to the hardware forever.
+TEST(PartitionerScript, IncurableFailureSendsTheRestOfTheCallToSoftware) {
+  for (Status why : {Status::translation_fault, Status::invalid_packet, Status::device_error,
+                     Status::unknown_function, Status::job_too_large, Status::cancelled, Status::disconnected,
+                     Status::invalid_argument}) {
+    for (PartitionPolicy policy : {PartitionPolicy::hw_only, PartitionPolicy::automatic}) {
+      PartitionerConfig cfg;
+      cfg.policy = policy;
+      cfg.cowork_max_units = 1000;
+      Partitioner part(test_params(), cfg);
+      const LiveMetrics one{1, 0, 0};
+      part.start(1000000, 0, one);
+      std::vector<Step> jobs;
+      for (Step s = part.next(0, one); s.kind == StepKind::submit_job; s = part.next(0, one)) jobs.push_back(s);
+      ASSERT_FALSE(jobs.empty());
+      // The first job fails; the others are still out.
+      ASSERT_EQ(part.report(jobs[0].job, JobEvent::failed, 1e-6, why), Status::ok);
+      uint64_t submitted_after = 0, sw = 0;
+      double t = 1e-6;
+      for (int i = 0; i < 100000; ++i) {
+        const Step s = part.next(t, one);
+        if (s.kind == StepKind::done) break;
+        if (s.kind == StepKind::submit_job) ++submitted_after;
+        if (s.kind == StepKind::run_sw) sw += s.range.size();
+        if (s.kind == StepKind::wait) {  // the other jobs complete
+          for (size_t j = 1; j < jobs.size(); ++j) {
+            (void)part.report(jobs[j].job, JobEvent::completed, t);
+          }
+          jobs.resize(1);
+        }
+        t += 1e-6;
+      }
+      EXPECT_TRUE(part.finished()) << to_string(why);
+      EXPECT_EQ(submitted_after, 0u) << to_string(why) << ": no job after one that cannot succeed";
+      EXPECT_GE(sw, jobs[0].range.size()) << to_string(why) << ": the failed range ran in software";
+      EXPECT_EQ(part.counters().sw_units + part.counters().hw_units, 1000000u);
+      EXPECT_EQ(part.counters().incurable_failures, 1u);
+    }
+  }
+}
+
+// Congestion (QUEUE_FULL, LIMIT_EXCEEDED, NOT_ACCELERATED from a replica that just went away) may
+// pass: the range is retried after a back-off that doubles, a bounded number of times, then software.
+TEST(PartitionerScript, TransientFailuresAreRetriedWithBackoffThenSoftware) {
+  PartitionerConfig cfg;
+  cfg.policy = PartitionPolicy::hw_only;
+  cfg.jobs_per_round = 1;
+  cfg.transient_retries = 3;
+  cfg.retry_backoff_seconds = 10e-6;
+  Partitioner part(test_params(), cfg);
+  const LiveMetrics one{1, 0, 0};
+  part.start(5000, 0, one);
+  double t = 0;
+  Step s = part.next(t, one);
+  ASSERT_EQ(s.kind, StepKind::submit_job);
+  double backoff = 10e-6;
+  for (uint32_t attempt = 1; attempt <= 3; ++attempt) {
+    ASSERT_EQ(part.report(s.job, JobEvent::failed, t, attempt == 2 ? Status::limit_exceeded : Status::queue_full),
+              Status::ok);
+    const Step w = part.next(t, one);
+    ASSERT_EQ(w.kind, StepKind::wait) << attempt << ": hw mode waits out the back-off, it does not spin";
+    EXPECT_DOUBLE_EQ(w.wake_at, t + backoff) << attempt;
+    EXPECT_EQ(part.next(t + backoff / 2, one).kind, StepKind::wait) << attempt << ": not before the back-off";
+    t += backoff;
+    s = part.next(t, one);
+    ASSERT_EQ(s.kind, StepKind::submit_job) << attempt;
+    EXPECT_EQ(s.range, (WorkRange{0, 5000})) << attempt;
+    backoff *= 2;
+  }
+  // The fourth failure exceeds the bound: software finishes the call.
+  ASSERT_EQ(part.report(s.job, JobEvent::failed, t, Status::queue_full), Status::ok);
+  s = part.next(t, one);
+  ASSERT_EQ(s.kind, StepKind::run_sw);
+  EXPECT_EQ(s.range, (WorkRange{0, 5000}));
+  EXPECT_EQ(part.next(t, one).kind, StepKind::done);
+  EXPECT_EQ(part.counters().retries, 3u);
+  EXPECT_EQ(part.counters().jobs_failed, 4u);
+}
+
+// Jobs of one round that fail together are one failed attempt, not one per job.
+TEST(PartitionerScript, JobsOfOneRoundFailingTogetherCountAsOneRetry) {
+  PartitionerConfig cfg;
+  cfg.policy = PartitionPolicy::hw_only;
+  cfg.jobs_per_round = 4;
+  cfg.transient_retries = 2;
+  Partitioner part(test_params(), cfg);
+  const LiveMetrics one{1, 0, 0};
+  part.start(100000, 0, one);
+  double t = 0;
+  for (int round = 0; round < 2; ++round) {
+    std::vector<Step> jobs;
+    Step s = part.next(t, one);
+    for (; s.kind == StepKind::submit_job; s = part.next(t, one)) jobs.push_back(s);
+    ASSERT_EQ(jobs.size(), 4u) << round;
+    ASSERT_EQ(s.kind, StepKind::wait);
+    for (const Step& j : jobs) ASSERT_EQ(part.report(j.job, JobEvent::failed, t, Status::queue_full), Status::ok);
+    EXPECT_EQ(part.counters().retries, static_cast<uint64_t>(round + 1));
+    const Step w = part.next(t, one);
+    ASSERT_EQ(w.kind, StepKind::wait);
+    t = w.wake_at;
+  }
+  // The second round's jobs complete: the call ends on the hardware.
+  const Drained d = drain(part, t, one);
+  EXPECT_TRUE(d.done);
+  EXPECT_EQ(d.sw_units, 0u);
+  EXPECT_EQ(part.counters().hw_units, 100000u);
+}
+
+// In auto mode the CPU keeps working through the back-off; no round starts before it ends.
+TEST(PartitionerScript, AutoModeRunsSoftwareDuringTheBackoff) {
+  PartitionerConfig cfg;
+  cfg.cowork_max_units = 1000;
+  cfg.retry_backoff_seconds = 50e-6;
+  Partitioner part(test_params(), cfg);
+  const LiveMetrics one{1, 0, 0};
+  part.start(1000000, 0, one);
+  std::vector<Step> jobs;
+  Step s = part.next(0, one);
+  for (; s.kind == StepKind::submit_job; s = part.next(0, one)) jobs.push_back(s);
+  ASSERT_EQ(s.kind, StepKind::run_sw);
+  for (const Step& j : jobs) ASSERT_EQ(part.report(j.job, JobEvent::failed, 1e-6, Status::queue_full), Status::ok);
+  double t = 1e-6;
+  for (int i = 0; i < 40; ++i, t += 1e-6) {  // 40 us < 50 us: software only
+    const Step x = part.next(t, one);
+    ASSERT_EQ(x.kind, StepKind::run_sw) << i;
+  }
+  const Drained d = drain(part, 60e-6, one);
+  EXPECT_TRUE(d.done);
+  EXPECT_GT(d.jobs, 0u) << "after the back-off the hardware is used again";
 }
 
 TEST(PartitionerScript, ProtocolErrorsAreReported) {
@@ -284,6 +442,7 @@ struct Machine {
   std::vector<std::pair<double, double>> deschedules;  // the CPU thread stops at .first for .second
   bool report_starts = true;
   double fail_prob = 0;        // a job fails at its completion time with this probability
+  double incurable_share = 0;  // ... with a status no retry cures (else QUEUE_FULL)
   double cancel_refuse_prob = 0;  // cancels of queued jobs the engine refuses anyway (raced with start)
   uint64_t seed = 1;
 };
@@ -322,7 +481,7 @@ class SimRun {
           if (!check_range(s.range, "submit_job")) break;
           t = cpu(t, m_.submit_cost);
           if (n_a(t) == 0) {  // rejected: NOT_ACCELERATED
-            expect_ok(part.report(s.job, JobEvent::failed, t));
+            expect_ok(part.report(s.job, JobEvent::failed, t, Status::not_accelerated));
             break;
           }
           HwJob j;
@@ -330,6 +489,7 @@ class SimRun {
           j.range = s.range;
           j.arrival = t;
           j.will_fail = uniform() < m_.fail_prob;
+          j.failure = uniform() < m_.incurable_share ? Status::translation_fault : Status::queue_full;
           queue_.push_back(j);
           break;
         }
@@ -380,6 +540,7 @@ class SimRun {
     double arrival = 0;
     double finish = 0;
     bool will_fail = false;
+    Status failure = Status::queue_full;
   };
 
   uint32_t n_a(double t) const {
@@ -453,7 +614,7 @@ class SimRun {
         const HwJob j = *it;
         running_.erase(it);
         if (j.will_fail) {
-          expect_ok(part.report(j.id, JobEvent::failed, t));
+          expect_ok(part.report(j.id, JobEvent::failed, t, j.failure));
         } else {
           mark(j.range);
           expect_ok(part.report(j.id, JobEvent::completed, t));
@@ -467,7 +628,7 @@ class SimRun {
         if (m_.report_starts) expect_ok(part.report(j.id, JobEvent::started, t));
       } else {
         while (!queue_.empty() && queue_.front().arrival <= t) {
-          expect_ok(part.report(queue_.front().id, JobEvent::failed, t));
+          expect_ok(part.report(queue_.front().id, JobEvent::failed, t, Status::not_accelerated));
           queue_.pop_front();
         }
       }
@@ -635,6 +796,7 @@ TEST(PartitionerSim, ConservationUnderRandomScripts) {
     m.hw_latency = p.da * real(0.5, 5.0);
     m.report_starts = pick(0, 1) == 1;
     m.fail_prob = pick(0, 2) == 0 ? real(0, 0.5) : 0;
+    m.incurable_share = pick(0, 1) == 0 ? real(0, 0.3) : 0;
     m.cancel_refuse_prob = real(0, 0.5);
     m.blocked_until = pick(0, 2) == 0 ? real(0, 300e-6) : 0;
     double at = 0;
