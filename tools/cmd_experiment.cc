@@ -10,6 +10,7 @@ void add_experiment_commands(CLI::App& app) {
   add_partition_experiment(*experiment);
   add_thesis_experiments(*experiment);
   add_access_experiment(*experiment);
+  add_vm_experiment(*experiment);
 }
 
 }  // namespace tandem::tools

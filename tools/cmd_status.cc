@@ -107,6 +107,23 @@ void print_status(const nlohmann::json& j) {
     }
     fmt::print("data access and energy (device side, modelled):\n{}\n", acc.render());
   }
+  if (j.contains("device_tlb")) {
+    bench::TextTable dt({"session / function", "mode", "hits", "walks", "faults", "hit rate"});
+    size_t rows = 0;
+    for (const auto& e : j["device_tlb"]["sessions"]) {
+      dt.add_row({"session " + std::to_string(e["asid"].get<uint32_t>()), e["address_mode"].get<std::string>(),
+                  std::to_string(e["hits"].get<uint64_t>()), std::to_string(e["walks"].get<uint64_t>()),
+                  std::to_string(e["faults"].get<uint64_t>()), percent(e["hit_rate"].get<double>())});
+      ++rows;
+    }
+    for (const auto& e : j["device_tlb"]["functions"]) {
+      dt.add_row({e["function"].get<std::string>(), "", std::to_string(e["hits"].get<uint64_t>()),
+                  std::to_string(e["walks"].get<uint64_t>()), std::to_string(e["faults"].get<uint64_t>()),
+                  percent(e["hit_rate"].get<double>())});
+      ++rows;
+    }
+    if (rows > 0) fmt::print("device TLB (PHASE/V translations, page walks, faults served):\n{}\n", dt.render());
+  }
   const auto& t = j["tlb"];
   const auto& x = j["dispatcher"];
   fmt::print("TLB: {} hits, {} misses (hit rate {}), {} faults, {} flushes\n", t["hits"].get<uint64_t>(),

@@ -27,7 +27,8 @@ void add_mixed_bench(CLI::App& bench);       // tandem bench mixed           (cm
 // tandem experiment <what>                                                   (cmd_experiment.cc)
 void add_experiment_commands(CLI::App& app);
 void add_partition_experiment(CLI::App& experiment);  // experiment partition (cmd_experiment_partition.cc)
-void add_thesis_experiments(CLI::App& experiment);
-void add_access_experiment(CLI::App& experiment);     // experiment access-methods (cmd_experiment_access.cc)    // experiment thesis, compare-policies (cmd_experiment_thesis.cc)
+void add_thesis_experiments(CLI::App& experiment);    // experiment thesis, compare-policies (cmd_experiment_thesis.cc)
+void add_access_experiment(CLI::App& experiment);     // experiment access-methods (cmd_experiment_access.cc)
+void add_vm_experiment(CLI::App& experiment);         // experiment virtual-memory (cmd_experiment_vm.cc)
 
 }  // namespace tandem::tools

@@ -110,6 +110,13 @@ tandem_status_t tandem_set_mode(tandem_runtime_t* runtime, tandem_mode_t mode, d
 /* Spends `units` CPU cycles of work (thesis 5.5.2), on the CPU, accelerators or both. */
 tandem_status_t tandem_work(tandem_runtime_t* runtime, uint64_t units);
 tandem_status_t tandem_work_fn(tandem_runtime_t* runtime, uint16_t function, uint64_t units);
+/* Follows the linked list at `head` (tandem_list_node_t, anywhere the session's address mode reaches)
+ * for at most `max_nodes` nodes and returns the sum of their values (seed 004 Table 1). */
+tandem_status_t tandem_list_walk(tandem_runtime_t* runtime, const tandem_list_node_t* head, uint64_t max_nodes,
+                                 int64_t* sum);
+/* How this session's later jobs name memory (a tandem_address_mode_t): AISLE, registered windows only
+ * (the default); PHASE/V, any address of this process, pages faulted in on demand through the device TLB. */
+tandem_status_t tandem_set_address_mode(tandem_runtime_t* runtime, int32_t mode);
 
 /* ---- low-level submission ---- */
 /* A queue is a multi-producer ring; any thread may submit to it. capacity: power of two (0: 1024). */

@@ -87,6 +87,14 @@ class Runtime {
     return sum;
   }
   void work(uint64_t units) { check(tandem_work(rt_, units), "tandem_work"); }
+  int64_t list_walk(const tandem_list_node_t* head, uint64_t max_nodes) {
+    int64_t sum = 0;
+    check(tandem_list_walk(rt_, head, max_nodes, &sum), "tandem_list_walk");
+    return sum;
+  }
+  void set_address_mode(tandem_address_mode_t mode) {
+    check(tandem_set_address_mode(rt_, mode), "tandem_set_address_mode");
+  }
   // Where later high-level calls run (alpha: TANDEM_MODE_ALPHA's share for the accelerators).
   void set_mode(tandem_mode_t mode, double alpha = 0) { check(tandem_set_mode(rt_, mode, alpha), "tandem_set_mode"); }
 

@@ -247,6 +247,7 @@ enum {
   TANDEM_FN_DCT_QUANT = 5,      /* JPEG 8x8 forward DCT (libjpeg islow) and quantizer */
   TANDEM_FN_PRIORITY_QUEUE = 6, /* a batch of scheduler-queue commands (thesis Ch3) */
   TANDEM_FN_COPY = 7,           /* a copy engine's transfer: args dst, src, bytes (device <-> host) */
+  TANDEM_FN_LIST_WALK = 8,      /* follow a linked list in client memory: args head, max nodes (seed 004 Table 1) */
   TANDEM_FN_WORK_BASE = 16,   /* work functions 16..16+TANDEM_WORK_FUNCTIONS-1 (thesis 5.5.2) */
   TANDEM_WORK_FUNCTIONS = 16,
   TANDEM_FN_MAX = 256         /* function ids are below this */
@@ -260,6 +261,27 @@ enum {
 #define TANDEM_DCT_MODE_QUANTIZE 2u     /* coefficients -> quantized coefficients */
 #define TANDEM_DCT_MODE_DCT_QUANTIZE 3u /* samples -> quantized coefficients (chained) */
 #define TANDEM_DCT_ARG(blocks, mode) ((uint64_t)(uint32_t)(blocks) | (uint64_t)(mode) << 32)
+
+/* ---- list_walk's node (docs/abi.md, "Virtual memory"): 16 bytes, 8-aligned, anywhere in client
+ * memory. The walk starts at args[0], follows `next` (a client virtual address; 0 ends the list) for at
+ * most args[1] nodes, and returns the sum of the visited nodes' values modulo 2^64. ---- */
+typedef struct tandem_list_node {
+  uint64_t next;
+  int64_t value;
+} tandem_list_node_t;
+
+TANDEM_STATIC_ASSERT(sizeof(tandem_list_node_t) == 16, "list node is 16 bytes");
+
+/* ---- how a session's jobs name memory (tandem_set_address_mode) ----
+ * AISLE: buffers and pointers lie in the session's registered windows (tandem_alloc / tandem_register),
+ * translated with a constant offset per window; an address outside them ends the job with
+ * TANDEM_TRANSLATION_FAULT. PHASE/V: any address of the client's own address space; a page outside
+ * the windows is faulted in on demand through the device's TLB (page walks cost device time). */
+typedef enum tandem_address_mode {
+  TANDEM_ADDRESS_AISLE = 0,
+  TANDEM_ADDRESS_PHASEV = 1,
+  TANDEM_ADDRESS_MODE_COUNT_ = 2
+} tandem_address_mode_t;
 
 #ifdef __cplusplus
 }

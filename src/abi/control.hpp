@@ -44,14 +44,15 @@ enum class MessageType : uint16_t {
   alloc_local = 14,  // a device-local buffer for the session -> local_ok
   local_ok = 15,
   free_local = 16,   // -> ok
-  trace_attach = 17,   // the session's trace area (its client threads' record rings) -> trace_area_ok
-  trace_area_ok = 18,
-  trace_control = 19,  // start, stop or query tracing -> trace_state (no hello needed, like status)
-  trace_state = 20,
-  trace_dump = 21,     // the records collected so far -> trace_dump_ok (no hello needed)
-  trace_dump_ok = 22,
+  set_address_mode = 17,  // how the session's later jobs name memory (TANDEM_ADDRESS_*) -> ok
+  trace_attach = 18,   // the session's trace area (its client threads' record rings) -> trace_area_ok
+  trace_area_ok = 19,
+  trace_control = 20,  // start, stop or query tracing -> trace_state (no hello needed, like status)
+  trace_state = 21,
+  trace_dump = 22,     // the records collected so far -> trace_dump_ok (no hello needed)
+  trace_dump_ok = 23,
 };
-inline constexpr uint16_t kLastMessageType = 22;
+inline constexpr uint16_t kLastMessageType = 23;
 
 struct FrameHeader {
   uint32_t magic = kMagic;
@@ -203,6 +204,11 @@ struct TraceState {  // rt::TraceCounters on the wire
   uint64_t dump_bytes = 0;  // trace_dump_ok: the size of the dump's memfd
 };
 static_assert(sizeof(TraceState) == 72);
+struct SetAddressMode {
+  uint32_t mode = 0;  // tandem_address_mode_t
+  uint32_t reserved = 0;
+};
+static_assert(sizeof(SetAddressMode) == 8);
 
 struct ErrorReply {  // followed by up to kMaxPayload - 8 bytes of message text
   uint32_t status = 0;  // tandem_status_t
@@ -235,6 +241,7 @@ constexpr size_t payload_size(MessageType t) {
     case MessageType::trace_state: return sizeof(TraceState);
     case MessageType::trace_dump: return sizeof(TraceDumpRequest);
     case MessageType::trace_dump_ok: return sizeof(TraceState);
+    case MessageType::set_address_mode: return sizeof(SetAddressMode);
   }
   return SIZE_MAX;
 }

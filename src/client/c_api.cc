@@ -204,6 +204,32 @@ tandem_status_t tandem_accumulate(tandem_runtime_t* r, const int32_t* data, size
   return ok();
 }
 
+tandem_status_t tandem_list_walk(tandem_runtime_t* r, const tandem_list_node_t* head, uint64_t max_nodes, int64_t* sum) {
+  auto* rt = runtime_of(r);
+  if (rt == nullptr || sum == nullptr) return fail(tandem::Status::invalid_argument, "tandem_list_walk: null runtime or result");
+  const auto* fn = tandem::funcs::find_function(TANDEM_FN_LIST_WALK);
+  const uint64_t args[2] = {reinterpret_cast<uintptr_t>(head), max_nodes};
+  tandem::funcs::Call call;
+  tandem::funcs::BufferList buffers;
+  if (tandem::funcs::describe_call(*fn, args, call, buffers) != tandem::Status::ok) {
+    return fail(tandem::Status::invalid_argument, "tandem_list_walk: max_nodes too large");
+  }
+  int64_t value = 0;
+  tandem::Status s = rt->run(*fn, call, value);
+  if (s != tandem::Status::ok) return fail(s, "tandem_list_walk failed");
+  *sum = value;
+  return ok();
+}
+
+tandem_status_t tandem_set_address_mode(tandem_runtime_t* r, int32_t mode) {
+  auto* rt = runtime_of(r);
+  if (rt == nullptr || mode < 0 || mode >= TANDEM_ADDRESS_MODE_COUNT_) {
+    return fail(tandem::Status::invalid_argument, "tandem_set_address_mode: null runtime or unknown mode");
+  }
+  tandem::Status s = rt->set_address_mode(static_cast<uint8_t>(mode));
+  return s == tandem::Status::ok ? ok() : fail(s, "tandem_set_address_mode failed");
+}
+
 tandem_status_t tandem_set_mode(tandem_runtime_t* r, tandem_mode_t mode, double alpha) {
   auto* rt = runtime_of(r);
   tandem::client::Mode m;

@@ -348,6 +348,13 @@ Status DaemonRuntime::free_local(uint64_t device_address) {
   return reply ? Status::ok : reply.status();
 }
 
+Status DaemonRuntime::set_address_mode(uint8_t mode) {
+  abi::control::SetAddressMode req;
+  req.mode = mode;
+  auto reply = request(MessageType::set_address_mode, &req, sizeof req);
+  return reply ? Status::ok : reply.status();
+}
+
 Status DaemonRuntime::attach_memory(void* address, size_t bytes, int memfd, uint64_t offset, std::string& why) {
   auto region = register_region(reinterpret_cast<uintptr_t>(address), bytes, memfd, offset);
   if (!region) {

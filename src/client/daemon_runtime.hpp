@@ -31,6 +31,7 @@ class DaemonRuntime final : public Runtime, public rt::Liveness {
   bool engine_is_remote() const override { return true; }
   Result<uint64_t> alloc_local(size_t bytes) override;
   Status free_local(uint64_t device_address) override;
+  Status set_address_mode(uint8_t mode) override;
   rt::Liveness* liveness() override { return this; }
   const tandem_metrics_page_t& metrics_page() const override {
     return *static_cast<const tandem_metrics_page_t*>(metrics_->address);

@@ -20,6 +20,7 @@ class EmbeddedRuntime final : public Runtime {
   void free(void* memory) override;
   Result<uint64_t> alloc_local(size_t bytes) override { return dispatcher_->alloc_local(session_, bytes); }
   Status free_local(uint64_t device_address) override { return dispatcher_->free_local(session_, device_address); }
+  Status set_address_mode(uint8_t mode) override { return dispatcher_->set_address_mode(session_, mode); }
   rt::Dispatcher& dispatcher() { return *dispatcher_; }
   const tandem_metrics_page_t& metrics_page() const override { return dispatcher_->metrics_page(); }
 

@@ -163,6 +163,16 @@ class Driver {
     for (;;) {
       const double t = now();  // one clock reading per step: events are reported at the time they were seen
       collect(t);
+      if (refused_ != Status::ok) {  // a job named memory it may not touch: the call fails, nothing is retried
+        if (outstanding_count_ > 0 || cancel_outstanding_) {
+          wait_for_event(INFINITY);
+          continue;
+        }
+        finish_bounce();
+        value = 0;
+        done_s_ = now();
+        return refused_;
+      }
       (void)read_live_metrics(rt_, fn_.id, metrics_);  // unreadable for a moment: the last figures stand
       const Step step = part_.next(t, metrics_);
       switch (step.kind) {
@@ -359,6 +369,9 @@ class Driver {
         (void)part_.report(j, JobEvent::cancelled, t);
       } else {
         (void)part_.report(j, JobEvent::failed, t, s);  // the partitioner decides: retry, or software
+        // ... and if the device refused the memory the call names, the call ends with that: software
+        // would follow the same pointers (list_walk) and a retry fails again.
+        if (s == Status::translation_fault) refused_ = s;
       }
       if (is_cancel_target) cancel_job_ = -1;
     }
@@ -494,6 +507,7 @@ class Driver {
   bool cancel_answered_ = false;
   bool cancel_withdrawn_ = false;
   Status failure_ = Status::ok;
+  Status refused_ = Status::ok;  // a job's TRANSLATION_FAULT: the call ends with it
   double hw_done_s_ = 0;  // when the last completed job was seen
   double done_s_ = 0;
 };

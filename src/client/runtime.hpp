@@ -205,6 +205,9 @@ class Runtime {
   // memory, device_memory_full).
   virtual Result<uint64_t> alloc_local(size_t bytes) = 0;
   virtual Status free_local(uint64_t device_address) = 0;
+  // How this session's later jobs name memory (TANDEM_ADDRESS_*: registered windows, or the whole
+  // address space with demand paging through the device TLB).
+  virtual Status set_address_mode(uint8_t mode) = 0;
   // Moves `bytes` between host memory (any memory of this process) and device-local memory, or within
   // it, on a copy engine; waits for it. Either address may be a device address.
   Status copy_local(uint64_t dst, uint64_t src, size_t bytes);

@@ -54,6 +54,12 @@ struct EmuSettings {
   uint32_t copy_engines = 2;             // shared by the slots to fill and drain local memory
   double copy_engine_bps = 12e9;
   double copy_engine_setup_s = 1e-6;
+  // The device TLB that PHASE/V sessions' accesses go through (devices/device_tlb.hpp).
+  uint32_t tlb_entries = 64;             // seed 004's HA-TLB: 64 entries, direct mapped
+  uint32_t tlb_ways = 1;
+  std::string tlb_scope = "shared";      // "shared" by the slots | "per_slot"
+  double tlb_walk_reads = 1.5;           // a page walk's cost in device memory reads
+  double tlb_read_s = 100e-9;            // one device read of host memory (streaming jobs' walks)
 };
 
 // [device.rtl]: the Verilog accelerators of rtl/, simulated with Verilator (docs/rtl.md).

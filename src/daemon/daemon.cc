@@ -555,6 +555,16 @@ bool Daemon::handle(Connection& c, rt::Frame& f) {
       rt::send_frame(c.fd.get(), MessageType::ok, id, nullptr, 0);
       return true;
     }
+    case MessageType::set_address_mode: {
+      const auto req = f.as<abi::control::SetAddressMode>();
+      if (req.reserved != 0 || req.mode >= TANDEM_ADDRESS_MODE_COUNT_ ||
+          dispatcher_->set_address_mode(c.session, static_cast<uint8_t>(req.mode)) != Status::ok) {
+        reply_error(c, id, Status::invalid_argument, "address mode must be TANDEM_ADDRESS_AISLE or TANDEM_ADDRESS_PHASEV");
+        return true;
+      }
+      rt::send_frame(c.fd.get(), MessageType::ok, id, nullptr, 0);
+      return true;
+    }
     case MessageType::status: {
       const std::string& text = recent_status();
       reply(c, MessageType::status_reply, id, text.data(), std::min<size_t>(text.size(), abi::control::kMaxPayload));
@@ -729,7 +739,13 @@ bool Daemon::on_unregister(Connection& c, const rt::Frame& f) {
   auto mapping = it->second.memory;
   const engine::Asid asid = c.session;
   // The translation goes at once; the mapping only once no job of the session can still use it.
+  rt::Dispatcher* dispatcher = dispatcher_.get();
   dispatcher_->with_engine([&](engine::Engine&) {
+    if (const auto* regions = translator->regions(asid)) {
+      for (const engine::Region& r : *regions) {
+        if (r.id == req.region_id) dispatcher->shoot_down(asid, r.client_base, r.bytes);  // the device TLBs too
+      }
+    }
     translator->remove_region(asid, req.region_id);
     memory->retire(std::move(mapping));
     return 0;
@@ -983,6 +999,30 @@ std::string Daemon::status_json() {
                         {"connected_s", static_cast<double>(tandem::now_ns() - c->connected_ns) / 1e9}});
   }
   j["sessions"] = sessions;
+  // The device TLBs (PHASE/V sessions): hits, misses (page walks) and faults served, per session and
+  // per function.
+  const auto tlb_json = [](const devices::TlbCounts& t) {
+    const uint64_t lookups = t.hits + t.misses;
+    return nlohmann::json{{"hits", t.hits},
+                          {"misses", t.misses},
+                          {"walks", t.misses},
+                          {"faults", t.faults},
+                          {"hit_rate", lookups > 0 ? static_cast<double>(t.hits) / static_cast<double>(lookups) : 0.0}};
+  };
+  json tlb_sessions = json::array();
+  for (const rt::Snapshot::SessionTlb& st : snap.tlb_sessions) {
+    json e = tlb_json(st.tlb);
+    e["asid"] = st.session;
+    e["address_mode"] = st.address_mode == TANDEM_ADDRESS_PHASEV ? "phasev" : "aisle";
+    tlb_sessions.push_back(e);
+  }
+  json tlb_functions = json::array();
+  for (const auto& [f, t] : snap.tlb_functions) {
+    json e = tlb_json(t);
+    e["function"] = function_name(f);
+    tlb_functions.push_back(e);
+  }
+  j["device_tlb"] = {{"sessions", tlb_sessions}, {"functions", tlb_functions}};
   json queues = json::array();
   for (size_t q = 0; q < snap.queues.size(); ++q) {
     const auto& v = snap.queues[q];

@@ -22,6 +22,7 @@
 #include "abi/status.hpp"
 #include "funcs/function.hpp"
 #include "model/access_model.hpp"
+#include "devices/device_tlb.hpp"
 #include "model/accel_model.hpp"
 #include "tandem/tandem_abi.h"
 
@@ -67,6 +68,9 @@ struct DeviceJob {
   int64_t start_ns = 0;  // when the driver started it (CLOCK_MONOTONIC); device time counts from here
   JobAccess access;
   funcs::Call call;      // buffers already translated into this process's addresses (or staging)
+  uint32_t asid = 0;     // the session's address-space id (tags the device TLB's entries)
+  uint8_t address_mode = TANDEM_ADDRESS_AISLE;  // TANDEM_ADDRESS_*: PHASEV translates through the device TLB
+  uint64_t faulted_pages = 0;  // pages the driver faulted in for it before it started (demand paging)
 };
 
 struct DeviceCompletion {
@@ -76,6 +80,7 @@ struct DeviceCompletion {
   int64_t value = 0;
   int64_t device_ns = 0;   // the job's time on the device: modelled, cycle-counted or measured
   int64_t not_before = 0;  // its modelled end (start + device time); 0 when the device keeps no timing
+  TlbCounts tlb;           // its translations through the device TLB (PHASE/V), walks and faults served
 };
 
 struct SlotHealth {
@@ -101,6 +106,9 @@ class Device {
   // A futex word the device increments (release) and wakes when a completion becomes ready on another
   // thread; nullptr when completions only appear on the dispatcher's thread (poll/next_deadline say when).
   virtual const uint32_t* wake_word() const { return nullptr; }
+  // TLB shoot-down: the session `asid` unmapped [address, address + bytes) (bytes 0: everything, the
+  // session closed). A device with a TLB forgets those translations before its next access.
+  virtual void shoot_down(uint32_t asid, uint64_t address, uint64_t bytes) { (void)asid, (void)address, (void)bytes; }
   virtual SlotHealth slot_health(uint32_t slot) const {
     (void)slot;
     return {};

@@ -32,6 +32,27 @@ struct BufferList {
   void add(uint32_t arg, uint64_t bytes, bool write) { items[count++] = BufferUse{arg, bytes, write}; }
 };
 
+// How a function that follows pointers (list_walk) reaches client memory while it runs: reads of client
+// virtual addresses through the session's translation (windows, the device's TLB, pages faulted in on
+// demand). Without one (the software path) the addresses are this process's own.
+class MemoryPort {
+ public:
+  // Copies `bytes` at client `address` into `dst`; false when it cannot, and status() says why
+  // (TRANSLATION_FAULT for memory the session does not own, DISCONNECTED when the client is gone).
+  virtual bool read(uint64_t address, void* dst, uint32_t bytes) = 0;
+  Status status() const { return status_; }
+  // Pages that were not translatable and were made available on demand (faults served), and the time
+  // serving them took: the job stalled meanwhile.
+  uint64_t faults() const { return faults_; }
+  int64_t fault_ns() const { return fault_ns_; }
+
+ protected:
+  ~MemoryPort() = default;
+  Status status_ = Status::ok;
+  uint64_t faults_ = 0;
+  int64_t fault_ns_ = 0;
+};
+
 // A call as the device sees it: argument words, and every buffer argument already translated into
 // an address of the executing process.
 struct Call {
@@ -40,6 +61,7 @@ struct Call {
   std::array<uint64_t, TANDEM_MAX_ARG_WORDS> args{};
   uint32_t arg_count = 0;
   std::array<void*, kMaxBuffers> buffers{};  // in BufferList order
+  MemoryPort* memory = nullptr;               // functions that follow pointers: how they read (see above)
 
   // Copies what is in use (a whole Call is over 300 bytes, a typical one under 100): the
   // dispatcher stores one per packet.
@@ -49,6 +71,7 @@ struct Call {
     arg_count = other.arg_count;
     std::copy_n(other.args.begin(), std::min<size_t>(other.arg_count, args.size()), args.begin());
     buffers = other.buffers;
+    memory = other.memory;
   }
 };
 
@@ -74,6 +97,8 @@ struct FunctionInfo {
   double default_speedup = 1.0;
   double default_latency_s = 0;
   double default_reconfig_s = 0;
+  // It follows pointers in client memory at run time (through Call::memory), beyond its buffers.
+  bool follows_pointers = false;
 };
 
 // The catalog. nullptr for ids that name no function.

@@ -4,9 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <unistd.h>
+
 #include <memory>
 
+#include "rt/paged_port.hpp"
 #include "rt/process_memory.hpp"
+#include "tandem/tandem_abi.h"
 
 namespace tandem::rt {
 
@@ -22,6 +26,12 @@ class AddressSpace {
   // The client process whose own pages scatter-gather jobs name, when the engine lives in another
   // process (tandemd); null in the embedded runtime, where such buffers are reached in place.
   virtual std::shared_ptr<const ProcessMemory> remote() const { return nullptr; }
+  // How a job that follows pointers reaches the session's memory under `mode` (TANDEM_ADDRESS_*):
+  // through the windows this space translates, and under PHASE/V any other page of the client's own
+  // process, faulted in on demand.
+  virtual std::unique_ptr<PagedPort> open_port(uint8_t mode) {
+    return std::make_unique<PagedPort>(this, mode == TANDEM_ADDRESS_PHASEV ? remote() : nullptr, true);
+  }
 };
 
 // Embedded mode: the engine lives in the client's own process, so addresses are already ours.
@@ -32,6 +42,16 @@ class IdentityAddressSpace final : public AddressSpace {
     if (address == 0 || address + bytes < address) return nullptr;  // null or wrapping range
     return reinterpret_cast<void*>(static_cast<uintptr_t>(address));
   }
+  // The whole process is the window, but a pointer a job follows is read through the kernel
+  // (process_vm_readv of our own pid), so a bad one ends the job instead of the process; only PHASE/V
+  // counts those reads as faults.
+  std::unique_ptr<PagedPort> open_port(uint8_t mode) override {
+    if (!self_) self_ = std::make_shared<ProcessMemory>(getpid());
+    return std::make_unique<PagedPort>(nullptr, self_, mode == TANDEM_ADDRESS_PHASEV);
+  }
+
+ private:
+  std::shared_ptr<const ProcessMemory> self_;
 };
 
 }  // namespace tandem::rt

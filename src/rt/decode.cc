@@ -25,10 +25,10 @@ tandem_completion_t* translate_record(AddressSpace& memory, uint64_t address, bo
 // the client's own memory (scatter-gather: reached in place by the embedded runtime, gathered from
 // the client's process by tandemd).
 Status place_buffers(const funcs::BufferList& buffers, AddressSpace& memory, const devices::LocalMemory* local,
-                     engine::SessionId session, Decoded& out) {
+                     engine::SessionId session, Decoded& out, uint8_t address_mode) {
   const uint8_t method = out.access.method;
   std::shared_ptr<const ProcessMemory> remote;
-  if (method == TANDEM_ACCESS_SCATTER_GATHER) remote = memory.remote();
+  if (method == TANDEM_ACCESS_SCATTER_GATHER || address_mode == TANDEM_ADDRESS_PHASEV) remote = memory.remote();
   for (uint32_t i = 0; i < buffers.count; ++i) {
     const funcs::BufferUse& b = buffers.items[i];
     const uint64_t address = out.call.args[b.arg];
@@ -52,6 +52,13 @@ Status place_buffers(const funcs::BufferList& buffers, AddressSpace& memory, con
       }
     }
     void* p = memory.translate(address, b.bytes, b.write);
+    if (p == nullptr && address_mode == TANDEM_ADDRESS_PHASEV && remote && ProcessMemory::plausible(address, b.bytes)) {
+      // PHASE/V: not translatable yet; its pages are faulted in from the client's process before the
+      // job starts (a page the client does not have mapped fails the job with TRANSLATION_FAULT).
+      out.remote[out.remote_count++] = RemoteBuffer{i, address, b.bytes, b.write};
+      out.faulted_pages += ProcessMemory::pages(address, b.bytes);
+      continue;
+    }
     if (p == nullptr) return Status::translation_fault;
     out.call.buffers[i] = p;
   }
@@ -59,7 +66,7 @@ Status place_buffers(const funcs::BufferList& buffers, AddressSpace& memory, con
 }
 
 void decode_dispatch(const tandem_packet_t& p, AddressSpace& memory, const devices::LocalMemory* local,
-                     engine::SessionId session, Decoded& out) {
+                     engine::SessionId session, Decoded& out, uint8_t address_mode) {
   const uint16_t fn_id = abi::header_function(p.header);
   if ((p.flags & ~uint32_t{TANDEM_FLAG_KNOWN_MASK}) != 0) return reject(out, Status::invalid_packet);
   const funcs::FunctionInfo* fn = funcs::find_function(fn_id);
@@ -103,7 +110,9 @@ void decode_dispatch(const tandem_packet_t& p, AddressSpace& memory, const devic
   job.workload = out.call.workload;
   out.access.method = static_cast<uint8_t>((p.flags & TANDEM_FLAG_ACCESS_MASK) >> TANDEM_FLAG_ACCESS_SHIFT);
   if (out.access.method >= TANDEM_ACCESS_COUNT_) return reject(out, Status::invalid_packet);
-  if (Status s = place_buffers(buffers, memory, local, session, out); s != Status::ok) return reject(out, s);
+  if (Status s = place_buffers(buffers, memory, local, session, out, address_mode); s != Status::ok) {
+    return reject(out, s);
+  }
   out.kind = Decoded::Kind::dispatch;
 }
 
@@ -146,8 +155,9 @@ void decode_cancel(const tandem_packet_t& p, AddressSpace& memory, Decoded& out)
 }  // namespace
 
 void decode_packet(const tandem_packet_t& p, AddressSpace& memory, const devices::LocalMemory* local,
-                   engine::SessionId session, engine::RingId ring, Decoded& out) {
+                   engine::SessionId session, engine::RingId ring, Decoded& out, uint8_t address_mode) {
   out.kind = Decoded::Kind::drop;
+  out.faulted_pages = 0;
   out.access = devices::JobAccess{};
   out.remote_count = 0;
   out.status = Status::ok;
@@ -166,7 +176,7 @@ void decode_packet(const tandem_packet_t& p, AddressSpace& memory, const devices
   }
   if ((p.header & TANDEM_HEADER_RESERVED_MASK) != 0) return reject(out, Status::invalid_packet);
   switch (abi::header_type(p.header)) {
-    case TANDEM_PACKET_DISPATCH: return decode_dispatch(p, memory, local, session, out);
+    case TANDEM_PACKET_DISPATCH: return decode_dispatch(p, memory, local, session, out, address_mode);
     case TANDEM_PACKET_BARRIER_AND: return decode_barrier(p, memory, out);
     case TANDEM_PACKET_CANCEL: return decode_cancel(p, memory, out);
     default: return reject(out, Status::invalid_packet);

@@ -34,11 +34,15 @@ struct Decoded {
   // dispatch, scatter-gather under tandemd: buffers in the client's own memory, to gather and scatter
   std::array<RemoteBuffer, funcs::kMaxBuffers> remote{};
   uint32_t remote_count = 0;
+  uint64_t faulted_pages = 0;  // PHASE/V: pages of its buffers outside the windows, gathered on demand
 };
 
 // Decodes `packet` (a private copy) from ring `ring` of `session`, whose memory is `memory`. Device
-// addresses translate through `local` (null: the runtime has no device-local memory).
+// addresses translate through `local` (null: the runtime has no device-local memory). Under
+// TANDEM_ADDRESS_PHASEV a buffer outside the session's windows is faulted in from the client's own
+// memory (gathered before the job, scattered after) instead of refused.
 void decode_packet(const tandem_packet_t& packet, AddressSpace& memory, const devices::LocalMemory* local,
-                   engine::SessionId session, engine::RingId ring, Decoded& out);
+                   engine::SessionId session, engine::RingId ring, Decoded& out,
+                   uint8_t address_mode = TANDEM_ADDRESS_AISLE);
 
 }  // namespace tandem::rt

@@ -131,7 +131,7 @@ engine::SessionId Dispatcher::open_session(std::shared_ptr<AddressSpace> memory,
   return with_engine([&](engine::Engine& e) {
     const engine::SessionId s = e.open_session();
     if (s >= sessions_.size()) sessions_.resize(s + 1);
-    sessions_[s] = SessionEntry{std::move(memory), std::move(on_drained), true, SessionStats{s}};
+    sessions_[s] = SessionEntry{std::move(memory), std::move(on_drained), true, TANDEM_ADDRESS_AISLE, {}, SessionStats{s}};
     return s;
   });
 }
@@ -161,6 +161,7 @@ void Dispatcher::close_session_here(engine::SessionId s) {
     }
   }
   engine_.close_session(s, now_ns(), actions_);
+  shoot_down(s, 0, 0);  // its ASID may be handed to the next session
   apply(now_ns());
 }
 
@@ -188,6 +189,19 @@ void Dispatcher::detach_ring(engine::RingId r) {
     }
     return 0;
   });
+}
+
+Status Dispatcher::set_address_mode(engine::SessionId s, uint8_t mode) {
+  if (mode >= TANDEM_ADDRESS_MODE_COUNT_) return Status::invalid_argument;
+  return with_engine([&](engine::Engine&) {
+    if (s >= sessions_.size() || !sessions_[s].open) return Status::invalid_argument;
+    sessions_[s].address_mode = mode;
+    return Status::ok;
+  });
+}
+
+void Dispatcher::shoot_down(engine::SessionId session, uint64_t address, uint64_t bytes) {
+  for (DeviceEntry& d : devices_) d.device->shoot_down(session, address, bytes);
 }
 
 bool Dispatcher::load(engine::SlotId slot, uint16_t function) {
@@ -244,6 +258,13 @@ Snapshot Dispatcher::snapshot() {
     s.rings = static_cast<uint32_t>(active_rings_.size());
     s.jobs_in_flight = e.jobs_in_flight();
     s.stats = stats_;
+    for (uint16_t f = 0; f < TANDEM_FN_MAX; ++f) {
+      const devices::TlbCounts& t = tlb_[f];
+      if (t.hits + t.misses + t.faults > 0) s.tlb_functions.emplace_back(f, t);
+    }
+    for (engine::SessionId id = 0; id < sessions_.size(); ++id) {
+      if (sessions_[id].open) s.tlb_sessions.push_back({id, sessions_[id].address_mode, sessions_[id].tlb});
+    }
     for (uint16_t f = 0; f < TANDEM_FN_MAX; ++f) {
       bool any = false;
       for (const AccessUsage& u : usage_[f]) any = any || u.jobs > 0;
@@ -361,7 +382,8 @@ bool Dispatcher::any_ring_ready() const {
 void Dispatcher::handle_packet(RingEntry& ring, engine::RingId id, const tandem_packet_t& packet, int64_t now) {
   ++stats_.packets;
   Decoded& d = decoded_;
-  decode_packet(packet, *sessions_[ring.session].memory, local_.get(), ring.session, id, d);
+  SessionEntry& session = sessions_[ring.session];
+  decode_packet(packet, *session.memory, local_.get(), ring.session, id, d, session.address_mode);
   const int64_t decoded = trace_.stamp();
   switch (d.kind) {
     case Decoded::Kind::drop:
@@ -402,6 +424,15 @@ void Dispatcher::handle_packet(RingEntry& ring, engine::RingId id, const tandem_
         Pending& p = pending_[j];
         p.job.call.copy_from(d.call);
         p.job.access = d.access;
+        p.job.asid = ring.session;
+        p.job.address_mode = session.address_mode;
+        p.job.faulted_pages = d.faulted_pages;
+        p.session = ring.session;
+        const funcs::FunctionInfo* fn = funcs::find_function(d.call.function);
+        if (fn != nullptr && fn->follows_pointers) {
+          p.port = session.memory->open_port(session.address_mode);
+          p.job.call.memory = p.port.get();
+        }
         p.remote_count = d.remote_count;
         if (d.remote_count > 0) {
           p.remote = d.remote;
@@ -529,6 +560,8 @@ bool Dispatcher::collect_devices(int64_t now) {
       u.device_s += device_s;
       u.energy_j += options_.energy.job_j(device_s, a.host_bytes(), a.local_bytes, &d == copy_entry_);
       period_bytes_ += a.host_bytes() + a.local_bytes;
+      tlb_[p.job.call.function] += c.tlb;
+      if (p.session < sessions_.size()) sessions_[p.session].tlb += c.tlb;
       device_finished(j, c.status, c.value, now);
       any = true;
     }
@@ -602,6 +635,8 @@ void Dispatcher::device_finished(engine::JobId j, Status status, int64_t value, 
   }
   p.remote_count = 0;
   p.process.reset();
+  p.port.reset();
+  p.job.call.memory = nullptr;
   engine_.job_finished(p.slot, status, value, now, actions_);
 }
 
@@ -617,7 +652,9 @@ bool Dispatcher::collect_moves(int64_t now) {
         trace_.mark(m.job, abi::trace::kTransferIn);
         submit_to_device(m.job, now);
       } else {
-        device_finished(m.job, m.status, 0, now);
+        // A page PHASE/V could not fault in is not the session's memory.
+        const bool faulted = p.job.faulted_pages > 0 && m.status == Status::buffer_unmapped;
+        device_finished(m.job, faulted ? Status::translation_fault : m.status, 0, now);
       }
     } else {
       trace_.mark(m.job, abi::trace::kTransferOut);

@@ -98,6 +98,14 @@ struct Snapshot {
   std::vector<std::pair<uint16_t, std::array<AccessUsage, TANDEM_ACCESS_COUNT_>>> usage;
   std::vector<SessionStats> session_stats;  // open sessions
   std::array<uint64_t, TANDEM_FN_MAX> refused{};  // per function: dispatch packets refused without running
+  // The device TLBs' translations (PHASE/V sessions' jobs): per function and per open session.
+  std::vector<std::pair<uint16_t, devices::TlbCounts>> tlb_functions;
+  struct SessionTlb {
+    engine::SessionId session = 0;
+    uint8_t address_mode = TANDEM_ADDRESS_AISLE;
+    devices::TlbCounts tlb;
+  };
+  std::vector<SessionTlb> tlb_sessions;
 };
 
 class Dispatcher {
@@ -128,6 +136,12 @@ class Dispatcher {
   Result<engine::RingId> attach_ring(engine::SessionId session, void* base, uint32_t capacity,
                                      std::shared_ptr<void> keep_alive);
   void detach_ring(engine::RingId ring);
+  // How the session's later jobs name memory (TANDEM_ADDRESS_*); INVALID_ARGUMENT for an unknown mode
+  // or session.
+  Status set_address_mode(engine::SessionId session, uint8_t mode);
+  // TLB shoot-down: the session unmapped [address, address + bytes) (bytes 0: all of it). Dispatcher
+  // thread only: call it inside with_engine, with the translation change it goes with.
+  void shoot_down(engine::SessionId session, uint64_t address, uint64_t bytes);
   bool load(engine::SlotId slot, uint16_t function);
   // Makes `function` resident in `slot` at once, without the reconfiguration delay (start-up state).
   bool preload(engine::SlotId slot, uint16_t function);
@@ -174,6 +188,8 @@ class Dispatcher {
     std::shared_ptr<AddressSpace> memory;
     std::function<void()> on_drained;
     bool open = false;
+    uint8_t address_mode = TANDEM_ADDRESS_AISLE;
+    devices::TlbCounts tlb;
     SessionStats stats;
   };
   struct RingEntry {
@@ -200,6 +216,8 @@ class Dispatcher {
     std::shared_ptr<const ProcessMemory> process;
     Status status = Status::ok;  // the device's answer, kept while the output is scattered
     int64_t value = 0;
+    engine::SessionId session = engine::kNone;
+    std::unique_ptr<PagedPort> port;  // a job that follows pointers: how it reads the client's memory
   };
 
   void post(std::function<void()> fn);
@@ -234,6 +252,7 @@ class Dispatcher {
   std::vector<MoveResult> moved_;                     // reused by collect_moves
   uint64_t staging_bytes_ = 0;                        // scatter-gather staging held now
   std::array<std::array<AccessUsage, TANDEM_ACCESS_COUNT_>, TANDEM_FN_MAX> usage_{};
+  std::array<devices::TlbCounts, TANDEM_FN_MAX> tlb_{};  // per function
   uint64_t period_bytes_ = 0;  // bytes the devices' jobs moved since the last monitoring tick
   DispatcherOptions options_;
   engine::Monitor monitor_;

@@ -56,9 +56,51 @@ int64_t job_ns(const model::AccelModel& m, const TransferModel& transfer, const 
   return ns < 9.2e18 ? static_cast<int64_t>(ns) : INT64_MAX;
 }
 
+TlbSettings emu_tlb(const config::EmuSettings& e) {
+  TlbSettings t;
+  t.entries = e.tlb_entries;
+  t.ways = e.tlb_ways;
+  t.per_slot = e.tlb_scope == "per_slot";
+  t.walk_reads = e.tlb_walk_reads;
+  t.read_s = e.tlb_read_s;
+  return t;
+}
+
+namespace {
+
+// The device's view of a pointer-following job's memory: every access goes through the TLB first
+// (PHASE/V; a miss is a page walk), then through the session's port (windows, demand paging).
+class TlbPort final : public funcs::MemoryPort {
+ public:
+  TlbPort(funcs::MemoryPort& inner, DeviceTlb* tlb, uint32_t slot, uint32_t asid, TlbCounts& counts)
+      : inner_(inner), tlb_(tlb), slot_(slot), asid_(asid), counts_(counts) {}
+  bool read(uint64_t address, void* dst, uint32_t bytes) override {
+    if (tlb_ != nullptr && bytes > 0) {
+      const uint32_t shift = tlb_->settings().page_shift;
+      for (uint64_t page = address >> shift; page <= (address + bytes - 1) >> shift; ++page) {
+        (tlb_->lookup(slot_, asid_, page << shift) ? counts_.hits : counts_.misses) += 1;
+      }
+    }
+    ++reads_;
+    if (inner_.read(address, dst, bytes)) return true;
+    status_ = inner_.status();
+    return false;
+  }
+  uint64_t reads() const { return reads_; }
+
+ private:
+  funcs::MemoryPort& inner_;
+  uint64_t reads_ = 0;
+  DeviceTlb* tlb_;
+  uint32_t slot_, asid_;
+  TlbCounts& counts_;
+};
+
+}  // namespace
+
 EmuDevice::EmuDevice(uint32_t slots, const std::array<model::AccelModel, TANDEM_FN_MAX>& models,
-                     const DeviceMemoryInfo& memory)
-    : loaded_(slots, UINT16_MAX), held_(slots) {
+                     const DeviceMemoryInfo& memory, const TlbSettings& tlb)
+    : tlb_(tlb, slots), loaded_(slots, UINT16_MAX), held_(slots) {
   info_.memory = memory;
   info_.kind = "emu";
   info_.name = "emu";
@@ -84,11 +126,72 @@ void EmuDevice::submit(uint32_t slot, const DeviceJob& job) {
     held_.hold(c, job.start_ns);
     return;
   }
-  c.value = fn->run_accel(job.call, 0, job.call.workload);
-  c.device_ns = job_ns(info_.models[job.call.function], info_.memory.transfer, job);
+  const model::AccelModel& m = info_.models[job.call.function];
+  double stall_s = 0;
+  if (fn->follows_pointers) {
+    // Its time: D_a plus one unit (a dependent read) per node it actually visited, each walk costing
+    // `walk_reads` such reads, plus the faults' service time.
+    uint64_t reads = 0;
+    c.value = run_through_port(slot, job, *fn, c, stall_s, reads);
+    const double read_s = m.throughput > 0 ? 1.0 / m.throughput : tlb_.settings().read_s;
+    stall_s += static_cast<double>(c.tlb.misses) * tlb_.settings().walk_reads * read_s;
+    DeviceJob walked = job;
+    walked.call.workload = reads;
+    c.device_ns = job_ns(m, info_.memory.transfer, walked);
+  } else {
+    c.value = fn->run_accel(job.call, 0, job.call.workload);
+    if (job.address_mode == TANDEM_ADDRESS_PHASEV) translate_buffers(slot, job, *fn, c.tlb);
+    c.tlb.faults += job.faulted_pages;
+    stall_s += static_cast<double>(c.tlb.misses) * tlb_.settings().walk_reads * tlb_.settings().read_s;
+    c.device_ns = job_ns(m, info_.memory.transfer, job);
+  }
+  const double stall_ns = std::ceil(stall_s * 1e9);
+  if (stall_ns > 0) c.device_ns = stall_ns < static_cast<double>(INT64_MAX - c.device_ns) ? c.device_ns + static_cast<int64_t>(stall_ns) : INT64_MAX;
   // Saturating: an unbounded configuration (max_job_ms = 0) may model a job beyond int64 time.
   c.not_before = c.device_ns > INT64_MAX - job.start_ns ? INT64_MAX : job.start_ns + c.device_ns;
   held_.hold(c, job.start_ns);
+}
+
+int64_t EmuDevice::run_through_port(uint32_t slot, const DeviceJob& job, const funcs::FunctionInfo& fn,
+                                    DeviceCompletion& c, double& stall_s, uint64_t& reads) {
+  if (job.call.memory == nullptr) {  // the driver gave it no way to reach memory: a driver bug
+    c.status = Status::device_error;
+    return 0;
+  }
+  DeviceTlb* tlb = job.address_mode == TANDEM_ADDRESS_PHASEV ? &tlb_ : nullptr;
+  TlbPort port(*job.call.memory, tlb, slot, job.asid, c.tlb);
+  funcs::Call call;
+  call.copy_from(job.call);
+  call.memory = &port;
+  const int64_t value = fn.run_accel(call, 0, call.workload);
+  reads = port.reads();
+  c.tlb.faults += job.call.memory->faults();
+  stall_s += static_cast<double>(job.call.memory->fault_ns()) * 1e-9;  // the job waited for the CPU to serve them
+  if (port.status() != Status::ok) c.status = port.status();
+  return c.status == Status::ok ? value : 0;
+}
+
+void EmuDevice::translate_buffers(uint32_t slot, const DeviceJob& job, const funcs::FunctionInfo& fn, TlbCounts& counts) {
+  funcs::BufferList buffers;
+  uint64_t workload = 0;
+  if (fn.describe({job.call.args.data(), job.call.arg_count}, workload, buffers) != Status::ok) return;
+  const uint32_t shift = tlb_.settings().page_shift;
+  for (uint32_t i = 0; i < buffers.count; ++i) {
+    const uint64_t address = job.call.args[buffers.items[i].arg];
+    const uint64_t bytes = buffers.items[i].bytes;
+    if (bytes == 0 || (address & TANDEM_DEVICE_ADDRESS_BIT) != 0) continue;  // device-local: not translated
+    for (uint64_t page = address >> shift; page <= (address + bytes - 1) >> shift; ++page) {
+      (tlb_.lookup(slot, job.asid, page << shift) ? counts.hits : counts.misses) += 1;
+    }
+  }
+}
+
+void EmuDevice::shoot_down(uint32_t asid, uint64_t address, uint64_t bytes) {
+  if (bytes == 0) {
+    tlb_.shoot_down(asid);
+  } else {
+    tlb_.shoot_down(asid, address, bytes);
+  }
 }
 
 }  // namespace tandem::devices

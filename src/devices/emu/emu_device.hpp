@@ -10,6 +10,7 @@
 
 #include "config/config.hpp"
 #include "devices/device.hpp"
+#include "devices/device_tlb.hpp"
 #include "devices/held_completions.hpp"
 
 namespace tandem::devices {
@@ -29,19 +30,31 @@ DeviceMemoryInfo emu_memory(const config::EmuSettings& settings);
 // (TransferModel::job_s), or the model alone when the job moves no data.
 int64_t job_ns(const model::AccelModel& m, const TransferModel& transfer, const DeviceJob& job);
 
+// The emulated fabric's TLB from [device.emu].
+TlbSettings emu_tlb(const config::EmuSettings& settings);
+
 class EmuDevice final : public Device {
  public:
   EmuDevice(uint32_t slots, const std::array<model::AccelModel, TANDEM_FN_MAX>& models,
-            const DeviceMemoryInfo& memory = {});
+            const DeviceMemoryInfo& memory = {}, const TlbSettings& tlb = {});
 
   const DeviceInfo& info() const override { return info_; }
   void configure(uint32_t slot, uint16_t function) override;
   void submit(uint32_t slot, const DeviceJob& job) override;
   void poll(int64_t now, std::vector<DeviceCompletion>& out) override { held_.release(now, out); }
   int64_t next_deadline() const override { return held_.next_deadline(); }
+  void shoot_down(uint32_t asid, uint64_t address, uint64_t bytes) override;
 
  private:
+  // Runs a pointer-following job through its memory port (and, under PHASE/V, the TLB); the stall its
+  // page walks and faults cost goes to `stall_s`.
+  int64_t run_through_port(uint32_t slot, const DeviceJob& job, const funcs::FunctionInfo& fn, DeviceCompletion& c,
+                           double& stall_s, uint64_t& reads);
+  // PHASE/V: every page of the job's buffers through the TLB, in order (a streaming job's accesses).
+  void translate_buffers(uint32_t slot, const DeviceJob& job, const funcs::FunctionInfo& fn, TlbCounts& counts);
+
   DeviceInfo info_;
+  DeviceTlb tlb_;
   std::vector<uint16_t> loaded_;  // function each slot was last configured for
   HeldCompletions held_;
 };

@@ -1,0 +1,192 @@
+// tandem experiment virtual-memory: seed 004 Table 1 on the emulated fabric through a private tandemd.
+// A linked list laid out at random (list_walk) of several lengths is walked by the CPU (software, timed
+// here) and by the accelerator with AISLE (the list in a registered window: constant-offset translation),
+// PHASE/V (the same list, every access through the device TLB: a miss costs a page walk) and PHASE/V
+// demand-paged (the list in ordinary heap memory: every page is also faulted in from the client's
+// process). Device times are the jobs' modelled device_ns; software times are measured. Writes
+// table1.csv and summary.json (docs/results/virtual_memory.md).
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <vector>
+
+#include "base/clock.hpp"
+#include "client/runtime.hpp"
+#include "commands.hpp"
+#include "daemon_launcher.hpp"
+#include "funcs/ref/list_walk_ref.hpp"
+#include "output.hpp"
+#include "rt/completion.hpp"
+
+namespace tandem::tools {
+
+namespace {
+
+using nlohmann::json;
+
+struct VmOptions {
+  std::string out = "vm-results";
+  bool quick = false;
+};
+
+// One slot, list_walk resident; the TLB of seed 004's HA (64 entries, direct mapped) unless changed.
+const char* kConfig = "[device.emu]\nslots = 1\nresident = [\"list_walk\"]\n";
+
+// seed 004 Table 1 (ms): SW, AISLE, PHASE/V on the ML310 (PowerPC 405 at 300 MHz).
+struct PaperRow {
+  uint64_t nodes;
+  double sw_ms, aisle_ms, phasev_ms;
+};
+constexpr PaperRow kPaper[] = {{16384, 7.4, 3.4, 3.5}, {32768, 15.8, 6.8, 12.2}, {131072, 68.3, 27.4, 64.0}};
+
+const PaperRow* paper_row(uint64_t nodes) {
+  for (const PaperRow& r : kPaper) {
+    if (r.nodes == nodes) return &r;
+  }
+  return nullptr;
+}
+
+class VmExperiment {
+ public:
+  explicit VmExperiment(const VmOptions& o) : o_(o), daemon_(kConfig) {
+    client::RuntimeOptions ro;
+    ro.socket_path = daemon_.socket();
+    ro.mode = client::Mode::hw;
+    auto rt = client::Runtime::open(ro);
+    if (!rt) throw Error(rt.status(), "cannot open a session on the private tandemd: " + rt.message());
+    rt_ = std::move(rt).value();
+    auto q = rt_->create_queue(16);
+    if (!q) throw Error(q.status(), "cannot create a queue");
+    queue_ = std::move(q).value();
+    record_ = static_cast<tandem_completion_t*>(rt_->alloc(sizeof(tandem_completion_t)));
+    if (record_ == nullptr) throw Error(Status::no_memory, "no session memory for a completion record");
+  }
+  ~VmExperiment() { rt_->free(record_); }
+
+  // One list_walk job: its modelled device time (s); checks its value.
+  double device_s(const tandem_list_node_t* head, uint64_t nodes, int64_t expected) {
+    rt::reset_record(record_);
+    const uint64_t args[2] = {reinterpret_cast<uintptr_t>(head), nodes};
+    if (Status s = queue_->dispatch(TANDEM_FN_LIST_WALK, args, 2, nodes, record_); s != Status::ok) {
+      throw Error(s, "list_walk dispatch");
+    }
+    rt::WaitPolicy policy;
+    policy.timeout_ns = 60'000'000'000;
+    if (Status s = rt_->wait(record_, policy); s != Status::ok) throw Error(s, "list_walk job");
+    if (record_->value != expected) throw Error(Status::device_error, "list_walk returned a wrong sum");
+    return static_cast<double>(record_->device_ns) * 1e-9;
+  }
+
+  void set_mode(uint8_t mode) {
+    if (Status s = rt_->set_address_mode(mode); s != Status::ok) throw Error(s, "set_address_mode");
+  }
+
+  json run() {
+    const std::vector<uint64_t> lengths = o_.quick ? std::vector<uint64_t>{16384, 131072}
+                                                   : std::vector<uint64_t>{8192, 16384, 24576, 32768, 49152, 65536, 98304, 131072, 262144};
+    const int reps = o_.quick ? 2 : 5;
+    json rows = json::array();
+    std::string csv = "nodes,pages,sw_ms,aisle_ms,phasev_ms,phasev_paged_ms,walks_per_node,paper_sw_ms,paper_aisle_ms,paper_phasev_ms\n";
+    fmt::print("{:>7} {:>6} {:>9} {:>9} {:>9} {:>11} {:>8}   paper: {:>6} {:>6} {:>7}\n", "nodes", "pages", "SW ms",
+               "AISLE ms", "PHASE/V", "PHASE/V+pf", "walks/n", "SW", "AISLE", "PHASE/V");
+    for (uint64_t n : lengths) {
+      const int64_t expected = static_cast<int64_t>(n * (n + 1) / 2);
+      // The list in a registered window (session memory), and the same layout in the heap.
+      auto* window = static_cast<tandem_list_node_t*>(rt_->alloc(n * sizeof(tandem_list_node_t)));
+      if (window == nullptr) throw Error(Status::no_memory, "session memory for the list");
+      const tandem_list_node_t* window_head = funcs::ref::link_random_list({window, n}, n);
+      std::vector<tandem_list_node_t> heap(n);
+      const tandem_list_node_t* heap_head = funcs::ref::link_random_list(heap, n);
+      double sw = 1e300, aisle = 1e300, phasev = 1e300, paged = 1e300;
+      for (int r = 0; r < reps; ++r) {
+        const int64_t t0 = now_ns();
+        const int64_t v = funcs::ref::list_walk(heap_head, n);
+        const int64_t t1 = now_ns();
+        if (v != expected) throw Error(Status::device_error, "software walk returned a wrong sum");
+        sw = std::min(sw, static_cast<double>(t1 - t0) * 1e-9);
+        set_mode(TANDEM_ADDRESS_AISLE);
+        aisle = std::min(aisle, device_s(window_head, n, expected));
+        set_mode(TANDEM_ADDRESS_PHASEV);
+        phasev = std::min(phasev, device_s(window_head, n, expected));
+        paged = std::min(paged, device_s(heap_head, n, expected));
+      }
+      // Walks per node of the last PHASE/V job over the window: from the modelled times.
+      const double per_node = aisle / static_cast<double>(n);
+      const double walk_reads = 1.5;  // [device.emu] tlb_walk_reads, the default this config keeps
+      const double walks_per_node = per_node > 0 ? (phasev - aisle) / (walk_reads * per_node) / static_cast<double>(n) : 0;
+      const uint64_t pages = (n * sizeof(tandem_list_node_t) + 4095) / 4096;
+      const PaperRow* p = paper_row(n);
+      fmt::print("{:>7} {:>6} {:>9.3f} {:>9.3f} {:>9.3f} {:>11.3f} {:>8.3f}   paper: {:>6} {:>6} {:>7}\n", n, pages,
+                 sw * 1e3, aisle * 1e3, phasev * 1e3, paged * 1e3, walks_per_node,
+                 p ? fmt::format("{:.1f}", p->sw_ms) : "", p ? fmt::format("{:.1f}", p->aisle_ms) : "",
+                 p ? fmt::format("{:.1f}", p->phasev_ms) : "");
+      csv += fmt::format("{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.4f},{},{},{}\n", n, pages, sw * 1e3, aisle * 1e3,
+                         phasev * 1e3, paged * 1e3, walks_per_node, p ? fmt::format("{}", p->sw_ms) : "",
+                         p ? fmt::format("{}", p->aisle_ms) : "", p ? fmt::format("{}", p->phasev_ms) : "");
+      rows.push_back({{"nodes", n}, {"pages", pages}, {"sw_s", sw}, {"aisle_s", aisle}, {"phasev_s", phasev},
+                      {"phasev_paged_s", paged}, {"walks_per_node", walks_per_node}});
+      rt_->free(window);
+    }
+    write_file(o_.out + "/table1.csv", csv);
+    json summary;
+    summary["rows"] = rows;
+    const auto ratio = [&](uint64_t n, const char* a, const char* b) -> double {
+      for (const auto& r : rows) {
+        if (r["nodes"].get<uint64_t>() == n) return r[a].get<double>() / r[b].get<double>();
+      }
+      return 0;
+    };
+    summary["phasev_over_aisle_16k"] = ratio(16384, "phasev_s", "aisle_s");
+    summary["phasev_over_aisle_128k"] = ratio(131072, "phasev_s", "aisle_s");
+    summary["phasev_over_sw_128k"] = ratio(131072, "phasev_s", "sw_s");
+    summary["phasev_paged_over_aisle_128k"] = ratio(131072, "phasev_paged_s", "aisle_s");
+    summary["paper"] = {{"phasev_over_aisle_16k", 3.5 / 3.4}, {"phasev_over_aisle_128k", 64.0 / 27.4},
+                        {"phasev_over_sw_128k", 64.0 / 68.3}};
+    return summary;
+  }
+
+ private:
+  VmOptions o_;
+  DaemonLauncher daemon_;
+  std::unique_ptr<client::Runtime> rt_;
+  std::unique_ptr<client::Queue> queue_;
+  tandem_completion_t* record_ = nullptr;
+};
+
+void run_vm(const VmOptions& o) {
+  std::filesystem::create_directories(o.out);
+  const int64_t t0 = now_ns();
+  fmt::print("virtual memory: seed 004 Table 1 on the emulated fabric through a private tandemd ({})\n",
+             o.quick ? "quick" : "full");
+  json summary;
+  {
+    VmExperiment e(o);
+    summary = e.run();
+  }
+  summary["command"] = std::string("tandem experiment virtual-memory") + (o.quick ? " --quick" : "") + " --out " + o.out;
+  summary["seconds"] = static_cast<double>(now_ns() - t0) * 1e-9;
+  write_file(o.out + "/summary.json", summary.dump(2) + "\n");
+  for (const char* key : {"phasev_over_aisle_16k", "phasev_over_aisle_128k", "phasev_over_sw_128k", "phasev_paged_over_aisle_128k"}) {
+    fmt::print("{} {:.3f}\n", key, summary[key].get<double>());
+  }
+  fmt::print("paper: phasev_over_aisle_16k {:.3f}, phasev_over_aisle_128k {:.3f}, phasev_over_sw_128k {:.3f}\n",
+             3.5 / 3.4, 64.0 / 27.4, 64.0 / 68.3);
+  fmt::print("wrote {}/table1.csv, summary.json\n", o.out);
+}
+
+}  // namespace
+
+void add_vm_experiment(CLI::App& experiment) {
+  auto o = std::make_shared<VmOptions>();
+  CLI::App* cmd = experiment.add_subcommand(
+      "virtual-memory", "Shared virtual memory (seed 004 Table 1): list_walk in software, with AISLE, PHASE/V and "
+                        "PHASE/V with demand paging, through tandemd on the emulated fabric");
+  cmd->add_option("--out", o->out, "Output folder")->capture_default_str();
+  cmd->add_flag("--quick", o->quick, "Two list lengths, two samples (seconds; the tests run this)");
+  cmd->callback([o] { run_vm(*o); });
+}
+
+}  // namespace tandem::tools
