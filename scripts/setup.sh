@@ -12,7 +12,7 @@ debian_packages=(
   clang libclang-rt-14-dev
   ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd clinfo
 )
-python_modules=(matplotlib numpy ray)  # ray: tandem sim sweep --ray and its tests
+python_modules=(matplotlib numpy ray prometheus_client)  # ray: tandem sim sweep --ray and its tests; prometheus_client: the /metrics test's parser
 
 missing=()
 for pkg in "${debian_packages[@]}"; do

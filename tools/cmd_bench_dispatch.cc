@@ -17,7 +17,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "client/embedded.hpp"
 #include "client/runtime.hpp"
+#include "rt/trace.hpp"
 #include "commands.hpp"
 #include "output.hpp"
 #include "daemon_launcher.hpp"
@@ -43,6 +45,7 @@ struct DispatchOptions {
   bool skip_starpu = false;
   bool daemon = false;
   unsigned daemon_processes = 4;
+  bool trace_only = false;
 };
 
 struct Row {
@@ -199,6 +202,68 @@ double daemon_throughput(const std::string& socket, unsigned processes, uint64_t
 
 Summary summary_of(const std::vector<double>& v) { return bench::summarize(v); }
 
+// --trace-only: what per-job trace records cost (docs/results/tracing.md), without the peers: the no-op
+// round trip and one producer's throughput, tracing off and on interleaved, as `tandemd --trace` runs
+// them (the dispatcher recording, a collector draining its ring).
+void run_trace_cost(const DispatchOptions& o, client::Runtime& rt, client::Queue& queue, const bench::CpuPair& cpus) {
+  rt::TraceCollector tracer{rt::TraceSettings{}};
+  tracer.attach(static_cast<client::EmbeddedRuntime&>(rt).dispatcher());
+  const auto traced = [&](auto measure) {
+    tracer.start();
+    auto r = measure();
+    tracer.stop();
+    return r;
+  };
+  auto measured = bench::interleave(o.rounds, {
+      [&] { return noop_round_trips(rt, queue, rt::WaitMode::spin, o.samples, cpus.a); },
+      [&] { return traced([&] { return noop_round_trips(rt, queue, rt::WaitMode::spin, o.samples, cpus.a); }); },
+  });
+  for (auto& m : measured) {
+    if (!m) throw Error(m.status(), "a measurement failed: " + m.message());
+  }
+  const rt::TraceCounters last = tracer.counters();
+  std::vector<double> off_tput, on_tput;
+  std::vector<std::unique_ptr<client::Queue>> one;
+  one.push_back(rt.create_queue(4096).value());
+  for (size_t r = 0; r < o.rounds; ++r) {
+    off_tput.push_back(throughput(rt, one, o.throughput_jobs, {cpus.a}));
+    on_tput.push_back(traced([&] { return throughput(rt, one, o.throughput_jobs, {cpus.a}); }));
+  }
+  const rt::TraceCounters tput_counters = tracer.counters();
+  const Summary off = summary_of(measured[0].value()), on = summary_of(measured[1].value());
+  const Summary off_t = summary_of(off_tput), on_t = summary_of(on_tput);
+  json j;
+  j["noop_rtt_spin_ns"] = off.median;
+  j["noop_rtt_spin_ns_min"] = off.min;
+  j["noop_rtt_spin_ns_p99"] = off.p99;
+  j["noop_rtt_spin_traced_ns"] = on.median;
+  j["noop_rtt_spin_traced_ns_min"] = on.min;
+  j["noop_rtt_spin_traced_ns_p99"] = on.p99;
+  j["throughput_jobs_per_s_1p"] = off_t.median;
+  j["throughput_jobs_per_s_1p_traced"] = on_t.median;
+  j["trace_records_last_rtt_round"] = last.collected;
+  j["trace_records_last_throughput_round"] = tput_counters.collected;
+  j["trace_dropped_last_throughput_round"] = tput_counters.dropped_full + tput_counters.dropped_store;
+  j["ratios"] = {{"noop_spin_traced_over_untraced", on.median / off.median},
+                 {"noop_spin_min_traced_over_untraced", on.min / off.min},
+                 {"throughput_1p_untraced_over_traced", off_t.median / on_t.median}};
+  j["targets"] = {{"noop_rtt_spin_traced_le_1_2x_untraced", on.median <= 1.2 * off.median}};
+  j["cpus"] = {cpus.a, cpus.b};
+  j["rounds"] = o.rounds;
+  j["samples"] = o.samples;
+  if (emit_json_report(j, o.out, o.json_output)) return;
+  bench::TextTable t({"measurement", "median ns", "min ns", "p99 ns", "note"});
+  t.add_row({"no-op job, spin wait, tracing off", bench::fixed(off.median, 0), bench::fixed(off.min, 0),
+             bench::fixed(off.p99, 0), ""});
+  t.add_row({"no-op job, spin wait, tracing on", bench::fixed(on.median, 0), bench::fixed(on.min, 0),
+             bench::fixed(on.p99, 0), fmt::format("{:.2f}x off (target <= 1.2)", on.median / off.median)});
+  fmt::print("{}\n", t.render());
+  fmt::print("1-producer throughput: {:.2f} M jobs/s off, {:.2f} M jobs/s on ({:.2f}x); last traced round: {} records "
+             "collected, {} dropped\n",
+             off_t.median / 1e6, on_t.median / 1e6, off_t.median / on_t.median, tput_counters.collected,
+             tput_counters.dropped_full + tput_counters.dropped_store);
+}
+
 void run_dispatch(const DispatchOptions& o) {
   const bench::CpuPair cpus = bench::pick_cpu_pair();
   bench::PeerOptions peer;
@@ -212,11 +277,31 @@ void run_dispatch(const DispatchOptions& o) {
 
   if (!o.json_output) fmt::print("measuring (client on cpu {}, dispatcher and echo threads on cpu {}; {} rounds)...\n",
                                  cpus.a, cpus.b, o.rounds);
+  if (o.trace_only) {
+    run_trace_cost(o, *rt, queue, cpus);
+    return;
+  }
+  // Per-job trace records (docs/tracing.md): the same no-op round trip with the dispatcher recording and
+  // a collector draining its ring, as `tandemd --trace` runs them.
+  rt::TraceCollector tracer{rt::TraceSettings{}};
+  tracer.attach(static_cast<client::EmbeddedRuntime&>(*rt).dispatcher());
+  rt::TraceCounters traced_counters;
+  const auto traced = [&](auto measure) {
+    tracer.start();
+    auto r = measure();
+    tracer.stop();
+    const rt::TraceCounters c = tracer.counters();
+    traced_counters.collected += c.collected;
+    traced_counters.dropped_full += c.dropped_full;
+    traced_counters.dropped_store += c.dropped_store;
+    return r;
+  };
   auto measured = bench::interleave(o.rounds, {
       [&] { quiesce(); return bench::thread_pingpong_rtt(peer); },
       [&] { return noop_round_trips(*rt, queue, rt::WaitMode::spin, o.samples, cpus.a); },
       [&] { return noop_round_trips(*rt, queue, rt::WaitMode::block, o.samples / 4, cpus.a); },
       [&] { quiesce(); return bench::futex_rtt(peer, bench::FutexScope::shared); },
+      [&] { return traced([&] { return noop_round_trips(*rt, queue, rt::WaitMode::spin, o.samples, cpus.a); }); },
   });
   for (auto& m : measured) {
     if (!m) throw Error(m.status(), "a measurement failed: " + m.message() + " (" + std::string(to_string(m.status())) + ")");
@@ -228,6 +313,7 @@ void run_dispatch(const DispatchOptions& o) {
   one.push_back(std::move(q).value());
   for (int i = 0; i < 2; ++i) two.push_back(rt->create_queue(4096).value());
   const double tput1 = throughput(*rt, one, o.throughput_jobs, {cpus.a});
+  const double tput1_traced = traced([&] { return throughput(*rt, one, o.throughput_jobs, {cpus.a}); });
   const double tput2 = throughput(*rt, two, o.throughput_jobs, {cpus.a, cpus.b});
   one.clear();
   two.clear();
@@ -276,6 +362,7 @@ void run_dispatch(const DispatchOptions& o) {
   const Summary block = summary_of(measured[2].value());
   const Summary futex = summary_of(measured[3].value());
   const Summary submit_s = summary_of(submit.value());
+  const Summary spin_traced = summary_of(measured[4].value());
   json j;
   auto put = [&](const std::string& key, const Summary& s) {
     j[key] = s.median;
@@ -289,6 +376,11 @@ void run_dispatch(const DispatchOptions& o) {
   put("submit_cost_ns", submit_s);
   j["throughput_jobs_per_s_1p"] = tput1;
   j["throughput_jobs_per_s_2p"] = tput2;
+  put("noop_rtt_spin_traced_ns", spin_traced);
+  j["throughput_jobs_per_s_1p_traced"] = tput1_traced;
+  j["trace_records_collected"] = traced_counters.collected;
+  j["trace_records_dropped_ring_full"] = traced_counters.dropped_full;
+  j["trace_records_dropped_store_full"] = traced_counters.dropped_store;
   if (uring) put("iouring_nop_rtt_ns", summary_of(uring.value()));
   if (starpu) {
     put("starpu_sync_rtt_ns", summary_of(starpu.value().sync_rtt));
@@ -300,6 +392,9 @@ void run_dispatch(const DispatchOptions& o) {
   targets["noop_rtt_spin_le_2x_pingpong"] = spin.median <= 2 * pingpong.median;
   targets["throughput_1p_ge_5M"] = tput1 >= 5e6;
   targets["submit_cost_le_50ns"] = submit_s.median <= 50;
+  ratios["noop_spin_traced_over_untraced"] = spin_traced.median / spin.median;
+  ratios["throughput_1p_untraced_over_traced"] = tput1 / tput1_traced;
+  targets["noop_rtt_spin_traced_le_1_2x_untraced"] = spin_traced.median <= 1.2 * spin.median;
   if (starpu) {
     const double starpu_sync = j["starpu_sync_rtt_ns"].get<double>();
     ratios["starpu_sync_over_noop_spin"] = starpu_sync / spin.median;
@@ -328,6 +423,8 @@ void run_dispatch(const DispatchOptions& o) {
       fmt::format("{:.2f}x ping-pong (target <= 2)", spin.median / pingpong.median));
   row("tandem no-op job, blocking wait", block, fmt::format("{:.2f}x futex", block.median / futex.median));
   row("tandem client CPU per submit", submit_s, "target <= 50 ns");
+  row("tandem no-op job, spin wait, traced", spin_traced,
+      fmt::format("{:.2f}x untraced (target <= 1.2)", spin_traced.median / spin.median));
   if (uring) row("io_uring NOP round trip", summary_of(uring.value()), "liburing, one thread");
   if (starpu) {
     row("StarPU synchronous empty task", summary_of(starpu.value().sync_rtt),
@@ -345,6 +442,10 @@ void run_dispatch(const DispatchOptions& o) {
   fmt::print("{}\n", t.render());
   fmt::print("async no-op throughput: {:.2f} M jobs/s from 1 producer (target >= 5), {:.2f} M jobs/s from 2\n",
              tput1 / 1e6, tput2 / 1e6);
+  fmt::print("traced: {:.2f} M jobs/s from 1 producer ({:.2f}x slower); {} records collected, {} dropped (ring full), "
+             "{} dropped (store full)\n",
+             tput1_traced / 1e6, tput1 / tput1_traced, traced_counters.collected, traced_counters.dropped_full,
+             traced_counters.dropped_store);
   if (o.daemon) {
     fmt::print("through tandemd: {:.2f} M jobs/s from {} client processes\n", daemon_tput / 1e6, o.daemon_processes);
   }
@@ -362,6 +463,8 @@ void add_dispatch_bench(CLI::App& bench) {
   cmd->add_flag("--json", o->json_output, "Print JSON instead of a table");
   cmd->add_option("--out", o->out, "Also write the JSON to this file");
   cmd->add_flag("--skip-starpu", o->skip_starpu, "Leave out the StarPU peer");
+  cmd->add_flag("--trace-only", o->trace_only, "Only the cost of per-job trace records: round trip and throughput, "
+                                               "tracing off and on interleaved");
   cmd->add_flag("--daemon", o->daemon, "Also measure through a private tandemd: cross-process figures");
   cmd->add_option("--daemon-processes", o->daemon_processes, "Client processes of the daemon throughput run")
       ->check(CLI::Range(1u, 64u))

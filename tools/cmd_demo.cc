@@ -36,6 +36,7 @@ struct DemoOptions {
   std::string config;
   bool daemon = true;              // also run client processes through a private tandemd
   unsigned processes = 3;          // client processes of the daemon phase
+  std::string trace_dir;           // the daemon phase traced, its trace and breakdown written here
 };
 
 struct PhaseResult {
@@ -147,6 +148,7 @@ void run_daemon_phase(const DemoOptions& o) {
     std::ifstream in(o.config);
     config_text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
+  if (!o.trace_dir.empty()) config_text += "\n[trace]\nenabled = true\n";
   DaemonLauncher daemon(config_text);
   fmt::print("\n== many processes, one fabric: tandemd (pid {}, {}), {} client processes x {} threads\n\n",
              daemon.pid(), daemon.socket(), o.processes, o.threads);
@@ -171,6 +173,10 @@ void run_daemon_phase(const DemoOptions& o) {
   munmap(times, 4096);
   fmt::print("$ tandem status\n");
   print_status(fetch_status(daemon.socket()));
+  if (!o.trace_dir.empty()) {
+    fmt::print("\n$ tandem trace report -o {}\n", o.trace_dir);
+    write_trace_outputs(daemon.socket(), o.trace_dir);
+  }
   const int status = daemon.stop();
   fmt::print("\ntandemd stopped ({})\n", WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "clean exit" : "abnormal exit");
   if (!all_ok) throw std::runtime_error("some results through the daemon were wrong");
@@ -220,6 +226,7 @@ void add_demo_commands(CLI::App& app) {
   demo->add_option("--work-units", o->work_units, "CPU cycles per work call")->capture_default_str();
   demo->add_option("--config", o->config, "Fabric configuration (TOML); default: built in")->check(CLI::ExistingFile);
   demo->add_option("--processes", o->processes, "Client processes of the daemon phase")->check(CLI::Range(1u, 64u))->capture_default_str();
+  demo->add_option("--trace", o->trace_dir, "Trace the daemon phase; its Perfetto trace, CSV and latency breakdown go here");
   demo->add_flag("!--no-daemon", o->daemon, "Skip the phase with client processes of a private tandemd");
   demo->callback([o] { run_demo(*o); });
 }

@@ -22,17 +22,13 @@
 
 namespace tandem::tools {
 
-namespace {
-
 std::string socket_from(const std::string& option) {
   if (!option.empty()) return option;
   if (const char* env = std::getenv("TANDEM_SOCKET"); env != nullptr && *env != '\0') return env;
   return rt::default_socket_path();
 }
 
-}  // namespace
-
-nlohmann::json fetch_status(const std::string& path) {
+rt::UniqueFd connect_daemon(const std::string& path) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (path.size() >= sizeof addr.sun_path) throw Error(Status::invalid_argument, "socket path too long");
@@ -41,6 +37,11 @@ nlohmann::json fetch_status(const std::string& path) {
   if (::connect(sock.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
     throw Error(Status::disconnected, "no tandemd at " + path + " (" + std::strerror(errno) + ")");
   }
+  return sock;
+}
+
+nlohmann::json fetch_status(const std::string& path) {
+  rt::UniqueFd sock = connect_daemon(path);
   if (rt::send_frame(sock.get(), abi::control::MessageType::status, 1, nullptr, 0) != Status::ok) {
     throw Error(Status::io_error, "cannot ask tandemd for its status");
   }
@@ -166,6 +167,13 @@ void print_status(const nlohmann::json& j) {
              x["packets"].get<uint64_t>(), x["jobs_started"].get<uint64_t>(), x["completions"].get<uint64_t>(),
              x["rejected"].get<uint64_t>(), x["dropped"].get<uint64_t>(), x["jobs_in_flight"].get<uint32_t>(),
              x["max_lateness_ns"].get<double>() / 1e3);
+  if (j.contains("trace")) {
+    const auto& tr = j["trace"];
+    fmt::print("trace: {}, {} records held, {} collected, dropped {} (ring full) {} (store full) {} (no ring)\n",
+               tr["enabled"].get<bool>() ? "on" : "off", tr["records"].get<uint64_t>(), tr["collected"].get<uint64_t>(),
+               tr["dropped_ring_full"].get<uint64_t>(), tr["dropped_store_full"].get<uint64_t>(),
+               tr["dropped_no_ring"].get<uint64_t>());
+  }
 }
 
 void add_status_commands(CLI::App& app) {

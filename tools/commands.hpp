@@ -14,6 +14,8 @@ void add_status_commands(CLI::App& app);     // tandem status                (cm
 void add_calibrate_rtl_commands(CLI::App& app);  // tandem calibrate-rtl     (cmd_calibrate_rtl.cc)
 void add_chaos_commands(CLI::App& app);      // tandem chaos                 (cmd_chaos.cc)
 void add_sim_commands(CLI::App& app);        // tandem sim run|sweep|exec    (cmd_sim.cc)
+void add_trace_commands(CLI::App& app);      // tandem trace start|stop|status|export|report (cmd_trace.cc)
+void add_top_command(CLI::App& app);         // tandem top                   (cmd_top.cc)
 
 // tandem bench <what>                                                        (cmd_bench.cc)
 void add_bench_commands(CLI::App& app);

@@ -15,6 +15,8 @@ int main(int argc, char** argv) {
   tandem::tools::add_model_commands(app);
   tandem::tools::add_calibrate_commands(app);
   tandem::tools::add_status_commands(app);
+  tandem::tools::add_trace_commands(app);
+  tandem::tools::add_top_command(app);
   tandem::tools::add_calibrate_rtl_commands(app);
   tandem::tools::add_experiment_commands(app);
   tandem::tools::add_chaos_commands(app);

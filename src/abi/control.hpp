@@ -11,6 +11,9 @@
 //   register_memory {base, bytes, off} + memfd  ->  region_ok {region}
 //   unregister_memory {region}         ->    ok
 //   status                             ->    status_reply {JSON text}
+//   trace_attach                       ->    trace_area_ok {bytes, rings, capacity} + trace area memfd
+//   trace_control {op}                 ->    trace_state {counters}      (start, stop or query tracing)
+//   trace_dump {clear}                 ->    trace_dump_ok {counters} + memfd holding the dump (abi/trace.hpp)
 //   bye                                ->    (connection closed)
 //   any malformed request              ->    error {status, message}; framing errors also close
 #pragma once
@@ -21,7 +24,7 @@
 namespace tandem::abi::control {
 
 inline constexpr uint32_t kMagic = 0x4c525443;  // "CTRL"
-inline constexpr uint16_t kVersion = 2;  // 2: hello_ok lists the daemon's devices
+inline constexpr uint16_t kVersion = 3;  // 2: hello_ok lists the daemon's devices; 3: tracing
 inline constexpr uint32_t kMaxPayload = 64 * 1024;  // no frame may announce more
 
 enum class MessageType : uint16_t {
@@ -42,8 +45,14 @@ enum class MessageType : uint16_t {
   local_ok = 15,
   free_local = 16,   // -> ok
   set_address_mode = 17,  // how the session's later jobs name memory (TANDEM_ADDRESS_*) -> ok
+  trace_attach = 18,   // the session's trace area (its client threads' record rings) -> trace_area_ok
+  trace_area_ok = 19,
+  trace_control = 20,  // start, stop or query tracing -> trace_state (no hello needed, like status)
+  trace_state = 21,
+  trace_dump = 22,     // the records collected so far -> trace_dump_ok (no hello needed)
+  trace_dump_ok = 23,
 };
-inline constexpr uint16_t kLastMessageType = 17;
+inline constexpr uint16_t kLastMessageType = 23;
 
 struct FrameHeader {
   uint32_t magic = kMagic;
@@ -161,6 +170,40 @@ struct LocalOk {   // also the body of free_local: the buffer's device address
 };
 static_assert(sizeof(LocalOk) == 8);
 
+struct TraceAreaOk {
+  uint64_t bytes = 0;     // size of the area's mapping (fd attached): abi::trace::area_bytes(rings, capacity)
+  uint32_t rings = 0;
+  uint32_t capacity = 0;
+};
+static_assert(sizeof(TraceAreaOk) == 16);
+
+enum class TraceOp : uint32_t { query = 0, start = 1, stop = 2 };
+
+struct TraceControl {
+  uint32_t op = 0;  // TraceOp
+  uint32_t reserved = 0;
+};
+static_assert(sizeof(TraceControl) == 8);
+
+struct TraceDumpRequest {
+  uint32_t clear = 0;  // 1: the daemon forgets what it hands out
+  uint32_t reserved = 0;
+};
+static_assert(sizeof(TraceDumpRequest) == 8);
+
+struct TraceState {  // rt::TraceCounters on the wire
+  uint32_t enabled = 0;
+  uint32_t sources = 0;
+  uint64_t records = 0;
+  uint64_t collected = 0;
+  uint64_t dropped_full = 0;
+  uint64_t dropped_store = 0;
+  uint64_t dropped_unclaimed = 0;
+  uint64_t dropped_corrupt = 0;
+  int64_t started_ns = 0;
+  uint64_t dump_bytes = 0;  // trace_dump_ok: the size of the dump's memfd
+};
+static_assert(sizeof(TraceState) == 72);
 struct SetAddressMode {
   uint32_t mode = 0;  // tandem_address_mode_t
   uint32_t reserved = 0;
@@ -192,6 +235,12 @@ constexpr size_t payload_size(MessageType t) {
     case MessageType::alloc_local: return sizeof(AllocLocal);
     case MessageType::local_ok: return sizeof(LocalOk);
     case MessageType::free_local: return sizeof(LocalOk);
+    case MessageType::trace_attach: return 0;
+    case MessageType::trace_area_ok: return sizeof(TraceAreaOk);
+    case MessageType::trace_control: return sizeof(TraceControl);
+    case MessageType::trace_state: return sizeof(TraceState);
+    case MessageType::trace_dump: return sizeof(TraceDumpRequest);
+    case MessageType::trace_dump_ok: return sizeof(TraceState);
     case MessageType::set_address_mode: return sizeof(SetAddressMode);
   }
   return SIZE_MAX;
@@ -201,7 +250,8 @@ constexpr bool known_type(uint16_t t) { return t >= 1 && t <= kLastMessageType; 
 
 // Whether a request of this type carries exactly one file descriptor.
 constexpr bool carries_fd(MessageType t) {
-  return t == MessageType::register_memory || t == MessageType::hello_ok || t == MessageType::queue_ok;
+  return t == MessageType::register_memory || t == MessageType::hello_ok || t == MessageType::queue_ok ||
+         t == MessageType::trace_area_ok || t == MessageType::trace_dump_ok;
 }
 
 }  // namespace tandem::abi::control

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "abi/ring.hpp"
+#include "client/trace.hpp"
 
 namespace tandem::client {
 
@@ -114,10 +115,29 @@ Result<std::unique_ptr<Runtime>> DaemonRuntime::connect(const RuntimeOptions& op
       return R(e.status(), e.what());
     }
   }
+  rt->attach_trace_area();
   rt->init_devices(std::move(devices).value());
   rt->init_cost_params(calibration ? &*calibration : nullptr);
   if (Status s = rt->init_default_queue(); s != Status::ok) return R(s, "cannot create the default queue");
   return std::unique_ptr<Runtime>(std::move(rt));
+}
+
+// The session's trace area (client/trace.hpp). A daemon that offers none leaves tracing off here:
+// nothing else depends on it.
+void DaemonRuntime::attach_trace_area() {
+  auto reply = request(MessageType::trace_attach, nullptr, 0);
+  if (!reply || reply.value().type() != MessageType::trace_area_ok || !reply.value().fd.valid()) return;
+  const auto ok = reply.value().as<abi::control::TraceAreaOk>();
+  if (ok.bytes == 0 || ok.bytes > (size_t{1} << 32)) return;
+  auto mapping = rt::map_fd(reply.value().fd.get(), ok.bytes, 0, true);
+  if (!mapping) return;
+  abi::trace::AreaView area;
+  if (!abi::trace::validate_area(mapping.value()->address, ok.bytes, area) || area.rings != ok.rings ||
+      area.capacity != ok.capacity) {
+    return;
+  }
+  trace_mapping_ = mapping.value();
+  init_trace_area(with_generation(area));
 }
 
 DaemonRuntime::~DaemonRuntime() {

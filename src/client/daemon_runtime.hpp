@@ -63,6 +63,7 @@ class DaemonRuntime final : public Runtime, public rt::Liveness {
   };
 
   Result<uint32_t> register_region(uint64_t base, uint64_t bytes, int fd, uint64_t offset);
+  void attach_trace_area();
   void* carve(Chunk& c, size_t bytes);
 
   rt::UniqueFd sock_;
@@ -72,6 +73,7 @@ class DaemonRuntime final : public Runtime, public rt::Liveness {
   uint32_t asid_ = 0;
   uint64_t max_registered_bytes_ = 0;  // the session's limit, from hello_ok
   std::shared_ptr<rt::Mapping> metrics_;
+  std::shared_ptr<rt::Mapping> trace_mapping_;  // the session's trace area (null: none)
 
   mutable std::mutex memory_mutex_;
   std::vector<std::unique_ptr<Chunk>> chunks_;

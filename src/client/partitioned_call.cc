@@ -14,6 +14,7 @@
 #include "abi/futex.hpp"
 #include "abi/metrics.hpp"
 #include "base/clock.hpp"
+#include "client/trace.hpp"
 
 namespace tandem::client {
 
@@ -309,10 +310,12 @@ class Driver {
     const uint32_t flags = TANDEM_FLAG_ACCESS(access_.method);
     const int64_t submit_ns = tandem::now_ns();
     Status s = part.arg_count <= TANDEM_INLINE_ARGS
-                   ? queue_.dispatch(fn_.id, part.args.data(), part.arg_count, part.workload, rec, false, flags)
+                   ? queue_.dispatch(fn_.id, part.args.data(), part.arg_count, part.workload, rec, false, flags,
+                                     trace_job_tag(step.job))
                    : Status::invalid_argument;
     if (s == Status::ok) {
       const int64_t submitted_ns = tandem::now_ns();
+      trace_published(step.job, fn_.id, part.workload);
       outstanding_[step.job] = true;
       ++outstanding_count_;
       if (first_submit_ns_ == 0) first_submit_ns_ = submit_ns;
@@ -378,6 +381,7 @@ class Driver {
       outstanding_[j] = false;
       --outstanding_count_;
       const Status s = from_wire(wire);
+      trace_observed(j, s);
       if (s == Status::ok) {
         if (staging_ != nullptr) {  // the copy method: the job's output back from staging
           for (uint32_t k = 0; k < outputs_[j].count; ++k) {
@@ -613,6 +617,7 @@ namespace {
 // contention-adjusted figures; a caller-owned one keeps the parameters it was given.
 Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& call, Partitioner& part,
                 int64_t& value, CallReport* report, bool runtime_policy) {
+  CallTrace trace(rt, fn.id, call.workload);  // records the call while tracing is on (client/trace.hpp)
   rt.stats().calls.fetch_add(1, std::memory_order_relaxed);
   Runtime::BusyCaller busy(rt);
   const double share = rt.cpu_share();
@@ -642,6 +647,7 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
                          (config.policy == PartitionPolicy::fixed_alpha && !(config.fixed_alpha > 0)) ||
                          (config.policy == PartitionPolicy::automatic && units <= nl));
   if (software) {
+    trace.split(TANDEM_ACCESS_ZERO_COPY, false);
     // Calls long enough to measure teach X_c (two clock readings; tiny calls skip them).
     const bool measure = static_cast<double>(units) > 2e-6 * params.xc;
     const int64_t t0 = measure ? tandem::now_ns() : 0;
@@ -671,6 +677,7 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
   CallAccess access;
   const uint32_t round_jobs = config.jobs_per_round == 0 ? std::max<uint32_t>(m.n_a, 1) : config.jobs_per_round;
   if (Status s = plan_access(rt, fn, call, params, m, round_jobs, access); s != Status::ok) return s;
+  trace.split(access.method, true);
   // Device-local data has no CPU share: everything to the accelerators (software only by bouncing it).
   std::optional<Partitioner> local_partitioner;
   Partitioner* used = &part;
@@ -695,6 +702,7 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
   driver.observation().share = share;
   rt.learned().observe(fn.id, driver.observation());
   count(rt, used->counters());
+  trace.result(used->counters().jobs_submitted, used->counters().hw_units > 0);
   if (report != nullptr) {
     report->partitioned = used->initial_alpha() > 0;
     report->predicted_s = used->predicted_duration();

@@ -17,6 +17,7 @@
 #include "client/daemon_runtime.hpp"
 #include "rt/shm.hpp"
 #include "client/embedded.hpp"
+#include "client/trace.hpp"
 #include "funcs/throughput.hpp"
 #include "client/partitioned_call.hpp"
 #include "base/clock.hpp"
@@ -122,7 +123,7 @@ Status Queue::reserve(uint64_t& index, uint32_t count) {
 }
 
 Status Queue::dispatch(uint16_t function, const uint64_t* args, uint32_t arg_count, uint64_t workload,
-                       tandem_completion_t* record, bool barrier, uint32_t flags) {
+                       tandem_completion_t* record, bool barrier, uint32_t flags, uint64_t user_data) {
   if (arg_count > TANDEM_INLINE_ARGS || (arg_count > 0 && args == nullptr)) return Status::invalid_argument;
   uint64_t index;
   Status s = reserve(index);
@@ -131,7 +132,7 @@ Status Queue::dispatch(uint16_t function, const uint64_t* args, uint32_t arg_cou
   p.flags = flags;
   p.body.dispatch.workload = workload;
   for (uint32_t i = 0; i < TANDEM_INLINE_ARGS; ++i) p.body.dispatch.args[i] = i < arg_count ? args[i] : 0;
-  p.user_data = 0;
+  p.user_data = user_data;
   p.completion = reinterpret_cast<uintptr_t>(record);
   producer_.submit(index, abi::make_header(TANDEM_PACKET_DISPATCH, function, barrier));
   return Status::ok;
@@ -184,6 +185,7 @@ Runtime::Runtime(const RuntimeOptions& options)
   if (const char* env = std::getenv("TANDEM_AUTO_ADAPT"); env != nullptr && std::string_view(env) == "0") adaptive_ = false;
   if (!(alpha_ >= 0)) alpha_ = 0;
   if (alpha_ > 1) alpha_ = 1;
+  trace_area_ = disabled_trace_area();
   link_->runtime = this;
 }
 

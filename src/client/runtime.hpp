@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "abi/ring.hpp"
+#include "abi/trace.hpp"
 #include "client/access.hpp"
 #include "client/calibration.hpp"
 #include "client/learned_costs.hpp"
@@ -152,7 +153,7 @@ class Queue {
 
   // One dispatch packet with up to TANDEM_INLINE_ARGS inline words; `record` may be null.
   Status dispatch(uint16_t function, const uint64_t* args, uint32_t arg_count, uint64_t workload,
-                  tandem_completion_t* record, bool barrier = false, uint32_t flags = 0);
+                  tandem_completion_t* record, bool barrier = false, uint32_t flags = 0, uint64_t user_data = 0);
   // A cancel packet: withdraws the job whose completion record is `target` if it has not started
   // (docs/abi.md). `record` gets OK with value 1 (withdrawn) or 0; it may be null.
   Status cancel(const tandem_completion_t* target, tandem_completion_t* record);
@@ -230,6 +231,10 @@ class Runtime {
     size_t chunk_ = 0, used_ = 0;
   };
   Staging* thread_staging();
+
+  // The trace area tandemd gave this session (client/trace.hpp): its header's k_enabled says whether
+  // calls record. Never null: a runtime without one points at a header that stays disabled.
+  const abi::trace::AreaView& trace_area() const { return trace_area_; }
 
   // Null in embedded mode; the daemon session's liveness otherwise.
   virtual rt::Liveness* liveness() { return nullptr; }
@@ -319,6 +324,8 @@ class Runtime {
   // parameters: from `calibration` where it has them and was made for the function's host device,
   // else defaults from the host device's model and the measured software throughput.
   void init_devices(std::vector<DeviceSummary> devices) { devices_ = std::move(devices); }
+  // The session's trace area (a daemon runtime, once attached; `area` stays mapped while this lives).
+  void init_trace_area(const abi::trace::AreaView& area) { trace_area_ = area; }
   void init_cost_params(const Calibration* calibration);
   // Derived destructors call these first and last: the queue needs release_ring(), the records free().
   // close_default_queue() also cuts the link of queues the application still holds.
@@ -356,6 +363,7 @@ class Runtime {
   std::atomic<int32_t> busy_callers_{0};
   double cores_ = 1;  // CPUs this process may run on
   bool adaptive_ = true;
+  abi::trace::AreaView trace_area_;
 };
 
 // The mode and alpha from the TANDEM_MODE environment variable (auto|sw|hw|alpha=<x>) when the

@@ -355,6 +355,42 @@ void apply_energy(model::EnergyModel& e, const toml::table& t, std::string_view 
       number(v["local_pj_per_byte"], e.local_j_per_byte * 1e12, "energy.local_pj_per_byte", source, 0, 1e6) * 1e-12;
 }
 
+uint32_t power_of_two(const Node& n, uint32_t fallback, std::string_view name, std::string_view source, uint32_t min,
+                      uint32_t max) {
+  const uint32_t v = count(n, fallback, name, source, min, max);
+  if ((v & (v - 1)) != 0) fail(source, std::string(name) + " must be a power of two");
+  return v;
+}
+
+void apply_trace(TraceSettings& t, const toml::table& table, std::string_view source) {
+  check_keys(table, "trace",
+             {"enabled", "dispatcher_records", "client_threads", "client_records", "max_records", "drain_ms"}, source);
+  Node v{table};
+  if (table.contains("enabled")) {
+    auto on = v["enabled"].value<bool>();
+    if (!on) fail(source, "trace.enabled must be true or false");
+    t.enabled = *on;
+  }
+  t.dispatcher_records =
+      power_of_two(v["dispatcher_records"], t.dispatcher_records, "trace.dispatcher_records", source, 64, 1u << 24);
+  t.client_threads = count(v["client_threads"], t.client_threads, "trace.client_threads", source, 0, 256);
+  t.client_records = power_of_two(v["client_records"], t.client_records, "trace.client_records", source, 64, 1u << 20);
+  t.max_records = count(v["max_records"], static_cast<uint32_t>(t.max_records), "trace.max_records", source, 1, 1u << 26);
+  t.drain_s = number(v["drain_ms"], t.drain_s * 1e3, "trace.drain_ms", source, 0.1, 1e4) * 1e-3;
+}
+
+void apply_metrics(MetricsSettings& m, const toml::table& table, std::string_view source) {
+  check_keys(table, "metrics", {"listen", "min_interval_ms"}, source);
+  Node v{table};
+  if (table.contains("listen")) {
+    auto listen = v["listen"].value<std::string>();
+    if (!listen) fail(source, "metrics.listen must be a string (\"127.0.0.1:9464\", or \"\" for none)");
+    m.listen = *listen;
+  }
+  m.min_interval_s =
+      number(v["min_interval_ms"], m.min_interval_s * 1e3, "metrics.min_interval_ms", source, 0, 6e4) * 1e-3;
+}
+
 // Applies one TOML document on top of `c`.
 void apply_config(Config& c, std::string_view text, std::string_view source, Named& named) {
   toml::table root;
@@ -367,7 +403,7 @@ void apply_config(Config& c, std::string_view text, std::string_view source, Nam
   }
   check_keys(root, "top level",
              {"fabric", "functions", "dispatcher", "daemon", "monitor", "limits", "reconfig", "calibration", "device",
-              "energy"},
+              "energy", "trace", "metrics"},
              source);
   const auto table = [&](std::string_view key) -> const toml::table* {
     if (!root.contains(key)) return nullptr;
@@ -399,6 +435,8 @@ void apply_config(Config& c, std::string_view text, std::string_view source, Nam
   if (const auto* t = table("daemon")) apply_daemon(c.daemon, *t, source);
   if (const auto* t = table("energy")) apply_energy(c.energy, *t, source);
   if (const auto* t = table("limits")) apply_limits(c.daemon, *t, source);
+  if (const auto* t = table("trace")) apply_trace(c.trace, *t, source);
+  if (const auto* t = table("metrics")) apply_metrics(c.metrics, *t, source);
 }
 
 // A device's resident list must fit its slots and name only what the device can hold.

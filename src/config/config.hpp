@@ -151,6 +151,22 @@ struct DaemonSettings {
   uint32_t output_buffer_kib = 256;    // replies queued for a client; one that lets more pile up is dropped
 };
 
+// [trace]: per-job trace records (docs/tracing.md).
+struct TraceSettings {
+  bool enabled = false;                 // record from start-up (tandemd --trace); else `tandem trace start`
+  uint32_t dispatcher_records = 1u << 16;  // the dispatcher's ring (a power of two)
+  uint32_t client_threads = 8;          // traced threads per session (0: no client records)
+  uint32_t client_records = 1u << 12;   // records per client thread's ring (a power of two)
+  uint64_t max_records = 1u << 18;      // records tandemd keeps between exports; beyond, dropped and counted
+  double drain_s = 10e-3;               // how often the collector empties the rings
+};
+
+// [metrics]: the Prometheus endpoint (docs/tracing.md).
+struct MetricsSettings {
+  std::string listen;         // "host:port" to serve /metrics on ("" = no endpoint); loopback unless named
+  double min_interval_s = 0.1;  // a scrape within this long of the last one is served the same figures
+};
+
 struct Config {
   FabricSettings fabric;
   model::EnergyModel energy;  // [energy]
@@ -161,6 +177,8 @@ struct Config {
   MonitorSettings monitor;
   std::string calibration_file;  // [calibration] file: the partitioner's calibration ("" = look elsewhere)
   ReconfigSettings reconfig;
+  TraceSettings trace;
+  MetricsSettings metrics;
   std::string source;  // file name or "<built-in default>"
 };
 

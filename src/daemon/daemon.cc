@@ -24,7 +24,11 @@
 
 #include "abi/metrics.hpp"
 #include "abi/ring.hpp"
+#include "abi/trace.hpp"
+#include "daemon/metrics_server.hpp"
+#include "daemon/prometheus.hpp"
 #include "funcs/function.hpp"
+#include "model/access_model.hpp"
 #include "base/clock.hpp"
 #include "rt/runtime_setup.hpp"
 
@@ -59,22 +63,22 @@ class SessionMemory final : public rt::AddressSpace {
 
 namespace {
 
-const char* slot_state_name(engine::SlotState s) {
-  switch (s) {
-    case engine::SlotState::empty: return "empty";
-    case engine::SlotState::configuring: return "configuring";
-    case engine::SlotState::idle: return "idle";
-    case engine::SlotState::busy: return "busy";
-  }
-  return "?";
-}
-
-std::string function_name(uint16_t f) {
-  const funcs::FunctionInfo* fn = funcs::find_function(f);
-  return fn != nullptr ? std::string(fn->name) : "fn" + std::to_string(f);
-}
-
 bool page_aligned(uint64_t v) { return v % rt::page_size() == 0; }
+
+// A memfd of `bytes`, mapped writable here: what the daemon makes and hands a client (a ring, a trace
+// area, a trace dump).
+struct SharedMemory {
+  rt::UniqueFd fd;
+  std::shared_ptr<rt::Mapping> mapping;
+};
+
+Result<SharedMemory> shared_memory(const char* name, size_t bytes) {
+  auto memfd = rt::create_memfd(name, bytes, true);
+  if (!memfd) return Result<SharedMemory>(memfd.status(), memfd.message());
+  auto mapping = rt::map_fd(memfd.value().get(), bytes, 0, true);
+  if (!mapping) return Result<SharedMemory>(mapping.status(), mapping.message());
+  return SharedMemory{std::move(memfd).value(), std::move(mapping).value()};
+}
 
 // HelloOk and the device list that follows it (abi/control.hpp): what each device can hold, and how fast.
 std::vector<std::byte> hello_payload(abi::control::HelloOk ok, const rt::Dispatcher& dispatcher) {
@@ -156,13 +160,12 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const DaemonOptions& options) {
   }
   // The metrics page lives in a memfd: the daemon writes it, clients map a read-only descriptor of it.
   const size_t metrics_bytes = rt::round_to_pages(sizeof(tandem_metrics_page_t));
-  auto memfd = rt::create_memfd("tandem-metrics", metrics_bytes, true);
-  if (!memfd) return Result<std::unique_ptr<Daemon>>(memfd.status(), memfd.message());
-  auto mapping = rt::map_fd(memfd.value().get(), metrics_bytes, 0, true);
-  if (!mapping) return Result<std::unique_ptr<Daemon>>(mapping.status(), mapping.message());
-  auto ro = rt::reopen_read_only(memfd.value().get());
+  auto shared = shared_memory("tandem-metrics", metrics_bytes);
+  if (!shared) return Result<std::unique_ptr<Daemon>>(shared.status(), shared.message());
+  const SharedMemory& memory = shared.value();
+  auto ro = rt::reopen_read_only(memory.fd.get());
   if (!ro) return Result<std::unique_ptr<Daemon>>(ro.status(), ro.message());
-  d->metrics_memory_ = mapping.value();
+  d->metrics_memory_ = memory.mapping;
   d->metrics_fd_ = std::move(ro).value();
   std::shared_ptr<tandem_metrics_page_t> page(d->metrics_memory_,
                                               static_cast<tandem_metrics_page_t*>(d->metrics_memory_->address));
@@ -176,6 +179,23 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const DaemonOptions& options) {
     return Result<std::unique_ptr<Daemon>>(e.status(), e.what());
   }
   d->dispatcher_->start();
+  // Per-job records (docs/tracing.md): the collector reads the dispatcher's ring and each session's area.
+  const config::TraceSettings& trace = options.config.trace;
+  rt::TraceSettings ts;
+  ts.dispatcher_records = trace.dispatcher_records;
+  ts.max_records = trace.max_records;
+  ts.drain_period_ns = static_cast<int64_t>(trace.drain_s * 1e9);
+  d->tracer_ = std::make_unique<rt::TraceCollector>(ts);
+  d->tracer_->attach(*d->dispatcher_);
+  if (trace.enabled) d->tracer_->start();
+  if (const std::string& listen = options.config.metrics.listen; !listen.empty()) {
+    Daemon* self = d.get();
+    auto server = MetricsServer::start(listen, [self] { return self->prometheus_text(); },
+                                       static_cast<int64_t>(options.config.metrics.min_interval_s * 1e9));
+    if (!server) return Result<std::unique_ptr<Daemon>>(server.status(), server.message());
+    d->metrics_server_ = std::move(server).value();
+    d->log("metrics on http://%s/metrics", d->metrics_server_->address().c_str());
+  }
   std::string device_list;
   for (size_t i = 0; i < d->dispatcher_->device_count(); ++i) {
     const devices::DeviceInfo& info = d->dispatcher_->device_info(i);
@@ -502,7 +522,8 @@ bool Daemon::handle_frames(Connection& c) {
 
 bool Daemon::handle(Connection& c, rt::Frame& f) {
   const uint32_t id = f.header.request_id;
-  if (!c.hello && f.type() != MessageType::hello && f.type() != MessageType::status && f.type() != MessageType::bye) {
+  if (!c.hello && f.type() != MessageType::hello && f.type() != MessageType::status && f.type() != MessageType::bye &&
+      f.type() != MessageType::trace_control && f.type() != MessageType::trace_dump) {
     ++protocol_errors_;
     reply_error(c, id, Status::protocol_error, "the first message must be hello");
     return true;
@@ -549,6 +570,9 @@ bool Daemon::handle(Connection& c, rt::Frame& f) {
       reply(c, MessageType::status_reply, id, text.data(), std::min<size_t>(text.size(), abi::control::kMaxPayload));
       return true;
     }
+    case MessageType::trace_attach: return on_trace_attach(c, f);
+    case MessageType::trace_control: return on_trace_control(c, f);
+    case MessageType::trace_dump: return on_trace_dump(c, f);
     case MessageType::bye: return false;
     default:
       ++protocol_errors_;
@@ -618,29 +642,25 @@ bool Daemon::on_create_queue(Connection& c, const rt::Frame& f) {
     return true;
   }
   const size_t bytes = rt::round_to_pages(TANDEM_RING_BYTES(req.capacity));
-  auto memfd = rt::create_memfd("tandem-ring", bytes, true);
-  if (!memfd) {
-    reply_error(c, id, memfd.status(), memfd.message());
+  auto shared = shared_memory("tandem-ring", bytes);
+  if (!shared) {
+    reply_error(c, id, shared.status(), shared.message());
     return true;
   }
-  auto mapping = rt::map_fd(memfd.value().get(), bytes, 0, true);
-  if (!mapping) {
-    reply_error(c, id, mapping.status(), mapping.message());
-    return true;
-  }
+  const SharedMemory& memory = shared.value();
   const uint32_t queue_id = c.next_queue++;
-  abi::format_ring(mapping.value()->address, bytes, req.capacity, queue_id);
-  auto ring = dispatcher_->attach_ring(c.session, mapping.value()->address, req.capacity, mapping.value());
+  abi::format_ring(memory.mapping->address, bytes, req.capacity, queue_id);
+  auto ring = dispatcher_->attach_ring(c.session, memory.mapping->address, req.capacity, memory.mapping);
   if (!ring) {
     reply_error(c, id, ring.status(), ring.message());
     return true;
   }
-  c.queues[queue_id] = Queue{ring.value(), mapping.value(), req.capacity};
+  c.queues[queue_id] = Queue{ring.value(), memory.mapping, req.capacity};
   abi::control::QueueOk ok;
   ok.queue_id = queue_id;
   ok.capacity = req.capacity;
   ok.ring_bytes = bytes;
-  reply_struct(c, MessageType::queue_ok, id, ok, memfd.value().get());
+  reply_struct(c, MessageType::queue_ok, id, ok, memory.fd.get());
   return true;
 }
 
@@ -736,6 +756,121 @@ bool Daemon::on_unregister(Connection& c, const rt::Frame& f) {
   return true;
 }
 
+// ---------------------------------------------------------------- tracing (docs/tracing.md)
+
+// The session's trace area: a ring per client thread, in a memfd both map. Its records become the
+// session's whatever they say (the collector sets the session from the connection).
+bool Daemon::on_trace_attach(Connection& c, const rt::Frame& f) {
+  const uint32_t id = f.header.request_id;
+  const config::TraceSettings& t = options_.config.trace;
+  if (t.client_threads == 0) {
+    reply_error(c, id, Status::invalid_argument, "client records are off ([trace] client_threads = 0)");
+    return true;
+  }
+  if (tracer_->has_session(c.session)) {
+    reply_error(c, id, Status::invalid_argument, "the session's trace area is attached already");
+    return true;
+  }
+  const size_t bytes = rt::round_to_pages(abi::trace::area_bytes(t.client_threads, t.client_records));
+  auto shared = shared_memory("tandem-trace", bytes);
+  if (!shared) {
+    reply_error(c, id, shared.status(), shared.message());
+    return true;
+  }
+  const SharedMemory& memory = shared.value();
+  const abi::trace::AreaView area =
+      abi::trace::format_area(memory.mapping->address, t.client_threads, t.client_records, tracer_->clock());
+  tracer_->add_session(c.session, static_cast<uint32_t>(c.pid), area, memory.mapping);
+  abi::control::TraceAreaOk ok;
+  ok.bytes = bytes;
+  ok.rings = t.client_threads;
+  ok.capacity = t.client_records;
+  reply_struct(c, MessageType::trace_area_ok, id, ok, memory.fd.get());
+  return true;
+}
+
+namespace {
+
+abi::control::TraceState trace_state(const rt::TraceCounters& t) {
+  abi::control::TraceState s;
+  s.enabled = t.enabled ? 1 : 0;
+  s.sources = t.sources;
+  s.records = t.records;
+  s.collected = t.collected;
+  s.dropped_full = t.dropped_full;
+  s.dropped_store = t.dropped_store;
+  s.dropped_unclaimed = t.dropped_unclaimed;
+  s.dropped_corrupt = t.dropped_corrupt;
+  s.started_ns = t.started_ns;
+  return s;
+}
+
+}  // namespace
+
+bool Daemon::on_trace_control(Connection& c, const rt::Frame& f) {
+  const auto req = f.as<abi::control::TraceControl>();
+  using Op = abi::control::TraceOp;
+  switch (static_cast<Op>(req.op)) {
+    case Op::query: break;
+    case Op::start:
+      if (!tracer_->enabled()) log("tracing started");
+      tracer_->start();
+      break;
+    case Op::stop:
+      if (tracer_->enabled()) log("tracing stopped");
+      tracer_->stop();
+      break;
+    default:
+      reply_error(c, f.header.request_id, Status::invalid_argument, "trace_control: op must be 0 (query), 1 (start) or 2 (stop)");
+      return true;
+  }
+  reply_struct(c, MessageType::trace_state, f.header.request_id, trace_state(tracer_->counters()));
+  return true;
+}
+
+// The records so far, in a memfd: a dump of at most [trace] max_records records is never too big for
+// a control message's bounded payload, because it does not travel in one.
+bool Daemon::on_trace_dump(Connection& c, const rt::Frame& f) {
+  const uint32_t id = f.header.request_id;
+  const auto req = f.as<abi::control::TraceDumpRequest>();
+  rt::TraceDump dump = tracer_->dump(req.clear != 0);
+  rt::TraceFile file;
+  abi::trace::DumpHeader& h = file.header;
+  h.daemon_pid = static_cast<uint32_t>(getpid());
+  h.enabled = dump.counters.enabled ? 1 : 0;
+  h.dropped_full = dump.counters.dropped_full;
+  h.dropped_store = dump.counters.dropped_store;
+  h.dropped_unclaimed = dump.counters.dropped_unclaimed;
+  h.dropped_corrupt = dump.counters.dropped_corrupt;
+  h.started_ns = dump.counters.started_ns;
+  h.taken_ns = dump.taken_ns;
+  file.sessions = std::move(dump.sessions);
+  for (size_t d = 0; d < dispatcher_->device_count(); ++d) {
+    const devices::DeviceInfo& info = dispatcher_->device_info(d);
+    for (uint32_t i = 0; i < info.slots; ++i) {
+      abi::trace::DumpSlot slot;
+      slot.slot = dispatcher_->first_slot(d) + i;
+      slot.device = static_cast<uint32_t>(d);
+      std::strncpy(slot.device_name, info.name.c_str(), sizeof slot.device_name - 1);
+      file.slots.push_back(slot);
+    }
+  }
+  file.records = std::move(dump.records);
+  const size_t bytes = rt::dump_size(file);
+  const size_t mapped = rt::round_to_pages(bytes);
+  auto shared = shared_memory("tandem-trace-dump", mapped);
+  if (!shared) {
+    reply_error(c, id, shared.status(), shared.message());
+    return true;
+  }
+  const SharedMemory& memory = shared.value();
+  rt::write_dump(file, {reinterpret_cast<std::byte*>(memory.mapping->address), mapped});
+  abi::control::TraceState state = trace_state(dump.counters);
+  state.dump_bytes = bytes;
+  reply_struct(c, MessageType::trace_dump_ok, id, state, memory.fd.get());
+  return true;
+}
+
 void Daemon::close_connection(int fd) {
   auto it = connections_.find(fd);
   if (it == connections_.end()) return;
@@ -751,6 +886,7 @@ void Daemon::close_connection(int fd) {
     dispatcher_->close_session_later(c.session, [memory, mappings = std::move(mappings)]() mutable {
       for (auto& m : mappings) memory->retire(std::move(m));
     });
+    if (tracer_) tracer_->remove_session(c.session);  // its client threads' last records
     log("session %u: pid %d disconnected", c.session, c.pid);
   }
   if (auto u = connections_per_uid_.find(c.uid); u != connections_per_uid_.end() && --u->second == 0) {
@@ -762,10 +898,13 @@ void Daemon::close_connection(int fd) {
 void Daemon::shutdown() {
   if (stopped_) return;
   stopped_ = true;
+  metrics_server_.reset();  // its thread reads the dispatcher
   if (listen_fd_.valid()) {
     listen_fd_.reset();
     unlink(socket_path_.c_str());  // new clients see no daemon from here on
   }
+  if (tracer_) tracer_->stop();
+  tracer_.reset();  // it holds the dispatcher
   if (dispatcher_) {
     dispatcher_->stop();  // stops taking packets, drains accepted jobs, closes sessions
     log("drained; %lu sessions served", static_cast<unsigned long>(sessions_served_));
@@ -778,12 +917,32 @@ void Daemon::shutdown() {
   }
 }
 
+Figures Daemon::figures() {
+  Figures f;
+  f.snapshot = dispatcher_->snapshot();
+  f.tlb = dispatcher_->with_engine([&](engine::Engine&) { return translator_->stats(); });
+  const tandem_metrics_page_t& page = dispatcher_->metrics_page();
+  for (const auto& fc : f.snapshot.functions) {
+    abi::FunctionMetrics m;
+    abi::read_metrics(page, fc.first, m);
+    f.functions.emplace_back(fc.first, m);
+  }
+  if (tracer_) f.trace = tracer_->counters();
+  f.uptime_s = static_cast<double>(tandem::now_ns() - started_ns_) / 1e9;
+  return f;
+}
+
+std::string Daemon::prometheus_text() { return daemon::prometheus_text(figures()); }
+
+std::string Daemon::metrics_address() const { return metrics_server_ ? metrics_server_->address() : std::string(); }
+
 std::string Daemon::status_json() {
   using nlohmann::json;
   json j;
-  const rt::Snapshot snap = dispatcher_->snapshot();
-  const engine::TlbStats tlb = dispatcher_->with_engine([&](engine::Engine&) { return translator_->stats(); });
-  const double uptime = static_cast<double>(tandem::now_ns() - started_ns_) / 1e9;
+  const Figures fig = figures();
+  const rt::Snapshot& snap = fig.snapshot;
+  const engine::TlbStats& tlb = fig.tlb;
+  const double uptime = fig.uptime_s;
   j["daemon"] = {{"pid", getpid()},
                  {"socket", socket_path_},
                  {"uptime_s", uptime},
@@ -823,12 +982,20 @@ std::string Daemon::status_json() {
   json sessions = json::array();
   for (const auto& [fd, c] : connections_) {
     if (!c->hello) continue;
+    const rt::SessionStats* stats = nullptr;
+    for (const rt::SessionStats& ss : snap.session_stats) {
+      if (ss.session == c->session) stats = &ss;
+    }
     sessions.push_back({{"asid", c->session},
                         {"pid", c->pid},
                         {"uid", c->uid},
                         {"queues", c->queues.size()},
                         {"regions", c->regions.size()},
                         {"registered_bytes", c->registered_bytes},
+                        {"jobs", stats != nullptr ? stats->jobs : 0},
+                        {"rejected_jobs", stats != nullptr ? stats->refused : 0},
+                        {"bytes_in", stats != nullptr ? stats->bytes_in : 0},
+                        {"bytes_out", stats != nullptr ? stats->bytes_out : 0},
                         {"connected_s", static_cast<double>(tandem::now_ns() - c->connected_ns) / 1e9}});
   }
   j["sessions"] = sessions;
@@ -864,14 +1031,14 @@ std::string Daemon::status_json() {
   }
   j["queues"] = queues;
   json functions = json::array();
-  const tandem_metrics_page_t& page = dispatcher_->metrics_page();
-  for (const auto& [f, counters] : snap.functions) {
-    abi::FunctionMetrics m;
-    abi::read_metrics(page, f, m);
+  for (size_t i = 0; i < snap.functions.size(); ++i) {
+    const auto& [f, counters] = snap.functions[i];
+    const abi::FunctionMetrics& m = fig.functions[i].second;
     functions.push_back({{"function", function_name(f)},
                          {"accelerators", m.accelerators},
                          {"submitted_jobs", counters.submitted_jobs},
                          {"completed_jobs", counters.completed_jobs},
+                         {"rejected_jobs", snap.refused[f]},
                          {"demand_requests", counters.demand_requests},
                          {"queued_jobs", m.queued_jobs},
                          {"queue_wait_us", std::isfinite(m.queue_wait_s) ? m.queue_wait_s * 1e6 : -1.0},
@@ -882,14 +1049,13 @@ std::string Daemon::status_json() {
   // Data moved and energy, per function and access method (docs/access.md).
   json access = json::array();
   double energy_total = 0;
-  static constexpr const char* kMethod[] = {"zero_copy", "copy", "sg", "local"};
   for (const auto& [f, by_method] : snap.usage) {
     for (size_t m = 0; m < by_method.size(); ++m) {
       const rt::AccessUsage& u = by_method[m];
       if (u.jobs == 0) continue;
       energy_total += u.energy_j;
       access.push_back({{"function", function_name(f)},
-                        {"method", kMethod[m]},
+                        {"method", model::access_method_name(static_cast<uint8_t>(m))},
                         {"jobs", u.jobs},
                         {"host_bytes", u.host_bytes},
                         {"local_bytes", u.local_bytes},
@@ -918,7 +1084,17 @@ std::string Daemon::status_json() {
                      {"translation_faults", snap.stats.translation_faults},
                      {"sleeps", snap.stats.sleeps},
                      {"jobs_in_flight", snap.jobs_in_flight},
-                     {"max_lateness_ns", snap.stats.max_lateness_ns}};
+                     {"max_lateness_ns", snap.stats.max_lateness_ns},
+                     {"reconfigurations", snap.stats.reconfigurations}};
+  const rt::TraceCounters& t = fig.trace;
+  j["trace"] = {{"enabled", t.enabled},
+                {"records", t.records},
+                {"collected", t.collected},
+                {"dropped_ring_full", t.dropped_full},
+                {"dropped_store_full", t.dropped_store},
+                {"dropped_no_ring", t.dropped_unclaimed},
+                {"dropped_corrupt", t.dropped_corrupt}};
+  j["daemon"]["metrics"] = metrics_address();
   return j.dump();
 }
 

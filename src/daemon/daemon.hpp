@@ -23,6 +23,7 @@
 #include "rt/control_channel.hpp"
 #include "rt/dispatcher.hpp"
 #include "rt/shm.hpp"
+#include "rt/trace.hpp"
 
 namespace tandem::daemon {
 
@@ -33,6 +34,8 @@ struct DaemonOptions {
 };
 
 class SessionMemory;
+class MetricsServer;
+struct Figures;
 
 class Daemon {
  public:
@@ -58,6 +61,12 @@ class Daemon {
   const std::string& socket_path() const { return socket_path_; }
   // The status report (`tandem status`), as JSON text.
   std::string status_json();
+  // What status_json and /metrics report, taken from threads that may be read from any thread.
+  Figures figures();
+  // /metrics (any thread).
+  std::string prometheus_text();
+  // Where /metrics is served ("" when it is not).
+  std::string metrics_address() const;
 
  private:
   struct Queue {
@@ -125,6 +134,9 @@ class Daemon {
   bool on_destroy_queue(Connection& c, const rt::Frame& f);
   bool on_register(Connection& c, rt::Frame& f);
   bool on_unregister(Connection& c, const rt::Frame& f);
+  bool on_trace_attach(Connection& c, const rt::Frame& f);
+  bool on_trace_control(Connection& c, const rt::Frame& f);
+  bool on_trace_dump(Connection& c, const rt::Frame& f);
 
   DaemonOptions options_;
   std::string socket_path_;
@@ -136,6 +148,8 @@ class Daemon {
   rt::UniqueFd signal_fd_;
   std::unique_ptr<rt::Dispatcher> dispatcher_;
   std::unique_ptr<engine::Translator> translator_;  // used on the dispatcher thread only
+  std::unique_ptr<rt::TraceCollector> tracer_;      // per-job records (docs/tracing.md)
+  std::unique_ptr<MetricsServer> metrics_server_;   // /metrics, when asked for
   std::shared_ptr<rt::Mapping> metrics_memory_;
   rt::UniqueFd metrics_fd_;  // read-only descriptor handed to clients
   std::map<int, std::unique_ptr<Connection>> connections_;

@@ -12,11 +12,15 @@
 int main(int argc, char** argv) {
   CLI::App app{"tandemd: share one accelerator fabric among many processes"};
   std::string config_path, socket_path;
-  bool foreground = false;
+  bool foreground = false, trace = false;
+  std::string metrics_listen;
   app.add_option("--config", config_path, "Configuration file (TOML); default: the built-in one")->check(CLI::ExistingFile);
   app.add_option("--socket", socket_path, "Unix socket to listen on; default: $XDG_RUNTIME_DIR/tandem.sock, "
                                           "else /tmp/tandem-$UID.sock");
   app.add_flag("--foreground", foreground, "Stay in the foreground (default: detach once listening)");
+  app.add_flag("--trace", trace, "Record per-job traces from start-up ([trace] enabled; docs/tracing.md)");
+  app.add_option("--metrics-listen", metrics_listen,
+                 "Serve Prometheus metrics at http://ADDRESS:PORT/metrics (e.g. 127.0.0.1:9464; [metrics] listen)");
   CLI11_PARSE(app, argc, argv);
 
   tandem::daemon::DaemonOptions options;
@@ -27,6 +31,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   options.socket_path = socket_path;
+  if (trace) options.config.trace.enabled = true;
+  if (!metrics_listen.empty()) options.config.metrics.listen = metrics_listen;
 
   // Detaching: the parent returns only once the child listens (or failed), so that a script can start
   // the daemon and connect right away.

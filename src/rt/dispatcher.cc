@@ -132,7 +132,7 @@ engine::SessionId Dispatcher::open_session(std::shared_ptr<AddressSpace> memory,
   return with_engine([&](engine::Engine& e) {
     const engine::SessionId s = e.open_session();
     if (s >= sessions_.size()) sessions_.resize(s + 1);
-    sessions_[s] = SessionEntry{std::move(memory), std::move(on_drained), true, TANDEM_ADDRESS_AISLE, {}};
+    sessions_[s] = SessionEntry{std::move(memory), std::move(on_drained), true, TANDEM_ADDRESS_AISLE, {}, SessionStats{s}};
     return s;
   });
 }
@@ -227,6 +227,13 @@ bool Dispatcher::preload(engine::SlotId slot, uint16_t function) {
   });
 }
 
+void Dispatcher::set_tracing(bool on, uint32_t ring_records) {
+  with_engine([&](engine::Engine& e) {
+    trace_.enable(on, e.config().max_jobs, ring_records);
+    return 0;
+  });
+}
+
 Snapshot Dispatcher::snapshot() {
   return with_engine([&](engine::Engine& e) {
     Snapshot s;
@@ -240,9 +247,15 @@ Snapshot Dispatcher::snapshot() {
     for (engine::QueueId q = 0; q < e.queue_count(); ++q) s.queues.push_back(e.queue(q));
     for (uint16_t f = 0; f < engine::kMaxFunctions; ++f) {
       const auto& c = e.counters(f);
-      if (c.submitted_jobs || c.demand_requests) s.functions.emplace_back(f, c);
+      if (c.submitted_jobs || c.demand_requests || refused_[f]) s.functions.emplace_back(f, c);
     }
-    for (const auto& ss : sessions_) s.sessions += ss.open ? 1 : 0;
+    for (engine::SessionId i = 0; i < sessions_.size(); ++i) {
+      if (!sessions_[i].open) continue;
+      ++s.sessions;
+      s.session_stats.push_back(sessions_[i].stats);
+      s.session_stats.back().in_flight = e.session_jobs(i);
+    }
+    s.refused = refused_;
     s.rings = static_cast<uint32_t>(active_rings_.size());
     s.jobs_in_flight = e.jobs_in_flight();
     s.stats = stats_;
@@ -342,6 +355,7 @@ bool Dispatcher::poll_rings() {
     // The clock is read after the packet is seen, so a job never starts before it was submitted
     // (its modelled completion is measured from here).
     const int64_t now = now_ns();
+    trace_.batch_seen();
     uint32_t taken = 0;
     tandem_packet_t packet;
     while (taken < options_.batch && !engine_.ring_blocked(id) && ring.consumer.peek(packet)) {
@@ -371,6 +385,7 @@ void Dispatcher::handle_packet(RingEntry& ring, engine::RingId id, const tandem_
   Decoded& d = decoded_;
   SessionEntry& session = sessions_[ring.session];
   decode_packet(packet, *session.memory, local_.get(), ring.session, id, d, session.address_mode);
+  const int64_t decoded = trace_.stamp();
   switch (d.kind) {
     case Decoded::Kind::drop:
       ++stats_.dropped;
@@ -378,6 +393,12 @@ void Dispatcher::handle_packet(RingEntry& ring, engine::RingId id, const tandem_
     case Decoded::Kind::reject:
       if (d.status == Status::translation_fault) ++stats_.translation_faults;
       engine_.reject(ring.session, reinterpret_cast<uintptr_t>(d.record), d.job.tag, d.status, actions_);
+      if (abi::header_type(packet.header) == TANDEM_PACKET_DISPATCH) {
+        const uint16_t f = abi::header_function(packet.header);
+        if (f < TANDEM_FN_MAX) ++refused_[f];
+        ++sessions_[ring.session].stats.refused;
+        trace_.refused(ring.session, f, d.job.tag, d.status, decoded);
+      }
       return;
     case Decoded::Kind::barrier:
       engine_.submit_barrier(d.barrier, now, actions_);
@@ -387,8 +408,20 @@ void Dispatcher::handle_packet(RingEntry& ring, engine::RingId id, const tandem_
       return;
     case Decoded::Kind::dispatch: {
       // Store the call before any action runs: submit() may already have started the job.
+      const size_t before = actions_.size();
       const engine::JobId j = engine_.submit(d.job, now, actions_);
+      SessionStats& counted = sessions_[ring.session].stats;
+      // Refused (a demand-only packet is no job): its completion is the last action.
+      if (j == engine::kNone && actions_.size() > before && (d.job.flags & TANDEM_FLAG_DEMAND_ONLY) == 0) {
+        ++refused_[d.job.function];
+        ++counted.refused;
+        trace_.refused(ring.session, d.job.function, d.job.tag, actions_.back().status, decoded);
+      }
       if (j != engine::kNone) {
+        ++counted.jobs;
+        counted.bytes_in += d.access.bytes_in;
+        counted.bytes_out += d.access.bytes_out;
+        trace_.accepted(j, ring.session, d.job.function, d.job.tag, d.access, d.job.workload, decoded);
         Pending& p = pending_[j];
         p.job.call.copy_from(d.call);
         p.job.access = d.access;
@@ -424,6 +457,7 @@ void Dispatcher::apply(int64_t now) {
         p.job.start_ns = now;
         p.slot = a.slot;
         ++stats_.jobs_started;
+        trace_.started(a.job, a.slot);
         if (p.remote_count == 0) {
           submit_to_device(a.job, now);
           break;
@@ -440,6 +474,7 @@ void Dispatcher::apply(int64_t now) {
           ++stats_.completions;
           if (a.job != engine::kNone) note_drained(a.function);
         }
+        trace_.completed(a.job, a.status);
         // An event-driven policy loads what was just asked for, once the client has its answer (the
         // begin_configure it appends is carried out further down this loop).
         if (a.status == Status::not_accelerated && policy_reacts_) {
@@ -448,6 +483,7 @@ void Dispatcher::apply(int64_t now) {
         break;
       }
       case ActionKind::begin_configure: {
+        ++stats_.reconfigurations;
         const DeviceEntry& d = devices_[slot_device_[a.slot]];
         d.device->configure(a.slot - d.first_slot, a.function);
         if (a.until <= now) {
@@ -513,6 +549,7 @@ bool Dispatcher::collect_devices(int64_t now) {
       if (engine_.slot_job(slot) != j) continue;  // not the slot's job: a device bug, ignored
       Pending& p = pending_[j];
       p.device_ns = c.device_ns;
+      trace_.device_done(j, c.device_ns);
       if (c.not_before > 0 && now - c.not_before > stats_.max_lateness_ns) stats_.max_lateness_ns = now - c.not_before;
       // What the job moved, by method, and its energy on the device.
       const devices::JobAccess& a = p.job.access;
@@ -613,6 +650,7 @@ bool Dispatcher::collect_moves(int64_t now) {
     Pending& p = pending_[m.job];
     if (m.gather) {
       if (m.status == Status::ok) {
+        trace_.mark(m.job, abi::trace::kTransferIn);
         submit_to_device(m.job, now);
       } else {
         // A page PHASE/V could not fault in is not the session's memory.
@@ -620,6 +658,7 @@ bool Dispatcher::collect_moves(int64_t now) {
         device_finished(m.job, faulted ? Status::translation_fault : m.status, 0, now);
       }
     } else {
+      trace_.mark(m.job, abi::trace::kTransferOut);
       const Status s = m.status == Status::ok ? p.status : m.status;
       const int64_t v = p.value;
       p.remote_count = 0;  // scattered: nothing more to move

@@ -24,6 +24,7 @@
 #include "rt/address_space.hpp"
 #include "rt/decode.hpp"
 #include "rt/mover.hpp"
+#include "rt/trace.hpp"
 #include "devices/copy_engines.hpp"
 #include "devices/device.hpp"
 #include "devices/local_memory.hpp"
@@ -63,6 +64,17 @@ struct DispatcherStats {
   uint64_t translation_faults = 0;
   uint64_t sleeps = 0;             // times the dispatcher slept on the doorbells
   int64_t max_lateness_ns = 0;     // latest a completion fired after its modelled deadline
+  uint64_t reconfigurations = 0;   // slots loaded with a function (begin_configure; start-up state excluded)
+};
+
+// What one session submitted (tandem status, the metrics endpoint).
+struct SessionStats {
+  engine::SessionId session = engine::kNone;
+  uint64_t jobs = 0;       // dispatch packets the engine accepted
+  uint64_t refused = 0;    // dispatch packets completed with an error without running
+  uint64_t bytes_in = 0;   // host bytes its jobs read
+  uint64_t bytes_out = 0;  // host bytes they wrote
+  uint32_t in_flight = 0;
 };
 
 // A device as `tandem status` shows it: its slots are [first_slot, first_slot + info.slots).
@@ -84,6 +96,8 @@ struct Snapshot {
   DispatcherStats stats;
   // Per function with jobs, per access method (TANDEM_ACCESS_*).
   std::vector<std::pair<uint16_t, std::array<AccessUsage, TANDEM_ACCESS_COUNT_>>> usage;
+  std::vector<SessionStats> session_stats;  // open sessions
+  std::array<uint64_t, TANDEM_FN_MAX> refused{};  // per function: dispatch packets refused without running
   // The device TLBs' translations (PHASE/V sessions' jobs): per function and per open session.
   std::vector<std::pair<uint16_t, devices::TlbCounts>> tlb_functions;
   struct SessionTlb {
@@ -154,6 +168,11 @@ class Dispatcher {
   // Device-local memory (control path): a buffer for `session`, its device address; and back.
   Result<uint64_t> alloc_local(engine::SessionId session, uint64_t bytes);
   Status free_local(engine::SessionId session, uint64_t address);
+  // Per-job trace records (rt/trace.hpp): switches the dispatcher's recording; the first call makes
+  // its ring of `ring_records` records. Control path; waits for the dispatcher thread.
+  void set_tracing(bool on, uint32_t ring_records);
+  abi::trace::AreaView trace_area() const { return trace_.area(); }
+
   // What the copy engines moved so far (zero without device-local memory).
   devices::CopyStats copy_stats() const { return copy_engines_ ? copy_engines_->stats() : devices::CopyStats{}; }
 
@@ -171,6 +190,7 @@ class Dispatcher {
     bool open = false;
     uint8_t address_mode = TANDEM_ADDRESS_AISLE;
     devices::TlbCounts tlb;
+    SessionStats stats;
   };
   struct RingEntry {
     abi::RingConsumer consumer;
@@ -255,6 +275,8 @@ class Dispatcher {
   std::array<engine::FunctionId, 8> drained_{};  // functions whose jobs completed in this apply()
   uint32_t drained_count_ = 0;
   DispatcherStats stats_;
+  std::array<uint64_t, TANDEM_FN_MAX> refused_{};  // per function
+  DispatchTracer trace_;
 
   std::thread thread_;
   std::mutex control_mutex_;
