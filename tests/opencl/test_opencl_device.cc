@@ -224,8 +224,10 @@ int run_cases_through(client::Runtime& rt, std::string* report) {
   return failures;
 }
 
+// No bound on a job's modelled time: the device's timing is measured at start-up, and on a loaded machine a
+// slow measurement made the bound refuse the larger cases (job_too_large) that these tests must run.
 constexpr const char* kAllResident =
-    "[device]\nkinds = [\"opencl\"]\n[device.opencl]\nslots = 6\n"
+    "[fabric]\nmax_job_ms = 0\n[device]\nkinds = [\"opencl\"]\n[device.opencl]\nslots = 6\n"
     "resident = [\"nop\", \"accumulate\", \"work\", \"sobel\", \"matmul\", \"dct_quant\"]\n";
 
 TEST(OpenclRuntime, EveryKernelThroughTheEmbeddedRuntime) {
