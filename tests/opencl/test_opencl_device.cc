@@ -51,7 +51,7 @@ DeviceCompletion run_one(devices::Device& d, uint32_t slot, uint64_t token, cons
   d.submit(slot, job);
   auto done = wait_for(d, 1);
   EXPECT_EQ(done.size(), 1u);
-  return done.empty() ? DeviceCompletion{token, slot, Status::cancelled, 0, 0, 0} : done[0];
+  return done.empty() ? DeviceCompletion{token, slot, Status::cancelled, 0, 0, 0, {}} : done[0];
 }
 
 // Every case of the catalog the device tests run (small and edge sizes).
