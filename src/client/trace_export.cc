@@ -180,7 +180,10 @@ std::string perfetto_json(const TraceFile& f) {
     for (size_t i : list) {
       const TracedJob& tj = jobs[i];
       const Record& r = *tj.job;
-      const int64_t begin = r.t[tr::kVisible];
+      // The dispatcher stamps "visible" once per pass over the rings, which may start just before the
+      // client published; a packet is never visible before its client's publish stamp.
+      int64_t begin = r.t[tr::kVisible];
+      if (tj.client_job != nullptr && begin != 0) begin = std::max(begin, tj.client_job->t[tr::kPublished]);
       const int64_t end = is(r, Kind::refused) ? r.t[tr::kDecoded] : std::max(r.t[tr::kCompleted], begin);
       if (begin == 0) continue;
       uint32_t lane = 0;

@@ -91,7 +91,8 @@ def main():
         ins = [e for e in steps if e.get("flow_in") and not e.get("flow_out")]
         if not outs or not ins:
             continue
-        steps.sort(key=lambda e: e["ts"])
+        # At equal times the flow's source comes first and its end last (a step is both).
+        steps.sort(key=lambda e: (e["ts"], 0 if not e.get("flow_in") else 2 if not e.get("flow_out") else 1))
         if steps[0] is not outs[0] or steps[-1] is not ins[-1]:
             fail("flow %d is not ordered: begins with %s, ends with %s" % (fid, steps[0]["name"], steps[-1]["name"]))
         # Client publish -> the job in its session -> its slot -> client observation.
