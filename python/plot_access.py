@@ -25,6 +25,21 @@ def rows(path):
         return list(csv.DictReader(f))
 
 
+def grouped_bars(ax, table, ylabel, title):
+    """One group of bars per row of `table` (frame size -> {method: value}), a bar per method, log scale."""
+    names = list(table.keys())
+    methods = sorted({m for row in table.values() for m in row})
+    width = 0.8 / max(1, len(methods))
+    for i, m in enumerate(methods):
+        ax.bar([x + i * width for x in range(len(names))], [table[n].get(m, 0) for n in names], width, label=m)
+    ax.set_xticks([x + 0.4 - width / 2 for x in range(len(names))])
+    ax.set_xticklabels(names)
+    ax.set_yscale("log")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+
+
 def main(out_dir):
     out = Path(out_dir)
     fig, axes = plt.subplots(1, 5, figsize=(26, 5))
@@ -65,17 +80,7 @@ def main(out_dir):
     frames = defaultdict(dict)
     for r in rows(out / "sobel.csv"):
         frames[r["frame"]][r["method"]] = float(r["median_us"])
-    names = list(frames.keys())
-    methods = sorted({m for f in frames.values() for m in f})
-    width = 0.8 / max(1, len(methods))
-    for i, m in enumerate(methods):
-        ax.bar([x + i * width for x in range(len(names))], [frames[n].get(m, 0) for n in names], width, label=m)
-    ax.set_xticks([x + 0.4 - width / 2 for x in range(len(names))])
-    ax.set_xticklabels(names)
-    ax.set_yscale("log")
-    ax.set_ylabel("us per frame (median)")
-    ax.set_title("(c) Sobel latency (seed 001 Table 6)")
-    ax.legend(fontsize=8)
+    grouped_bars(ax, frames, "us per frame (median)", "(c) Sobel latency (seed 001 Table 6)")
 
     ax = axes[3]
     scale = defaultdict(list)
@@ -94,17 +99,7 @@ def main(out_dir):
     energy = defaultdict(dict)
     for r in rows(out / "energy.csv"):
         energy[r["frame"]][r["method"]] = float(r["total_j_per_frame"]) * 1000.0
-    names = list(energy.keys())
-    methods = sorted({m for f in energy.values() for m in f})
-    width = 0.8 / max(1, len(methods))
-    for i, m in enumerate(methods):
-        ax.bar([x + i * width for x in range(len(names))], [energy[n].get(m, 0) for n in names], width, label=m)
-    ax.set_xticks([x + 0.4 - width / 2 for x in range(len(names))])
-    ax.set_xticklabels(names)
-    ax.set_yscale("log")
-    ax.set_ylabel("mJ per frame")
-    ax.set_title("(e) energy per frame (seed 001 Fig 15)")
-    ax.legend(fontsize=8)
+    grouped_bars(ax, energy, "mJ per frame", "(e) energy per frame (seed 001 Fig 15)")
 
     fig.tight_layout()
     fig.savefig(out / "access_methods.png", dpi=110)
