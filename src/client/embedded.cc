@@ -104,7 +104,7 @@ void EmbeddedRuntime::release_ring(uint32_t ring_id) {
 Result<void*> EmbeddedRuntime::allocate(size_t bytes) {
   size_t rounded = 0;
   if (!round_allocation(bytes, rounded)) {
-    return Result<void*>(Status::no_memory, "tandem_alloc: " + std::to_string(bytes) + " bytes overflow when rounded");
+    return Result<void*>(Status::no_memory, "tandem_alloc: " + std::to_string(bytes) + " bytes exceed the largest object size (PTRDIFF_MAX)");
   }
   void* p = std::aligned_alloc(kAllocAlign, rounded);
   if (p == nullptr) return Result<void*>(Status::no_memory, "tandem_alloc: no memory for " + std::to_string(bytes) + " bytes");

@@ -112,10 +112,11 @@ struct DeviceSummary {
 class Runtime;
 
 // Session memory is handed out in multiples of a cache line. `bytes` (0 counts as 1) rounded up into
-// `rounded`; false if the rounding overflows (tandem_alloc(SIZE_MAX) used to round to 0).
+// `rounded`; false for sizes no object can have (over PTRDIFF_MAX), which also keeps the rounding from
+// overflowing (tandem_alloc(SIZE_MAX) used to round to 0) and the allocator from being asked at all.
 inline constexpr size_t kAllocAlign = 64;
 inline bool round_allocation(size_t bytes, size_t& rounded) {
-  if (bytes > SIZE_MAX - (kAllocAlign - 1)) return false;
+  if (bytes > static_cast<size_t>(PTRDIFF_MAX) - (kAllocAlign - 1)) return false;
   rounded = (std::max<size_t>(bytes, 1) + kAllocAlign - 1) / kAllocAlign * kAllocAlign;
   return true;
 }

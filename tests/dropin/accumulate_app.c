@@ -16,7 +16,8 @@ int main(void) {
     int64_t expected = 0, sum;
     if (data == NULL) return 2;
     for (i = 0; i < sizes[s]; ++i) {
-      data[i] = (int32_t)((i * 2654435761u) ^ (i << 7)) - (int32_t)(i % 1000) * 1000;
+      /* Unsigned arithmetic wraps where the signed form would overflow (UBSan caught it). */
+      data[i] = (int32_t)((uint32_t)((i * 2654435761u) ^ (i << 7)) - (uint32_t)(i % 1000) * 1000u);
       expected += data[i];
     }
     sum = accumulate_sum(data, sizes[s]);
