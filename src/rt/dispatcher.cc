@@ -469,7 +469,7 @@ void Dispatcher::apply(int64_t now) {
         if (a.status != Status::ok) ++stats_.rejected;
         // Stamped before the record is written: a client may see the completion at once, and its own
         // "observed" stamp must not come before ours.
-        trace_.completed(a.job, a.status);
+        trace_.completing(a.job, a.status);
         if (a.completion != 0) {
           const bool ran = a.job != engine::kNone && a.slot != engine::kNone;
           complete_record(reinterpret_cast<tandem_completion_t*>(static_cast<uintptr_t>(a.completion)), a.status,
@@ -477,6 +477,7 @@ void Dispatcher::apply(int64_t now) {
           ++stats_.completions;
           if (a.job != engine::kNone) note_drained(a.function);
         }
+        trace_.completed(a.job);
         // An event-driven policy loads what was just asked for, once the client has its answer (the
         // begin_configure it appends is carried out further down this loop).
         if (a.status == Status::not_accelerated && policy_reacts_) {

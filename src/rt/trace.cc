@@ -78,11 +78,16 @@ void DispatchTracer::write_refused(engine::SessionId session, uint16_t function,
   (void)writer_.write(r);
 }
 
-void DispatchTracer::finish_job(engine::JobId job, Status status) {
+void DispatchTracer::stamp_completion(engine::JobId job, Status status) {
   Record& r = jobs_[job];
   if (r.kind == 0) return;  // accepted before tracing was switched on
   r.t[abi::trace::kCompleted] = tick();
   r.status = static_cast<uint8_t>(to_wire(status));
+}
+
+void DispatchTracer::finish_job(engine::JobId job) {
+  Record& r = jobs_[job];
+  if (r.kind == 0 || r.t[abi::trace::kCompleted] == 0) return;  // not traced, or not stamped
   (void)writer_.write(r);
   r.kind = 0;
 }

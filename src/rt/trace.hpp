@@ -60,10 +60,11 @@ class DispatchTracer {
   abi::trace::AreaView area() const { return area_ ? area_->view() : abi::trace::AreaView{}; }
 
   // ---- record points: dispatcher thread; each returns at once while tracing is off ----
+  // A batch of packets was seen: the one ordered stamp (it must not come before the client's publish).
   void batch_seen() {
-    if (on_) [[unlikely]] batch_ticks_ = tick();
+    if (on_) [[unlikely]] batch_ticks_ = last_ticks_ = abi::trace::read_ticks(clock_);
   }
-  int64_t stamp() const { return on_ ? tick() : 0; }
+  int64_t stamp() { return on_ ? tick() : 0; }
   // A dispatch packet the engine accepted as job `job`.
   void accepted(engine::JobId job, engine::SessionId session, uint16_t function, uint64_t tag,
                 const devices::JobAccess& access, uint64_t workload, int64_t decoded) {
@@ -88,22 +89,35 @@ class DispatchTracer {
       mark_now(job, abi::trace::kDeviceDone);
     }
   }
-  // The job's completion record was written: its record goes to the ring.
-  void completed(engine::JobId job, Status status) {
-    if (on_ && job != engine::kNone) [[unlikely]] finish_job(job, status);
+  // The job's completion record is about to be written: stamped first (the client's "observed" stamp
+  // must not come before ours)...
+  void completing(engine::JobId job, Status status) {
+    if (on_ && job != engine::kNone) [[unlikely]] stamp_completion(job, status);
+  }
+  // ... and its record goes to the ring once the completion is out, off the client's critical path.
+  void completed(engine::JobId job) {
+    if (on_ && job != engine::kNone) [[unlikely]] finish_job(job);
   }
 
  private:
-  int64_t tick() const { return abi::trace::read_ticks(clock_); }
+  // Every stamp after a batch's first is unordered (rdtsc), kept monotone on this thread by hand: a
+  // stamp may execute a few cycles before the one ahead of it.
+  int64_t tick() {
+    const int64_t t = abi::trace::read_ticks_unordered(clock_);
+    last_ticks_ = t > last_ticks_ ? t : last_ticks_;
+    return last_ticks_;
+  }
   void mark_now(engine::JobId job, abi::trace::JobPhase phase);
   void begin_job(engine::JobId job, engine::SessionId session, uint16_t function, uint64_t tag,
                  const devices::JobAccess& access, uint64_t workload, int64_t decoded);
   void write_refused(engine::SessionId session, uint16_t function, uint64_t tag, Status status, int64_t decoded);
-  void finish_job(engine::JobId job, Status status);
+  void stamp_completion(engine::JobId job, Status status);
+  void finish_job(engine::JobId job);
 
   bool on_ = false;
   abi::trace::Clock clock_ = abi::trace::Clock::monotonic;
   int64_t batch_ticks_ = 0;
+  int64_t last_ticks_ = 0;
   std::vector<abi::trace::Record> jobs_;  // per engine job id: the record being filled (kind none: not traced)
   std::unique_ptr<OwnedArea> area_;
   abi::trace::RingWriter writer_;
