@@ -33,6 +33,7 @@
 #include "funcs/ref/list_walk_ref.hpp"
 #include "funcs/ref/service_chain_ref.hpp"
 #include "output.hpp"
+#include "plot.hpp"
 #include "rt/completion.hpp"
 
 namespace tandem::tools {
@@ -200,6 +201,7 @@ class VmExperiment {
     write_file(o_.out + "/service_rtt.csv",
                fmt::format("path,rtt_ns\nservice_poll,{:.0f}\nservice_sleep,{:.0f}\nprocess_pingpong,{:.0f}\nfutex,{:.0f}\nsignal,{:.0f}\n",
                            poll_ns, sleep_ns, pingpong_ns, futex_ns, signal_ns));
+    if (run_plot("plot_fastpath.py", {o_.out})) fmt::print("wrote {}/fastpath_fig4.png\n", o_.out);
     json j;
     j["service_rtt_poll_ns"] = poll_ns;
     j["service_rtt_sleep_ns"] = sleep_ns;
