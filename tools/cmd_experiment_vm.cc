@@ -5,20 +5,35 @@
 // demand-paged (the list in ordinary heap memory: every page is also faulted in from the client's
 // process). Device times are the jobs' modelled device_ns; software times are measured. Writes
 // table1.csv and summary.json (docs/results/virtual_memory.md).
+//
+// Service requests (FastPath): a service_chain job asks its client K times in a row; its round trip
+// (job posts -> client callback -> job resumes) is the chain's time over K, beside references measured
+// in the same run: a raw cross-process shared-memory ping-pong, a futex wake-up round trip between two
+// sleeping threads, and a signal round trip between two processes (the analogue of seed 004's 62 us
+// interrupt path). Writes service_rtt.csv.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <vector>
+
+#include "support/measure.hpp"
+#include "support/peers.hpp"
 
 #include "base/clock.hpp"
 #include "client/runtime.hpp"
 #include "commands.hpp"
 #include "daemon_launcher.hpp"
 #include "funcs/ref/list_walk_ref.hpp"
+#include "funcs/ref/service_chain_ref.hpp"
 #include "output.hpp"
+#include "plot.hpp"
 #include "rt/completion.hpp"
 
 namespace tandem::tools {
@@ -32,8 +47,70 @@ struct VmOptions {
   bool quick = false;
 };
 
-// One slot, list_walk resident; the TLB of seed 004's HA (64 entries, direct mapped) unless changed.
-const char* kConfig = "[device.emu]\nslots = 1\nresident = [\"list_walk\"]\n";
+// One slot for list_walk, one for service_chain; the TLB of seed 004's HA (64 entries, direct mapped)
+// unless changed (service_chain does not translate).
+const char* kConfig = "[device.emu]\nslots = 2\nresident = [\"list_walk\", \"service_chain\"]\n";
+
+uint64_t echo_service(void*, const uint64_t args[4]) { return args[0] + args[1]; }
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Signal round trips (ns): SIGUSR1 to a forked child, whose handler sends SIGUSR2 back; this side
+// waits for it with sigwaitinfo. Each direction is a kernel signal delivery, as in an interrupt path
+// that ends in a user-level handler.
+volatile sig_atomic_t g_parent_pid = 0;
+void reply_signal(int) { kill(static_cast<pid_t>(g_parent_pid), SIGUSR2); }
+
+std::vector<double> signal_rtt(int samples) {
+  sigset_t both, old;
+  sigemptyset(&both);
+  sigaddset(&both, SIGUSR1);
+  sigaddset(&both, SIGUSR2);
+  pthread_sigmask(SIG_BLOCK, &both, &old);  // the child inherits SIGUSR1 blocked until its handler is in
+  g_parent_pid = getpid();
+  int ready[2];
+  if (pipe(ready) != 0) throw Error(Status::io_error, "pipe");
+  const pid_t child = fork();
+  if (child == 0) {
+    struct sigaction sa {};
+    sa.sa_handler = reply_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, nullptr);
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, SIGUSR1);
+    pthread_sigmask(SIG_UNBLOCK, &one, nullptr);
+    const char c = 'r';
+    if (write(ready[1], &c, 1) != 1) _exit(1);
+    for (;;) pause();
+  }
+  char c = 0;
+  std::vector<double> out;
+  if (child > 0 && read(ready[0], &c, 1) == 1) {
+    sigset_t two;
+    sigemptyset(&two);
+    sigaddset(&two, SIGUSR2);
+    const timespec limit{1, 0};
+    for (int i = 0; i < samples + samples / 10; ++i) {
+      const int64_t t0 = now_ns();
+      kill(child, SIGUSR1);
+      if (sigtimedwait(&two, nullptr, &limit) != SIGUSR2) break;
+      if (i >= samples / 10) out.push_back(static_cast<double>(now_ns() - t0));
+    }
+  }
+  if (child > 0) {
+    kill(child, SIGKILL);
+    waitpid(child, nullptr, 0);
+  }
+  close(ready[0]);
+  close(ready[1]);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  return out;
+}
 
 // seed 004 Table 1 (ms): SW, AISLE, PHASE/V on the ML310 (PowerPC 405 at 300 MHz).
 struct PaperRow {
@@ -65,6 +142,78 @@ class VmExperiment {
     if (record_ == nullptr) throw Error(Status::no_memory, "no session memory for a completion record");
   }
   ~VmExperiment() { rt_->free(record_); }
+
+  // The service-request round trip (ns): a session whose service is served as `flags` says; the median
+  // time of `chains` chains of `steps` requests less that of chains of none (the job's own cost, dispatch
+  // to completion), per request. Back-to-back requests (a long chain) find a polling client spinning;
+  // a sleeping client is measured with one request per job, so that it is asleep when each comes.
+  double service_rtt(uint32_t flags, uint64_t steps, int chains) {
+    client::RuntimeOptions ro;
+    ro.socket_path = daemon_.socket();
+    ro.mode = client::Mode::hw;
+    auto opened = client::Runtime::open(ro);
+    if (!opened) throw Error(opened.status(), "cannot open a session for service requests: " + opened.message());
+    auto& rt = *opened.value();
+    rt.service().register_callback(1, echo_service, nullptr);
+    if (Status s = rt.start_service(flags); s != Status::ok) throw Error(s, "tandem_service_start");
+    auto chain_ns = [&](uint64_t k) {
+      uint64_t value = 0;
+      const int64_t t0 = now_ns();
+      if (Status s = rt.service_chain(1, k, 3, value); s != Status::ok) throw Error(s, "service_chain");
+      const int64_t t1 = now_ns();
+      const uint64_t expected = funcs::ref::service_chain(k, 3, [](const funcs::ref::ServiceArgs& a) { return echo_service(nullptr, a.data()); });
+      if (value != expected) throw Error(Status::device_error, "service_chain returned a wrong value");
+      return static_cast<double>(t1 - t0);
+    };
+    chain_ns(steps);  // warm-up
+    std::vector<double> empty, full;
+    for (int i = 0; i < chains; ++i) {
+      empty.push_back(chain_ns(0));
+      full.push_back(chain_ns(steps));
+    }
+    if (rt.stats().accelerated_calls.load() == 0) throw Error(Status::device_error, "service_chain never reached the device");
+    return std::max(0.0, median(full) - median(empty)) / static_cast<double>(steps);
+  }
+
+  json run_service() {
+    const uint64_t steps = o_.quick ? 500 : 5000;
+    const int chains = o_.quick ? 3 : 9;
+    bench::PeerOptions peers;
+    peers.samples = o_.quick ? 2'000 : 20'000;
+    peers.warmup = peers.samples / 10;
+    peers.pin = false;  // the service measurements are not pinned either
+    auto pingpong = bench::process_pingpong_rtt(peers);
+    auto futex = bench::futex_rtt(peers, bench::FutexScope::shared);
+    if (!pingpong || !futex) throw Error(Status::device_error, "reference round trips failed");
+    const double pingpong_ns = bench::summarize(pingpong.value()).median;
+    const double futex_ns = bench::summarize(futex.value()).median;
+    const double signal_ns = median(signal_rtt(o_.quick ? 500 : 5'000));
+    const double poll_ns = service_rtt(client::kServicePoll, steps, chains);
+    const int single = o_.quick ? 200 : 2'000;
+    const double sleep_ns = service_rtt(client::kServiceSleep, 1, single);
+    fmt::print("service requests (polling: {} per chain, median of {} chains; sleeping: one per job, median of {} jobs):\n",
+               steps, chains, single);
+    fmt::print("  polling client   {:>9.0f} ns   raw process ping-pong {:>7.0f} ns   ratio {:.2f} (target <= 2)\n", poll_ns,
+               pingpong_ns, poll_ns / pingpong_ns);
+    fmt::print("  sleeping client  {:>9.0f} ns   futex wake-up RTT     {:>7.0f} ns   ratio {:.2f} (target <= 1.2)\n", sleep_ns,
+               futex_ns, sleep_ns / futex_ns);
+    fmt::print("  signal round trip {:>8.0f} ns   (seed 004: FastPath 2.7-9.6 us, Linux interrupt path 62 us)\n", signal_ns);
+    write_file(o_.out + "/service_rtt.csv",
+               fmt::format("path,rtt_ns\nservice_poll,{:.0f}\nservice_sleep,{:.0f}\nprocess_pingpong,{:.0f}\nfutex,{:.0f}\nsignal,{:.0f}\n",
+                           poll_ns, sleep_ns, pingpong_ns, futex_ns, signal_ns));
+    if (run_plot("plot_fastpath.py", {o_.out})) fmt::print("wrote {}/fastpath_fig4.png\n", o_.out);
+    json j;
+    j["service_rtt_poll_ns"] = poll_ns;
+    j["service_rtt_sleep_ns"] = sleep_ns;
+    j["process_pingpong_ns"] = pingpong_ns;
+    j["futex_rtt_ns"] = futex_ns;
+    j["signal_rtt_ns"] = signal_ns;
+    j["service_steps"] = steps;
+    j["service_rtt_poll_over_pingpong"] = pingpong_ns > 0 ? poll_ns / pingpong_ns : 0;
+    j["service_rtt_sleep_over_futex"] = futex_ns > 0 ? sleep_ns / futex_ns : 0;
+    j["signal_over_service_rtt_sleep"] = sleep_ns > 0 ? signal_ns / sleep_ns : 0;
+    return j;
+  }
 
   // One list_walk job: its modelled device time (s); checks its value.
   double device_s(const tandem_list_node_t* head, uint64_t nodes, int64_t expected) {
@@ -165,16 +314,19 @@ void run_vm(const VmOptions& o) {
   {
     VmExperiment e(o);
     summary = e.run();
+    summary["service"] = e.run_service();
+    for (const char* key : {"service_rtt_poll_over_pingpong", "service_rtt_sleep_over_futex"}) summary[key] = summary["service"][key];
   }
   summary["command"] = std::string("tandem experiment virtual-memory") + (o.quick ? " --quick" : "") + " --out " + o.out;
   summary["seconds"] = static_cast<double>(now_ns() - t0) * 1e-9;
   write_file(o.out + "/summary.json", summary.dump(2) + "\n");
-  for (const char* key : {"phasev_over_aisle_16k", "phasev_over_aisle_128k", "phasev_over_sw_128k", "phasev_paged_over_aisle_128k"}) {
+  for (const char* key : {"phasev_over_aisle_16k", "phasev_over_aisle_128k", "phasev_over_sw_128k", "phasev_paged_over_aisle_128k",
+                          "service_rtt_poll_over_pingpong", "service_rtt_sleep_over_futex"}) {
     fmt::print("{} {:.3f}\n", key, summary[key].get<double>());
   }
   fmt::print("paper: phasev_over_aisle_16k {:.3f}, phasev_over_aisle_128k {:.3f}, phasev_over_sw_128k {:.3f}\n",
              3.5 / 3.4, 64.0 / 27.4, 64.0 / 68.3);
-  fmt::print("wrote {}/table1.csv, summary.json\n", o.out);
+  fmt::print("wrote {}/table1.csv, service_rtt.csv, summary.json\n", o.out);
 }
 
 }  // namespace

@@ -114,6 +114,26 @@ tandem_status_t tandem_work_fn(tandem_runtime_t* runtime, uint16_t function, uin
  * for at most `max_nodes` nodes and returns the sum of their values (seed 004 Table 1). */
 tandem_status_t tandem_list_walk(tandem_runtime_t* runtime, const tandem_list_node_t* head, uint64_t max_nodes,
                                  int64_t* sum);
+/* ---- service requests (FastPath, docs/api.md "Service requests"): a running accelerator job asks this
+ * process to run a callback and resumes with its answer. Register callbacks by id (below
+ * TANDEM_SERVICE_IDS; fn NULL removes one), then start serving once: TANDEM_SERVICE_POLL (the
+ * application calls tandem_service_poll, and high-level calls that wait serve too),
+ * TANDEM_SERVICE_SLEEP (a library thread sleeps on the ring's futex and serves), or both. A request
+ * for an id with no callback fails its job with TANDEM_SERVICE_FAILED. Callbacks run on the serving
+ * thread and must not wait for accelerator jobs. */
+typedef uint64_t (*tandem_service_fn)(void* user, const uint64_t args[4]);
+#define TANDEM_SERVICE_POLL 1u
+#define TANDEM_SERVICE_SLEEP 2u
+tandem_status_t tandem_service_register(tandem_runtime_t* runtime, uint32_t service_id, tandem_service_fn fn, void* user);
+tandem_status_t tandem_service_start(tandem_runtime_t* runtime, uint32_t flags);
+/* Serves every request posted now; `served` (may be NULL) gets how many. TANDEM_DISCONNECTED once the
+ * daemon is gone; TANDEM_INVALID_ARGUMENT before tandem_service_start. */
+tandem_status_t tandem_service_poll(tandem_runtime_t* runtime, uint32_t* served);
+/* A job that asks callback `service_id` `steps` times, each request's arguments (value, step, seed,
+ * value ^ step * 0x9e3779b97f4a7c15) from the chain's value so far, and folds each answer in
+ * (value = (value ^ answer) * 0x100000001b3 + 0x9e3779b97f4a7c15, starting from seed); docs/abi.md. */
+tandem_status_t tandem_service_chain(tandem_runtime_t* runtime, uint32_t service_id, uint64_t steps, uint64_t seed,
+                                     uint64_t* value);
 /* How this session's later jobs name memory (a tandem_address_mode_t): AISLE, registered windows only
  * (the default); PHASE/V, any address of this process, pages faulted in on demand through the device TLB. */
 tandem_status_t tandem_set_address_mode(tandem_runtime_t* runtime, int32_t mode);

@@ -54,7 +54,9 @@ typedef enum tandem_status {
   TANDEM_BUFFER_UNMAPPED = 19,   /* a page of a buffer the job uses could not be reached (unmapped meanwhile) */
   TANDEM_DEVICE_MEMORY_FULL = 20,/* device-local memory is exhausted */
   TANDEM_ACCESS_UNSUPPORTED = 21,/* the access method named cannot serve this buffer on this device */
-  TANDEM_STATUS_COUNT_ = 22
+  TANDEM_SERVICE_FAILED = 22,    /* a job's service request to its client failed: no service ring, no
+                                    callback for the id, or a malformed answer (docs/abi.md, "Service requests") */
+  TANDEM_STATUS_COUNT_ = 23
 } tandem_status_t;
 
 /* ---- packet header word: bits 0-7 type, bit 8 barrier (ring order), bits 16-31 function id ---- */
@@ -250,6 +252,7 @@ enum {
   TANDEM_FN_PRIORITY_QUEUE = 6, /* a batch of scheduler-queue commands (thesis Ch3) */
   TANDEM_FN_COPY = 7,           /* a copy engine's transfer: args dst, src, bytes (device <-> host) */
   TANDEM_FN_LIST_WALK = 8,      /* follow a linked list in client memory: args head, max nodes (seed 004 Table 1) */
+  TANDEM_FN_SERVICE_CHAIN = 9,  /* a chain of service requests to the client: args service id, steps, seed */
   TANDEM_FN_WORK_BASE = 16,   /* work functions 16..16+TANDEM_WORK_FUNCTIONS-1 (thesis 5.5.2) */
   TANDEM_WORK_FUNCTIONS = 16,
   TANDEM_FN_MAX = 256         /* function ids are below this */
@@ -284,6 +287,59 @@ typedef enum tandem_address_mode {
   TANDEM_ADDRESS_PHASEV = 1,
   TANDEM_ADDRESS_MODE_COUNT_ = 2
 } tandem_address_mode_t;
+
+/* ---- service requests (FastPath, docs/abi.md "Service requests"): a running job asks its client to run
+ * a callback. One ring per session in memory the client creates and shares: a header, then fixed
+ * 64-byte slots. One producer (the engine's device side) and one consumer (the client library).
+ * A slot's `state` is (sequence << 2) | kind: the producer writes the body, then release-stores
+ * (seq << 2) | POSTED and bumps k_posted; the client copies the body, runs the callback, writes
+ * `answer` and `status`, then release-stores (seq << 2) | ANSWERED and bumps k_answered. The producer
+ * keeps each slot's sequence privately and accepts only that exact word back. ---- */
+#define TANDEM_SERVICE_MAGIC 0x56524553u /* "SERV" */
+#define TANDEM_SERVICE_VERSION 1u
+#define TANDEM_SERVICE_MAX_SLOTS 256u
+#define TANDEM_SERVICE_IDS 256u          /* service ids are below this */
+#define TANDEM_SERVICE_ARGS 4u
+#define TANDEM_SERVICE_HEADER_BYTES 256u
+#define TANDEM_SERVICE_BYTES(slots) ((size_t)TANDEM_SERVICE_HEADER_BYTES + (size_t)(slots) * 64u)
+
+typedef enum tandem_service_kind {
+  TANDEM_SERVICE_FREE = 0,
+  TANDEM_SERVICE_POSTED = 1,
+  TANDEM_SERVICE_ANSWERED = 2
+} tandem_service_kind_t;
+
+#define TANDEM_SERVICE_SLEEPING 1u /* k_client_flags / k_device_flags: that side sleeps on the other's counter */
+
+typedef struct tandem_service_header {
+  uint32_t k_magic;
+  uint32_t k_version;
+  uint32_t k_slots;
+  uint32_t k_reserved;
+  uint8_t k_pad0[TANDEM_CACHE_LINE - 16];
+  /* written by the device side */
+  uint32_t k_posted;       /* requests posted so far: the futex word a sleeping client waits on */
+  uint32_t k_device_flags; /* TANDEM_SERVICE_SLEEPING: the device side waits on k_answered */
+  uint8_t k_pad1[TANDEM_CACHE_LINE - 8];
+  /* written by the client */
+  uint32_t k_answered;     /* answers written so far: the futex word a sleeping device side waits on */
+  uint32_t k_client_flags; /* TANDEM_SERVICE_SLEEPING: the client waits on k_posted */
+  uint8_t k_pad2[TANDEM_CACHE_LINE - 8];
+  uint8_t k_pad3[TANDEM_CACHE_LINE];
+} tandem_service_header_t;
+
+typedef struct tandem_service_slot {
+  uint32_t state;   /* (sequence << 2) | tandem_service_kind_t */
+  uint32_t service; /* the callback's id, below TANDEM_SERVICE_IDS */
+  uint64_t token;   /* the job's (informational) */
+  uint64_t args[TANDEM_SERVICE_ARGS];
+  uint64_t answer;
+  uint32_t status;  /* the client's: TANDEM_OK, or why it has no answer */
+  uint32_t reserved;
+} tandem_service_slot_t;
+
+TANDEM_STATIC_ASSERT(sizeof(tandem_service_header_t) == TANDEM_SERVICE_HEADER_BYTES, "service header size");
+TANDEM_STATIC_ASSERT(sizeof(tandem_service_slot_t) == 64, "service slot is one cache line");
 
 #ifdef __cplusplus
 }

@@ -14,6 +14,7 @@
 //   trace_attach                       ->    trace_area_ok {bytes, rings, capacity} + trace area memfd
 //   trace_control {op}                 ->    trace_state {counters}      (start, stop or query tracing)
 //   trace_dump {clear}                 ->    trace_dump_ok {counters} + memfd holding the dump (abi/trace.hpp)
+//   attach_service {slots} + memfd     ->    ok        (the session's service-request ring, abi/service.hpp)
 //   bye                                ->    (connection closed)
 //   any malformed request              ->    error {status, message}; framing errors also close
 #pragma once
@@ -51,8 +52,9 @@ enum class MessageType : uint16_t {
   trace_state = 21,
   trace_dump = 22,     // the records collected so far -> trace_dump_ok (no hello needed)
   trace_dump_ok = 23,
+  attach_service = 24,  // the session's service-request ring (memfd the client formatted) -> ok
 };
-inline constexpr uint16_t kLastMessageType = 23;
+inline constexpr uint16_t kLastMessageType = 24;
 
 struct FrameHeader {
   uint32_t magic = kMagic;
@@ -210,6 +212,12 @@ struct SetAddressMode {
 };
 static_assert(sizeof(SetAddressMode) == 8);
 
+struct AttachService {  // + the ring's memfd: round_to_pages(TANDEM_SERVICE_BYTES(slots)) bytes
+  uint32_t slots = 0;    // 1..TANDEM_SERVICE_MAX_SLOTS
+  uint32_t reserved = 0;
+};
+static_assert(sizeof(AttachService) == 8);
+
 struct ErrorReply {  // followed by up to kMaxPayload - 8 bytes of message text
   uint32_t status = 0;  // tandem_status_t
   uint32_t reserved = 0;
@@ -242,6 +250,7 @@ constexpr size_t payload_size(MessageType t) {
     case MessageType::trace_dump: return sizeof(TraceDumpRequest);
     case MessageType::trace_dump_ok: return sizeof(TraceState);
     case MessageType::set_address_mode: return sizeof(SetAddressMode);
+    case MessageType::attach_service: return sizeof(AttachService);
   }
   return SIZE_MAX;
 }
@@ -250,7 +259,7 @@ constexpr bool known_type(uint16_t t) { return t >= 1 && t <= kLastMessageType; 
 
 // Whether a request of this type carries exactly one file descriptor.
 constexpr bool carries_fd(MessageType t) {
-  return t == MessageType::register_memory || t == MessageType::hello_ok || t == MessageType::queue_ok ||
+  return t == MessageType::register_memory || t == MessageType::attach_service || t == MessageType::hello_ok || t == MessageType::queue_ok ||
          t == MessageType::trace_area_ok || t == MessageType::trace_dump_ok;
 }
 

@@ -26,6 +26,7 @@ std::string_view to_string(Status s) {
     case Status::buffer_unmapped: return "buffer_unmapped";
     case Status::device_memory_full: return "device_memory_full";
     case Status::access_unsupported: return "access_unsupported";
+    case Status::service_failed: return "service_failed";
   }
   return "unknown_status";
 }

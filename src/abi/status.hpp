@@ -38,6 +38,7 @@ enum class Status : uint32_t {
   buffer_unmapped = TANDEM_BUFFER_UNMAPPED,
   device_memory_full = TANDEM_DEVICE_MEMORY_FULL,
   access_unsupported = TANDEM_ACCESS_UNSUPPORTED,
+  service_failed = TANDEM_SERVICE_FAILED,
 };
 
 constexpr uint32_t to_wire(Status s) { return static_cast<uint32_t>(s); }

@@ -221,6 +221,49 @@ tandem_status_t tandem_list_walk(tandem_runtime_t* r, const tandem_list_node_t* 
   return ok();
 }
 
+tandem_status_t tandem_service_register(tandem_runtime_t* r, uint32_t service_id, tandem_service_fn fn, void* user) {
+  auto* rt = runtime_of(r);
+  if (rt == nullptr || service_id >= TANDEM_SERVICE_IDS) {
+    return fail(tandem::Status::invalid_argument, "tandem_service_register: null runtime or service id >= TANDEM_SERVICE_IDS");
+  }
+  rt->service().register_callback(service_id, fn, user);
+  return ok();
+}
+
+tandem_status_t tandem_service_start(tandem_runtime_t* r, uint32_t flags) {
+  auto* rt = runtime_of(r);
+  if (rt == nullptr) return fail(tandem::Status::invalid_argument, "tandem_service_start: null runtime");
+  tandem::Status s = rt->start_service(flags);
+  if (s == tandem::Status::invalid_argument) {
+    return fail(s, "tandem_service_start: flags must be TANDEM_SERVICE_POLL and/or TANDEM_SERVICE_SLEEP, once per runtime");
+  }
+  return s == tandem::Status::ok ? ok() : fail(s, "tandem_service_start: cannot attach the service ring");
+}
+
+tandem_status_t tandem_service_poll(tandem_runtime_t* r, uint32_t* served) {
+  auto* rt = runtime_of(r);
+  if (rt == nullptr || !rt->service().started()) {
+    return fail(tandem::Status::invalid_argument, "tandem_service_poll: null runtime or service not started");
+  }
+  if (tandem::rt::Liveness* l = rt->liveness(); l != nullptr && l->check_at_most_every(tandem::rt::kLivenessPeriodNs) != tandem::Status::ok) {
+    return fail(tandem::Status::disconnected, "tandem_service_poll: the daemon went away");
+  }
+  const uint32_t n = rt->service().poll();
+  if (served != nullptr) *served = n;
+  return ok();
+}
+
+tandem_status_t tandem_service_chain(tandem_runtime_t* r, uint32_t service_id, uint64_t steps, uint64_t seed, uint64_t* value) {
+  auto* rt = runtime_of(r);
+  if (rt == nullptr || value == nullptr) return fail(tandem::Status::invalid_argument, "tandem_service_chain: null runtime or result");
+  uint64_t v = 0;
+  tandem::Status s = rt->service_chain(service_id, steps, seed, v);
+  if (s == tandem::Status::invalid_argument) return fail(s, "tandem_service_chain: service id >= TANDEM_SERVICE_IDS or too many steps");
+  if (s != tandem::Status::ok) return fail(s, "tandem_service_chain failed");
+  *value = v;
+  return ok();
+}
+
 tandem_status_t tandem_set_address_mode(tandem_runtime_t* r, int32_t mode) {
   auto* rt = runtime_of(r);
   if (rt == nullptr || mode < 0 || mode >= TANDEM_ADDRESS_MODE_COUNT_) {

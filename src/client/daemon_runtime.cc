@@ -141,6 +141,7 @@ void DaemonRuntime::attach_trace_area() {
 }
 
 DaemonRuntime::~DaemonRuntime() {
+  stop_service();
   close_default_queue();
   release_thread_records();
   if (!disconnected_) {
@@ -346,6 +347,22 @@ Status DaemonRuntime::free_local(uint64_t device_address) {
   req.device_address = device_address;
   auto reply = request(MessageType::free_local, &req, sizeof req);
   return reply ? Status::ok : reply.status();
+}
+
+Status DaemonRuntime::attach_service_ring(uint32_t slots, std::shared_ptr<void>& memory, void*& base) {
+  const size_t bytes = rt::round_to_pages(TANDEM_SERVICE_BYTES(slots));
+  auto fd = rt::create_memfd("tandem-service", bytes, false);
+  if (!fd) return fd.status();
+  auto mapping = rt::map_fd(fd.value().get(), bytes, 0, true);
+  if (!mapping) return mapping.status();
+  if (Status s = abi::format_service_ring(mapping.value()->address, bytes, slots); s != Status::ok) return s;
+  abi::control::AttachService req;
+  req.slots = slots;
+  auto reply = request(MessageType::attach_service, &req, sizeof req, fd.value().get());
+  if (!reply) return reply.status();
+  base = mapping.value()->address;
+  memory = mapping.value();
+  return Status::ok;
 }
 
 Status DaemonRuntime::set_address_mode(uint8_t mode) {

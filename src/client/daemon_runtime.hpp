@@ -48,6 +48,7 @@ class DaemonRuntime final : public Runtime, public rt::Liveness {
  private:
   explicit DaemonRuntime(const RuntimeOptions& options) : Runtime(options) {}
   void release_ring(uint32_t ring_id) override;
+  Status attach_service_ring(uint32_t slots, std::shared_ptr<void>& memory, void*& base) override;
   Status attach_memory(void* address, size_t bytes, int memfd, uint64_t offset, std::string& why) override;
 
   struct Chunk {

@@ -78,6 +78,7 @@ Result<std::unique_ptr<Runtime>> EmbeddedRuntime::create(const RuntimeOptions& o
 }
 
 EmbeddedRuntime::~EmbeddedRuntime() {
+  stop_service();
   close_default_queue();
   if (dispatcher_) dispatcher_->stop();  // drains what is still in flight
   release_thread_records();
@@ -95,6 +96,15 @@ Result<std::unique_ptr<Queue>> EmbeddedRuntime::create_queue(uint32_t capacity) 
   auto ring = dispatcher_->attach_ring(session_, memory.get(), capacity, memory);
   if (!ring) return Result<std::unique_ptr<Queue>>(ring.status(), ring.message());
   return std::make_unique<Queue>(*this, abi::RingProducer(memory.get()), memory, ring.value());
+}
+
+Status EmbeddedRuntime::attach_service_ring(uint32_t slots, std::shared_ptr<void>& memory, void*& base) {
+  const size_t bytes = TANDEM_SERVICE_BYTES(slots);
+  memory = map_ring(bytes);
+  if (!memory) return Status::no_memory;
+  if (Status s = abi::format_service_ring(memory.get(), bytes, slots); s != Status::ok) return s;
+  base = memory.get();
+  return dispatcher_->attach_service(session_, base, bytes, slots, memory);
 }
 
 void EmbeddedRuntime::release_ring(uint32_t ring_id) {

@@ -27,6 +27,7 @@ class EmbeddedRuntime final : public Runtime {
  private:
   explicit EmbeddedRuntime(const RuntimeOptions& options) : Runtime(options) {}
   void release_ring(uint32_t ring_id) override;
+  Status attach_service_ring(uint32_t slots, std::shared_ptr<void>& memory, void*& base) override;
 
   std::unique_ptr<rt::Dispatcher> dispatcher_;
   engine::SessionId session_ = engine::kNone;

@@ -18,6 +18,7 @@
 #include "rt/shm.hpp"
 #include "client/embedded.hpp"
 #include "client/trace.hpp"
+#include "funcs/ref/service_chain_ref.hpp"
 #include "funcs/throughput.hpp"
 #include "client/partitioned_call.hpp"
 #include "base/clock.hpp"
@@ -489,6 +490,75 @@ Status Runtime::run(const funcs::FunctionInfo& fn, funcs::Call& call, int64_t& v
     if (Status alive = l->check_at_most_every(rt::kLivenessPeriodNs); alive != Status::ok) return alive;
   }
   return run_partitioned(*this, fn, call, value, report);
+}
+
+Status Runtime::start_service(uint32_t flags) {
+  if (flags == 0 || (flags & ~(kServicePoll | kServiceSleep)) != 0) return Status::invalid_argument;
+  std::lock_guard lock(service_mutex_);
+  if (service_.started()) return Status::invalid_argument;
+  std::shared_ptr<void> memory;
+  void* base = nullptr;
+  if (Status s = attach_service_ring(kServiceSlots, memory, base); s != Status::ok) return s;
+  service_.start(base, kServiceSlots, std::move(memory), flags, liveness());
+  return Status::ok;
+}
+
+Status Runtime::service_chain(uint32_t service, uint64_t steps, uint64_t seed, uint64_t& value) {
+  const funcs::FunctionInfo* fn = funcs::find_function(TANDEM_FN_SERVICE_CHAIN);
+  const uint64_t args[3] = {service, steps, seed};
+  uint64_t workload = 0;
+  funcs::BufferList buffers;
+  if (fn == nullptr || fn->describe(std::span<const uint64_t>(args, 3), workload, buffers) != Status::ok) return Status::invalid_argument;
+  stats_.calls.fetch_add(1, std::memory_order_relaxed);
+  auto software = [&] {
+    bool answered = true;
+    value = funcs::ref::service_chain(steps, seed, [&](const funcs::ref::ServiceArgs& a) {
+      uint64_t answer = 0;
+      answered = answered && service_.call(service, a.data(), answer);
+      return answer;
+    });
+    stats_.sw_calls.fetch_add(1, std::memory_order_relaxed);
+    return answered ? Status::ok : Status::service_failed;
+  };
+  if (mode() == Mode::sw || !service_.started()) return software();
+  auto* record = static_cast<tandem_completion_t*>(alloc(sizeof(tandem_completion_t)));
+  if (record == nullptr) return Status::no_memory;
+  rt::reset_record(record);
+  Status s = default_queue().dispatch(TANDEM_FN_SERVICE_CHAIN, args, 3, workload, record);
+  if (s == Status::ok) {
+    stats_.hw_jobs.fetch_add(1, std::memory_order_relaxed);
+    if (service_.flags() & kServicePoll) {
+      // Serve while waiting: this thread is the client's side of the job's requests.
+      const rt::WaitPolicy& policy = options_.wait;
+      const int64_t until = policy.timeout_ns >= 0 ? now_ns() + policy.timeout_ns : INT64_MAX;
+      for (;;) {
+        s = from_wire(rt::record_status(record));
+        if (s != Status::pending) break;
+        if (service_.poll() == 0) abi::cpu_relax();
+        if (rt::Liveness* l = liveness(); l != nullptr && l->check_at_most_every(rt::kLivenessPeriodNs) != Status::ok) {
+          s = Status::disconnected;
+          break;
+        }
+        if (now_ns() > until) {
+          s = Status::timeout;
+          break;
+        }
+      }
+    } else {
+      s = wait(record, options_.wait);
+    }
+  }
+  const int64_t result = abi::load_relaxed(record->value);
+  if (s != Status::disconnected) free(record);  // a lost engine may still hold it: leak one record
+  if (s == Status::not_accelerated) {
+    stats_.fallbacks.fetch_add(1, std::memory_order_relaxed);
+    return software();
+  }
+  if (s != Status::ok) return s;
+  stats_.accelerated_calls.fetch_add(1, std::memory_order_relaxed);
+  stats_.hw_units.fetch_add(steps, std::memory_order_relaxed);
+  value = static_cast<uint64_t>(result);
+  return Status::ok;
 }
 
 }  // namespace tandem::client

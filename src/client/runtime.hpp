@@ -20,6 +20,7 @@
 #include "client/access.hpp"
 #include "client/calibration.hpp"
 #include "client/learned_costs.hpp"
+#include "client/service.hpp"
 #include "devices/device.hpp"
 #include "engine/partitioner.hpp"
 #include "funcs/function.hpp"
@@ -304,6 +305,17 @@ class Runtime {
   // process's pointers. `report`, if given, receives what the call did.
   Status run(const funcs::FunctionInfo& fn, funcs::Call& call, int64_t& value, CallReport* report = nullptr);
 
+  // ---- service requests (FastPath; service.hpp, docs/api.md) ----
+  ServiceClient& service() { return service_; }
+  // Creates the session's service ring, hands it to the engine and starts serving it (kServicePoll,
+  // kServiceSleep or both). INVALID_ARGUMENT for no or unknown flags or a second start.
+  Status start_service(uint32_t flags);
+  // One service_chain call (funcs/ref/service_chain_ref.hpp): `steps` requests to callback `service`,
+  // each from the previous answer, asked by an accelerator job; in software (the callback called here)
+  // when the mode is sw, no service is started, or no accelerator holds the function. While it waits
+  // it serves the ring itself if the service was started with kServicePoll.
+  Status service_chain(uint32_t service, uint64_t steps, uint64_t seed, uint64_t& value);
+
   // Completion records reserved for this thread's high-level calls (kThreadRecords of them).
   static constexpr uint32_t kThreadRecords = 64;
   tandem_completion_t* thread_records();
@@ -334,6 +346,11 @@ class Runtime {
   void release_thread_records();
   friend class Queue;
   virtual void release_ring(uint32_t ring_id) = 0;
+  // Makes a formatted service ring of `slots` slots the session's (embedded: in this process; tandemd:
+  // a memfd the daemon maps): its memory in `memory`, its address here in `base`.
+  virtual Status attach_service_ring(uint32_t slots, std::shared_ptr<void>& memory, void*& base) = 0;
+  // Derived destructors call it first: the library's service thread may use the session.
+  void stop_service() { service_.stop(); }
   // register_memory() once its arguments are known to be sound. The embedded runtime reaches all of
   // the process's memory and needs nothing.
   virtual Status attach_memory(void* address, size_t bytes, int memfd, uint64_t offset, std::string& why) {
@@ -365,6 +382,8 @@ class Runtime {
   double cores_ = 1;  // CPUs this process may run on
   bool adaptive_ = true;
   abi::trace::AreaView trace_area_;
+  std::mutex service_mutex_;  // start_service
+  ServiceClient service_;
 };
 
 // The mode and alpha from the TANDEM_MODE environment variable (auto|sw|hw|alpha=<x>) when the

@@ -138,7 +138,8 @@ void apply_emu(EmuSettings& e, const toml::table& t, std::string_view source, Na
   check_keys(t, "device.emu",
              {"slots", "resident", "reconfig_delay", "link_gbps", "dma_setup_us", "sg_gbps", "sg_setup_us",
               "sg_page_ns", "local_memory_mib", "local_gbps", "copy_engines", "copy_engine_gbps",
-              "copy_engine_setup_us", "tlb_entries", "tlb_ways", "tlb_scope", "tlb_walk_reads", "tlb_read_ns"},
+              "copy_engine_setup_us", "tlb_entries", "tlb_ways", "tlb_scope", "tlb_walk_reads", "tlb_read_ns",
+              "service_timeout_ms"},
              source);
   Node v{t};
   e.slots = count(v["slots"], e.slots, "device.emu.slots", source, 1, 1024);
@@ -163,6 +164,8 @@ void apply_emu(EmuSettings& e, const toml::table& t, std::string_view source, Na
   word(t, "tlb_scope", "device.emu", {"shared", "per_slot"}, e.tlb_scope, source);
   e.tlb_walk_reads = number(v["tlb_walk_reads"], e.tlb_walk_reads, "device.emu.tlb_walk_reads", source, 0, 1e3);
   e.tlb_read_s = number(v["tlb_read_ns"], e.tlb_read_s * 1e9, "device.emu.tlb_read_ns", source, 0, 1e9) * 1e-9;
+  e.service_timeout_s =
+      number(v["service_timeout_ms"], e.service_timeout_s * 1e3, "device.emu.service_timeout_ms", source, 1e-3, 3.6e6) * 1e-3;
   if (e.tlb_ways > e.tlb_entries) fail(source, "device.emu: tlb_ways cannot exceed tlb_entries");
   if (e.local_bytes > 0 && e.copy_engines == 0) {
     fail(source, "device.emu: local memory needs copy engines to fill it (copy_engines >= 1, or local_memory_mib = 0)");

@@ -60,6 +60,8 @@ struct EmuSettings {
   std::string tlb_scope = "shared";      // "shared" by the slots | "per_slot"
   double tlb_walk_reads = 1.5;           // a page walk's cost in device memory reads
   double tlb_read_s = 100e-9;            // one device read of host memory (streaming jobs' walks)
+  // How long a job waits for its client's answer to a service request before it fails with TIMEOUT.
+  double service_timeout_s = 1.0;
 };
 
 // [device.rtl]: the Verilog accelerators of rtl/, simulated with Verilator (docs/rtl.md).

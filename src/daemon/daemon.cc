@@ -565,6 +565,7 @@ bool Daemon::handle(Connection& c, rt::Frame& f) {
       rt::send_frame(c.fd.get(), MessageType::ok, id, nullptr, 0);
       return true;
     }
+    case MessageType::attach_service: return on_attach_service(c, f);
     case MessageType::status: {
       const std::string& text = recent_status();
       reply(c, MessageType::status_reply, id, text.data(), std::min<size_t>(text.size(), abi::control::kMaxPayload));
@@ -674,6 +675,40 @@ bool Daemon::on_destroy_queue(Connection& c, const rt::Frame& f) {
   dispatcher_->detach_ring(it->second.engine_ring);  // returns once the dispatcher let go of it
   c.queues.erase(it);
   reply(c, MessageType::ok, f.header.request_id, nullptr, 0);
+  return true;
+}
+
+// The session's service-request ring: a memfd the client formatted. Sealed before it is mapped (the
+// client cannot shrink it under us); the engine's side keeps its own geometry and validates every word
+// it reads back (abi/service.hpp).
+bool Daemon::on_attach_service(Connection& c, rt::Frame& f) {
+  const auto req = f.as<abi::control::AttachService>();
+  const uint32_t id = f.header.request_id;
+  if (!f.fd.valid()) {
+    reply_error(c, id, Status::invalid_argument, "attach_service needs a memfd (none came with the request)");
+    return true;
+  }
+  if (req.slots == 0 || req.slots > TANDEM_SERVICE_MAX_SLOTS || req.reserved != 0) {
+    reply_error(c, id, Status::invalid_argument, "service ring: slots must be 1.." + std::to_string(TANDEM_SERVICE_MAX_SLOTS));
+    return true;
+  }
+  const size_t bytes = rt::round_to_pages(TANDEM_SERVICE_BYTES(req.slots));
+  if (Status s = rt::seal_against_shrinking(f.fd.get(), bytes); s != Status::ok) {
+    reply_error(c, id, s, s == Status::permission_denied ? "service ring must be a sealable memfd" : "memfd is smaller than the ring");
+    return true;
+  }
+  auto mapping = rt::map_fd(f.fd.get(), bytes, 0, true);
+  if (!mapping) {
+    reply_error(c, id, mapping.status(), mapping.message());
+    return true;
+  }
+  void* base = mapping.value()->address;
+  const Status s = dispatcher_->attach_service(c.session, base, bytes, req.slots, mapping.value());
+  if (s != Status::ok) {
+    reply_error(c, id, s, s == Status::invalid_argument ? "the session has a service ring already" : "not a formatted service ring");
+    return true;
+  }
+  reply(c, MessageType::ok, id, nullptr, 0);
   return true;
 }
 

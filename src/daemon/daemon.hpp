@@ -132,6 +132,7 @@ class Daemon {
   bool on_hello(Connection& c, const rt::Frame& f);
   bool on_create_queue(Connection& c, const rt::Frame& f);
   bool on_destroy_queue(Connection& c, const rt::Frame& f);
+  bool on_attach_service(Connection& c, rt::Frame& f);
   bool on_register(Connection& c, rt::Frame& f);
   bool on_unregister(Connection& c, const rt::Frame& f);
   bool on_trace_attach(Connection& c, const rt::Frame& f);

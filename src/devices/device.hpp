@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "abi/service.hpp"
 #include "abi/status.hpp"
 #include "funcs/function.hpp"
 #include "model/access_model.hpp"
@@ -62,6 +63,23 @@ struct JobAccess {
   uint64_t host_bytes() const { return bytes_in + bytes_out; }
 };
 
+// A session's service-request channel as a device sees it (rt::ServiceChannel over abi::ServiceProducer):
+// a job posts a request, the client answers, the job resumes. Dispatcher thread only.
+class ServicePort {
+ public:
+  using Check = abi::ServiceProducer::Check;
+  // ok: posted, `ticket` names it; queue_full: every slot is taken (try again); service_failed: the
+  // session has no service ring; cancelled: the session closed.
+  virtual Status post(const abi::ServiceRequest& request, uint32_t& ticket) = 0;
+  // pending, answered (`answer`), or failed (`why`: service_failed, cancelled). Not pending: the
+  // request's slot is free again.
+  virtual Check check(uint32_t ticket, uint64_t& answer, Status& why) = 0;
+  virtual void cancel(uint32_t ticket) = 0;
+
+ protected:
+  ~ServicePort() = default;
+};
+
 // A job as the device sees it.
 struct DeviceJob {
   uint64_t token = 0;    // the driver's id, handed back in the completion
@@ -71,6 +89,7 @@ struct DeviceJob {
   uint32_t asid = 0;     // the session's address-space id (tags the device TLB's entries)
   uint8_t address_mode = TANDEM_ADDRESS_AISLE;  // TANDEM_ADDRESS_*: PHASEV translates through the device TLB
   uint64_t faulted_pages = 0;  // pages the driver faulted in for it before it started (demand paging)
+  ServicePort* service = nullptr;  // functions that ask their client (service_chain): its session's channel
 };
 
 struct DeviceCompletion {

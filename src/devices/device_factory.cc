@@ -18,8 +18,10 @@ namespace {
 
 std::unique_ptr<Device> make_device(std::string_view kind, const config::Config& config, const DeviceContext& context) {
   if (kind == "emu") {
-    return std::make_unique<EmuDevice>(config.device.emu.slots, emu_models(config, context.cpu_rate),
-                                       emu_memory(config.device.emu), emu_tlb(config.device.emu));
+    auto emu = std::make_unique<EmuDevice>(config.device.emu.slots, emu_models(config, context.cpu_rate),
+                                           emu_memory(config.device.emu), emu_tlb(config.device.emu));
+    emu->set_service_timeout_ns(static_cast<int64_t>(config.device.emu.service_timeout_s * 1e9));
+    return emu;
   }
 #if TANDEM_HAVE_RTL_DEVICE
   if (kind == "rtl") return std::make_unique<rtl::RtlDevice>(config);

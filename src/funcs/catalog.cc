@@ -167,6 +167,21 @@ int64_t list_walk_accel(const Call& call, uint64_t begin, uint64_t end) {
   return static_cast<int64_t>(sum);
 }
 
+// ---- service_chain: a chain of service requests to the client (FastPath). args: service id, steps, seed.
+// Units: requests. Its workload is 0: its time is the client's answers, which no device model predicts,
+// so neither the job-size limit nor the modelled time applies (the steps travel in args[1]). Its value comes from the client's answers (funcs/ref/service_chain_ref.hpp), so the
+// catalog's run functions cannot compute it: the device asks through DeviceJob::service, the client
+// library's software path calls the callback itself.
+constexpr uint64_t kMaxServiceSteps = uint64_t{1} << 24;
+
+Status service_chain_describe(std::span<const uint64_t> args, uint64_t& workload, BufferList&) {
+  if (args[0] >= TANDEM_SERVICE_IDS || args[1] > kMaxServiceSteps) return Status::invalid_argument;
+  workload = 0;
+  return Status::ok;
+}
+
+int64_t service_chain_none(const Call&, uint64_t, uint64_t) { return 0; }
+
 constexpr FunctionInfo kNop{TANDEM_FN_NOP, "nop", "none", 0, 0, 1, nop_describe, nop_run, nop_run, add,
                             slice_nothing, 1.0, 0, 0};
 constexpr FunctionInfo kAccumulate{TANDEM_FN_ACCUMULATE, "accumulate", "bytes", 2, 2, 8,
@@ -177,6 +192,10 @@ constexpr FunctionInfo kAccumulate{TANDEM_FN_ACCUMULATE, "accumulate", "bytes", 
 constexpr FunctionInfo kListWalk{TANDEM_FN_LIST_WALK, "list_walk", "nodes", 2, 2, kNotSplittable,
                                  list_walk_describe, list_walk_sw, list_walk_accel, add, slice_nothing,
                                  2.5, 1e-6, 1e-3, true};
+
+constexpr FunctionInfo kServiceChain{TANDEM_FN_SERVICE_CHAIN, "service_chain", "requests", 3, 3, kNotSplittable,
+                                     service_chain_describe, service_chain_none, service_chain_none, add,
+                                     slice_nothing, 1.0, 1e-6, 1e-3, false, true};
 
 constexpr FunctionInfo kCopy{TANDEM_FN_COPY, "copy", "bytes", 3, 3, 1, copy_describe, copy_run, copy_run, add,
                              copy_slice, 1.0, 0, 0};
@@ -196,7 +215,7 @@ struct Catalog {
   std::array<const FunctionInfo*, TANDEM_FN_MAX> by_id{};
   static constexpr std::array<const FunctionInfo*, 4> kKernels{&kernels::kSobel, &kernels::kMatmul,
                                                                 &kernels::kDctQuant, &kernels::kPriorityQueue};
-  std::array<const FunctionInfo*, 5 + kKernels.size() + TANDEM_WORK_FUNCTIONS> list{};
+  std::array<const FunctionInfo*, 6 + kKernels.size() + TANDEM_WORK_FUNCTIONS> list{};
 
   Catalog() {
     by_id[kNop.id] = &kNop;
@@ -215,7 +234,9 @@ struct Catalog {
       list[3 + kKernels.size() + i] = &work_variants[i];
     }
     by_id[kListWalk.id] = &kListWalk;
-    list[list.size() - 2] = &kListWalk;
+    list[list.size() - 3] = &kListWalk;
+    by_id[kServiceChain.id] = &kServiceChain;
+    list[list.size() - 2] = &kServiceChain;
     by_id[kCopy.id] = &kCopy;
     list.back() = &kCopy;
   }

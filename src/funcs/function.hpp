@@ -99,6 +99,9 @@ struct FunctionInfo {
   double default_reconfig_s = 0;
   // It follows pointers in client memory at run time (through Call::memory), beyond its buffers.
   bool follows_pointers = false;
+  // Its jobs ask the client to run callbacks while they run (service_chain): the device drives them
+  // through DeviceJob::service; run_sw/run_accel cannot (the client library runs its software path).
+  bool uses_service = false;
 };
 
 // The catalog. nullptr for ids that name no function.

@@ -88,7 +88,13 @@ void Dispatcher::stop() {
   {
     std::lock_guard lock(control_mutex_);
     if (!running_) return;
-    control_.push_back([this] { stopping_ = true; });
+    control_.push_back([this] {
+      stopping_ = true;
+      // Jobs waiting for a client's answer would hold the drain up to their timeout: end them now.
+      for (SessionEntry& s : sessions_) {
+        if (s.service) s.service->close();
+      }
+    });
     control_pending_.store(true, std::memory_order_release);
   }
   abi::fetch_add_acq_rel(control_word_, 1u);
@@ -132,7 +138,7 @@ engine::SessionId Dispatcher::open_session(std::shared_ptr<AddressSpace> memory,
   return with_engine([&](engine::Engine& e) {
     const engine::SessionId s = e.open_session();
     if (s >= sessions_.size()) sessions_.resize(s + 1);
-    sessions_[s] = SessionEntry{std::move(memory), std::move(on_drained), true, TANDEM_ADDRESS_AISLE, {}, SessionStats{s}};
+    sessions_[s] = SessionEntry{std::move(memory), std::move(on_drained), true, TANDEM_ADDRESS_AISLE, {}, SessionStats{s}, nullptr};
     return s;
   });
 }
@@ -154,6 +160,8 @@ void Dispatcher::close_session_later(engine::SessionId s, std::function<void()> 
 void Dispatcher::close_session_here(engine::SessionId s) {
   if (s >= sessions_.size() || !sessions_[s].open) return;
   sessions_[s].open = false;
+  // Its jobs waiting for an answer fail at the device's next poll, not at their timeout.
+  if (sessions_[s].service) sessions_[s].service->close();
   for (engine::RingId r = 0; r < rings_.size(); ++r) {
     if (rings_[r].attached && rings_[r].session == s) {
       rings_[r] = RingEntry{};
@@ -189,6 +197,17 @@ void Dispatcher::detach_ring(engine::RingId r) {
       std::erase(active_rings_, r);
     }
     return 0;
+  });
+}
+
+Status Dispatcher::attach_service(engine::SessionId s, void* base, size_t bytes, uint32_t slots,
+                                  std::shared_ptr<void> keep_alive) {
+  if (Status v = abi::validate_service_ring(base, bytes, slots); v != Status::ok) return v;
+  return with_engine([&](engine::Engine&) {
+    if (s >= sessions_.size() || !sessions_[s].open || sessions_[s].service) return Status::invalid_argument;
+    sessions_[s].service = std::make_shared<ServiceChannel>(base, slots, std::move(keep_alive));
+    any_service_ = true;
+    return Status::ok;
   });
 }
 
@@ -300,7 +319,10 @@ void Dispatcher::loop() {
       });
       if (worked) apply(now);
     }
-    if (collect_devices(now)) {
+    // An answer to a service request is progress even when no job finished: keep spinning while a
+    // chain of requests goes on, rather than sleep between its steps.
+    const bool answered = any_service_ && service_answers();
+    if (collect_devices(now) || answered) {
       apply(now);
       worked = true;
     }
@@ -339,6 +361,7 @@ void Dispatcher::loop() {
   for (engine::SessionId s = 0; s < sessions_.size(); ++s) {
     if (sessions_[s].open) {
       sessions_[s].open = false;
+      if (sessions_[s].service) sessions_[s].service->close();
       engine_.close_session(s, now_ns(), actions_);
     }
   }
@@ -377,7 +400,15 @@ bool Dispatcher::any_ring_ready() const {
   for (engine::RingId id : active_rings_) {
     if (rings_[id].consumer.has_packet()) return true;
   }
+  if (any_service_ && service_answers()) return true;
   return control_pending_.load(std::memory_order_relaxed);
+}
+
+bool Dispatcher::service_answers() const {
+  for (const SessionEntry& s : sessions_) {
+    if (s.service && s.service->producer().has_answers()) return true;
+  }
+  return false;
 }
 
 void Dispatcher::handle_packet(RingEntry& ring, engine::RingId id, const tandem_packet_t& packet, int64_t now) {
@@ -434,6 +465,8 @@ void Dispatcher::handle_packet(RingEntry& ring, engine::RingId id, const tandem_
           p.port = session.memory->open_port(session.address_mode);
           p.job.call.memory = p.port.get();
         }
+        p.service = fn != nullptr && fn->uses_service ? session.service : nullptr;
+        p.job.service = p.service.get();
         p.remote_count = d.remote_count;
         if (d.remote_count > 0) {
           p.remote = d.remote;
@@ -641,6 +674,8 @@ void Dispatcher::device_finished(engine::JobId j, Status status, int64_t value, 
   p.process.reset();
   p.port.reset();
   p.job.call.memory = nullptr;
+  p.service.reset();
+  p.job.service = nullptr;
   engine_.job_finished(p.slot, status, value, now, actions_);
 }
 
@@ -737,6 +772,13 @@ void Dispatcher::sleep_until(int64_t deadline) {
     if (const uint32_t* word = d.device->wake_word()) targets[n++] = {word, abi::load_acquire(*word)};
   }
   targets[n++] = {mover_.wake_word(), abi::load_acquire(*mover_.wake_word())};
+  // Service rings with requests out: a client's answer wakes us (its k_answered) like a doorbell.
+  for (SessionEntry& s : sessions_) {
+    if (s.service && !s.service->closed() && s.service->producer().outstanding() > 0 && n < FUTEX_WAITV_MAX - 1) {
+      const uint32_t bell = s.service->producer().prepare_sleep();
+      targets[n++] = {s.service->producer().answer_word(), bell};
+    }
+  }
   const bool all_rings_fit = active_rings_.size() + n < FUTEX_WAITV_MAX;
   for (engine::RingId id : active_rings_) {
     uint32_t bell = rings_[id].consumer.prepare_sleep();
@@ -759,6 +801,9 @@ void Dispatcher::sleep_until(int64_t deadline) {
     abi::futex_waitv({targets, n}, deadline == INT64_MAX ? -1 : deadline);
   }
   for (engine::RingId id : active_rings_) rings_[id].consumer.wake_up();
+  for (SessionEntry& s : sessions_) {
+    if (s.service) s.service->producer().wake_up();
+  }
 }
 
 }  // namespace tandem::rt

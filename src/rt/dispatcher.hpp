@@ -24,6 +24,7 @@
 #include "rt/address_space.hpp"
 #include "rt/decode.hpp"
 #include "rt/mover.hpp"
+#include "rt/service_channel.hpp"
 #include "rt/trace.hpp"
 #include "devices/copy_engines.hpp"
 #include "devices/device.hpp"
@@ -136,6 +137,11 @@ class Dispatcher {
   Result<engine::RingId> attach_ring(engine::SessionId session, void* base, uint32_t capacity,
                                      std::shared_ptr<void> keep_alive);
   void detach_ring(engine::RingId ring);
+  // Attaches the session's service-request ring (formatted by the client with `slots` slots; abi/
+  // service.hpp): its jobs that ask the client (service_chain) post there. One per session.
+  // INVALID_ARGUMENT for an unknown session or one that has a ring; PROTOCOL_ERROR for bad memory.
+  Status attach_service(engine::SessionId session, void* base, size_t bytes, uint32_t slots,
+                        std::shared_ptr<void> keep_alive);
   // How the session's later jobs name memory (TANDEM_ADDRESS_*); INVALID_ARGUMENT for an unknown mode
   // or session.
   Status set_address_mode(engine::SessionId session, uint8_t mode);
@@ -191,6 +197,7 @@ class Dispatcher {
     uint8_t address_mode = TANDEM_ADDRESS_AISLE;
     devices::TlbCounts tlb;
     SessionStats stats;
+    std::shared_ptr<ServiceChannel> service;  // its service-request ring, once attached
   };
   struct RingEntry {
     abi::RingConsumer consumer;
@@ -218,6 +225,7 @@ class Dispatcher {
     int64_t value = 0;
     engine::SessionId session = engine::kNone;
     std::unique_ptr<PagedPort> port;  // a job that follows pointers: how it reads the client's memory
+    std::shared_ptr<ServiceChannel> service;  // a job that asks its client: the session's channel
   };
 
   void post(std::function<void()> fn);
@@ -226,6 +234,8 @@ class Dispatcher {
   void loop();
   bool poll_rings();
   bool any_ring_ready() const;
+  // A client answered a service request since the device last looked (its jobs are progressing).
+  bool service_answers() const;
   void handle_packet(RingEntry& ring, engine::RingId id, const tandem_packet_t& packet, int64_t now);
   void apply(int64_t now);
   bool collect_devices(int64_t now);
@@ -271,6 +281,7 @@ class Dispatcher {
   std::vector<RingEntry> rings_;            // indexed by engine RingId
   std::vector<engine::RingId> active_rings_;
   uint32_t ring_cursor_ = 0;
+  bool any_service_ = false;  // some session attached a service ring
   Decoded decoded_;
   std::array<engine::FunctionId, 8> drained_{};  // functions whose jobs completed in this apply()
   uint32_t drained_count_ = 0;

@@ -17,7 +17,7 @@ TEST(Funcs, CatalogNamesAndIds) {
   EXPECT_EQ(find_function("work15")->id, TANDEM_FN_WORK_BASE + 15);
   EXPECT_EQ(find_function(uint16_t{200}), nullptr);
   EXPECT_EQ(find_function("nothing"), nullptr);
-  EXPECT_EQ(all_functions().size(), 9u + TANDEM_WORK_FUNCTIONS);
+  EXPECT_EQ(all_functions().size(), 10u + TANDEM_WORK_FUNCTIONS);
   EXPECT_EQ(find_function("copy")->id, TANDEM_FN_COPY);
 }
 

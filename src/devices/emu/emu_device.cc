@@ -1,8 +1,10 @@
 #include "devices/emu/emu_device.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "devices/rtl/rtl_catalog.hpp"
+#include "funcs/ref/service_chain_ref.hpp"
 #include "funcs/throughput.hpp"
 
 namespace tandem::devices {
@@ -100,7 +102,7 @@ class TlbPort final : public funcs::MemoryPort {
 
 EmuDevice::EmuDevice(uint32_t slots, const std::array<model::AccelModel, TANDEM_FN_MAX>& models,
                      const DeviceMemoryInfo& memory, const TlbSettings& tlb)
-    : tlb_(tlb, slots), loaded_(slots, UINT16_MAX), held_(slots) {
+    : waits_(slots), tlb_(tlb, slots), loaded_(slots, UINT16_MAX), held_(slots) {
   info_.memory = memory;
   info_.kind = "emu";
   info_.name = "emu";
@@ -126,6 +128,7 @@ void EmuDevice::submit(uint32_t slot, const DeviceJob& job) {
     held_.hold(c, job.start_ns);
     return;
   }
+  if (fn->uses_service) return start_service_job(slot, job);
   const model::AccelModel& m = info_.models[job.call.function];
   double stall_s = 0;
   if (fn->follows_pointers) {
@@ -184,6 +187,108 @@ void EmuDevice::translate_buffers(uint32_t slot, const DeviceJob& job, const fun
       (tlb_.lookup(slot, job.asid, page << shift) ? counts.hits : counts.misses) += 1;
     }
   }
+}
+
+// ---- service requests (FastPath): a job posts a request to its client, waits held in its slot, and
+// resumes with the answer at the next poll that sees it. Its device time is the real time it took.
+
+void EmuDevice::start_service_job(uint32_t slot, const DeviceJob& job) {
+  ServiceWait& w = waits_[slot];
+  w = ServiceWait{};
+  w.active = true;
+  w.job = job;
+  w.value = job.call.args[2];  // the seed
+  ++waiting_;
+  advance_service(slot, job.start_ns);
+}
+
+bool EmuDevice::advance_service(uint32_t slot, int64_t now) {
+  ServiceWait& w = waits_[slot];
+  if (w.step >= w.job.call.args[1]) {
+    finish_service(slot, Status::ok, now);
+    return false;
+  }
+  if (w.job.service == nullptr) {  // a session without a service ring: nobody to ask
+    finish_service(slot, Status::service_failed, now);
+    return false;
+  }
+  abi::ServiceRequest request;
+  request.service = static_cast<uint32_t>(w.job.call.args[0]);
+  request.token = w.job.token;
+  request.args = funcs::ref::service_chain_args(w.value, w.step, w.job.call.args[2]);
+  const Status s = w.job.service->post(request, w.ticket);
+  if (s == Status::queue_full) {  // every slot of the ring is out: try again at the next poll
+    w.posted = false;
+    if (w.deadline == 0) w.deadline = now + service_timeout_ns_;
+    return true;
+  }
+  if (s != Status::ok) {
+    finish_service(slot, s, now);
+    return false;
+  }
+  w.posted = true;
+  w.deadline = now + service_timeout_ns_;
+  return true;
+}
+
+void EmuDevice::finish_service(uint32_t slot, Status status, int64_t now) {
+  ServiceWait& w = waits_[slot];
+  DeviceCompletion c;
+  c.token = w.job.token;
+  c.slot = slot;
+  c.status = status;
+  c.value = status == Status::ok ? static_cast<int64_t>(w.value) : 0;
+  c.device_ns = now > w.job.start_ns ? now - w.job.start_ns : 0;
+  c.not_before = now;
+  w.active = false;
+  w.job.service = nullptr;
+  --waiting_;
+  held_.hold(c, now);
+}
+
+void EmuDevice::poll(int64_t now, std::vector<DeviceCompletion>& out) {
+  for (uint32_t slot = 0; waiting_ > 0 && slot < waits_.size(); ++slot) {
+    ServiceWait& w = waits_[slot];
+    if (!w.active) continue;
+    // Every answer that came: a chain whose client answers at once runs several steps in one poll.
+    for (;;) {
+      if (!w.posted) {
+        if (!advance_service(slot, now)) break;
+        if (!w.posted) {
+          if (now >= w.deadline) finish_service(slot, Status::timeout, now);
+          break;
+        }
+      }
+      uint64_t answer = 0;
+      Status why = Status::ok;
+      const ServicePort::Check got = w.job.service->check(w.ticket, answer, why);
+      if (got == ServicePort::Check::pending) {
+        if (now >= w.deadline) {
+          w.job.service->cancel(w.ticket);  // frees the ring's slot; a late answer is ignored
+          finish_service(slot, Status::timeout, now);
+        }
+        break;
+      }
+      if (got == ServicePort::Check::failed) {
+        finish_service(slot, why, now);
+        break;
+      }
+      w.value = funcs::ref::service_chain_next(w.value, answer);
+      ++w.step;
+      w.posted = false;
+      w.deadline = 0;
+      if (!advance_service(slot, now)) break;
+    }
+  }
+  held_.release(now, out);
+}
+
+int64_t EmuDevice::next_deadline() const {
+  int64_t next = held_.next_deadline();
+  for (uint32_t slot = 0; waiting_ > 0 && slot < waits_.size(); ++slot) {
+    if (waits_[slot].active) next = std::min(next, waits_[slot].posted ? waits_[slot].deadline : 0);
+  }
+  return next;
 }
 
 void EmuDevice::shoot_down(uint32_t asid, uint64_t address, uint64_t bytes) {

@@ -41,8 +41,10 @@ class EmuDevice final : public Device {
   const DeviceInfo& info() const override { return info_; }
   void configure(uint32_t slot, uint16_t function) override;
   void submit(uint32_t slot, const DeviceJob& job) override;
-  void poll(int64_t now, std::vector<DeviceCompletion>& out) override { held_.release(now, out); }
-  int64_t next_deadline() const override { return held_.next_deadline(); }
+  void poll(int64_t now, std::vector<DeviceCompletion>& out) override;
+  int64_t next_deadline() const override;
+  // How long a job waits for one answer to a service request before it fails with TIMEOUT.
+  void set_service_timeout_ns(int64_t ns) { service_timeout_ns_ = ns > 0 ? ns : 1; }
   void shoot_down(uint32_t asid, uint64_t address, uint64_t bytes) override;
 
  private:
@@ -53,6 +55,24 @@ class EmuDevice final : public Device {
   // PHASE/V: every page of the job's buffers through the TLB, in order (a streaming job's accesses).
   void translate_buffers(uint32_t slot, const DeviceJob& job, const funcs::FunctionInfo& fn, TlbCounts& counts);
 
+  // A service_chain job between its requests: held here (the dispatcher never waits), advanced by poll().
+  struct ServiceWait {
+    bool active = false;
+    bool posted = false;     // a request is out (else: the ring was full, post again)
+    DeviceJob job;
+    uint64_t step = 0;
+    uint64_t value = 0;
+    uint32_t ticket = 0;
+    int64_t deadline = 0;    // the answer's timeout
+  };
+  void start_service_job(uint32_t slot, const DeviceJob& job);
+  // Posts the slot's next request, or completes the job when its chain is done. False: it completed.
+  bool advance_service(uint32_t slot, int64_t now);
+  void finish_service(uint32_t slot, Status status, int64_t now);
+
+  std::vector<ServiceWait> waits_;  // by slot
+  uint32_t waiting_ = 0;            // active entries of waits_
+  int64_t service_timeout_ns_ = 1'000'000'000;
   DeviceInfo info_;
   DeviceTlb tlb_;
   std::vector<uint16_t> loaded_;  // function each slot was last configured for
