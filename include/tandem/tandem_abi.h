@@ -154,7 +154,7 @@ typedef struct tandem_completion {
   int64_t value;       /* function return value */
   uint64_t device_ns;  /* modelled device time of the job (0 if it never ran) */
   uint32_t slot;       /* slot that ran it, or UINT32_MAX */
-  uint32_t reserved;
+  uint32_t done_ns_lo; /* low 32 bits of the CLOCK_MONOTONIC ns at which the engine completed it */
 } tandem_completion_t;
 
 TANDEM_STATIC_ASSERT(sizeof(tandem_completion_t) == 32, "completion record is 32 bytes");

@@ -416,17 +416,32 @@ class Driver {
     round_device_s_ += device_s;
     last_seen_ns_ = tandem::now_ns();
     last_seen_promptly_ = seen_promptly_;
+    // When the engine completed it: its clock's low 32 bits, placed after our first submission (the
+    // engine saw the packet after we stamped it). Out of range (a round over 4.3 s): not known.
+    const uint32_t since = abi::load_relaxed(rec.done_ns_lo) - static_cast<uint32_t>(first_submit_ns_);
+    if (first_submit_ns_ != 0 && static_cast<int64_t>(since) <= last_seen_ns_ - first_submit_ns_) {
+      last_done_ns_ = std::max(last_done_ns_, first_submit_ns_ + static_cast<int64_t>(since));
+    } else {
+      done_times_known_ = false;
+    }
     if (observation_.job_count < CallObservation::kMaxJobs) observation_.jobs[observation_.job_count++] = {units, device_s, -1};
   }
 
  public:
   // Once the call is done: Eq 5.6's hardware side is D_q + n_j D_a + (the jobs' device time spread over
   // the n_a replicas); what the jobs took from the first submission to the last completion beyond
-  // their device time, per job, is this call's sample of D_a's host part (the round trip). Only when
-  // this thread was waiting for the last completion, so that it was seen when it came.
+  // their device time, per job, is this call's sample of D_a's host part (the round trip). The last
+  // completion's time is the engine's (in the records), so a thread busy with its CPU share while the
+  // jobs finished learns as well as one that waited; without those times, only a thread that was
+  // waiting for the last completion (it saw it when it came) takes a sample. Learning only from waiting
+  // threads kept a first guess of D_a that was too high forever: the CPU got too much, finished last,
+  // and never waited again.
   void finish_observation(uint32_t n_a) {
-    if (round_jobs_ == 0 || !last_seen_promptly_ || observation_.job_count == 0 || first_submit_ns_ == 0) return;
-    const double round_s = static_cast<double>(last_seen_ns_ - first_submit_ns_) * 1e-9;
+    if (round_jobs_ == 0 || observation_.job_count == 0 || first_submit_ns_ == 0) return;
+    const bool engine_times = done_times_known_ && last_done_ns_ > first_submit_ns_;
+    if (!engine_times && !last_seen_promptly_) return;
+    const int64_t last_ns = engine_times ? last_done_ns_ : last_seen_ns_;
+    const double round_s = static_cast<double>(last_ns - first_submit_ns_) * 1e-9;
     const double excess = round_s - round_device_s_ / std::max<uint32_t>(n_a, 1);
     observation_.jobs[0].round_trip_s = std::max(0.0, excess / round_jobs_);
   }
@@ -574,6 +589,8 @@ class Driver {
   int64_t first_submit_ns_ = 0;
   int64_t last_seen_ns_ = 0;
   bool last_seen_promptly_ = false;
+  int64_t last_done_ns_ = 0;       // the engine's time of the last completion seen
+  bool done_times_known_ = true;   // every completion seen carried a usable engine time
   uint32_t round_jobs_ = 0;
   double round_device_s_ = 0;
 };

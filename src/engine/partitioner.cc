@@ -263,7 +263,17 @@ bool Partitioner::decide_round(double now, const model::LiveMetrics& m, RoundPla
     }
     if (hw < min_job_units_) return false;
   }
-  const model::Times t = model::partitioned_times(params_, xa_eff, m.n_a, n, d_q, alpha, rd);
+  model::Times t = model::partitioned_times(params_, xa_eff, m.n_a, n, d_q, alpha, rd);
+  if (automatic && !first_round_done_ && alpha < 1) {
+    const uint32_t n_all = fit_jobs(r);
+    const model::Times all = model::partitioned_times(params_, xa_eff, m.n_a, n_all, d_q, 1.0, rd);
+    if (all.total() * (1 - config_.min_split_gain) <= t.total()) {
+      alpha = 1;
+      hw = r;
+      n = n_all;
+      t = all;
+    }
+  }
   if (automatic) {
     // First round: the SW-only call is the alternative (Eq 4.8's comparison, with live D_q and n_j).
     // Later rounds: carrying on as now, SW finishing the pool while our jobs drain.

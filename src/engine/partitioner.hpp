@@ -69,6 +69,10 @@ struct PartitionerConfig {
   uint32_t max_outstanding_jobs = 64;  // size of the job table, allocated once
   uint32_t transient_retries = 8;      // failed attempts (QUEUE_FULL, ...) before the rest goes to SW
   double retry_backoff_seconds = 20e-6;  // before the first retry; doubles with each further one
+  // automatic only: a first round splits the call only when Eq 5.6's split is predicted to beat sending
+  // all of it to the hardware by this fraction; else all of it goes. 0 = the thesis's rule (the
+  // simulator); the real runtime asks for more (PartitionTuning).
+  double min_split_gain = 0;
 };
 
 // Whether a job that failed with `status` may succeed if submitted again (congestion), or never will.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace tandem::model {
 
@@ -39,8 +40,12 @@ void RunningMedian::add(double sample) {
 
 double RunningMedian::mean() const {
   if (count_ == 0) return prior_;
+  // Winsorized: a sample counts at most kMeanCap times the median. A round that waited for a slow
+  // start-up (the first call of a process) would otherwise set the figure for the next kWindow calls,
+  // and a figure that makes the hardware look slow stops the calls that would correct it.
+  const double cap = value_ > 0 ? kMeanCap * value_ : std::numeric_limits<double>::infinity();
   double sum = 0;
-  for (uint32_t i = 0; i < count_; ++i) sum += window_[i];
+  for (uint32_t i = 0; i < count_; ++i) sum += std::min(window_[i], cap);
   uint32_t n = count_;
   if (count_ < kWindow / 2 && prior_ > 0) {
     sum += prior_;

@@ -32,11 +32,13 @@ double cpu_share(const CpuLoad& load);
 class RunningMedian {
  public:
   static constexpr uint32_t kWindow = 15;
+  static constexpr double kMeanCap = 4;  // mean(): a sample counts at most this many medians
   void seed(double prior);
   void add(double sample);  // non-finite or negative samples are ignored
   double value() const { return value_; }
-  // The mean of the window (the prior counted like in value()): for costs whose rare large samples
-  // are paid, not noise (a dispatcher descheduled for a time slice delays a whole round).
+  // The mean of the window (the prior counted like in value()), each sample capped at kMeanCap
+  // medians: for costs whose rare large samples are paid, not noise (a dispatcher descheduled for a
+  // time slice delays a whole round), without letting one wild sample decide.
   double mean() const;
   uint64_t samples() const { return samples_; }  // real samples seen (the prior not counted)
   // Restores a persisted estimate as a full window of `samples` (capped at kWindow) identical samples.

@@ -36,7 +36,11 @@ inline uint32_t record_status(const tandem_completion_t* rec) {
 
 // Engine side: the results first, then one exchange that publishes the status; wake sleepers if the
 // old word said there were any.
-inline void complete_record(tandem_completion_t* rec, Status status, int64_t value, int64_t device_ns, uint32_t slot) {
+// `done_ns`: the engine's clock when it completed the job (the dispatcher's pass time), whose low 32
+// bits let a client that was busy elsewhere learn when its job ended (wraps every 4.3 s).
+inline void complete_record(tandem_completion_t* rec, Status status, int64_t value, int64_t device_ns, uint32_t slot,
+                            int64_t done_ns) {
+  abi::store_relaxed(rec->done_ns_lo, static_cast<uint32_t>(static_cast<uint64_t>(done_ns)));
   abi::store_relaxed(rec->value, value);
   abi::store_relaxed(rec->device_ns, static_cast<uint64_t>(device_ns));
   abi::store_relaxed(rec->slot, slot);

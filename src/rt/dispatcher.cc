@@ -506,7 +506,7 @@ void Dispatcher::apply(int64_t now) {
         if (a.completion != 0) {
           const bool ran = a.job != engine::kNone && a.slot != engine::kNone;
           complete_record(reinterpret_cast<tandem_completion_t*>(static_cast<uintptr_t>(a.completion)), a.status,
-                          a.value, ran ? pending_[a.job].device_ns : 0, ran ? a.slot : UINT32_MAX);
+                          a.value, ran ? pending_[a.job].device_ns : 0, ran ? a.slot : UINT32_MAX, now);
           ++stats_.completions;
           if (a.job != engine::kNone) note_drained(a.function);
         }

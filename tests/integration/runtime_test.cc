@@ -144,7 +144,12 @@ latency_us = 50
       const int64_t t0 = tandem::now_ns();
       ASSERT_EQ(rt->default_queue().dispatch(TANDEM_FN_WORK_BASE, &units, 1, units, &rec), Status::ok);
       ASSERT_EQ(rt->wait(&rec, {}), Status::ok);
-      const int64_t elapsed = tandem::now_ns() - t0;
+      const int64_t t1 = tandem::now_ns();
+      const int64_t elapsed = t1 - t0;
+      // The engine's completion time (low 32 bits): after the job's modelled time, before we saw it.
+      const int64_t done_after_t0 = static_cast<int64_t>(rec.done_ns_lo - static_cast<uint32_t>(t0));
+      EXPECT_GE(done_after_t0, modelled) << "completed no earlier than its device time";
+      EXPECT_LE(done_after_t0, elapsed) << "completed before the client saw it";
       EXPECT_EQ(static_cast<int64_t>(rec.device_ns), modelled);
       EXPECT_GE(elapsed, modelled) << "never early";
       EXPECT_EQ(rec.value, static_cast<int64_t>(units));

@@ -251,8 +251,8 @@ TEST_F(Decode, DemandOnlyPacketCarriesNoWork) {
 TEST_F(Decode, BarrierDependencies) {
   auto* deps = reinterpret_cast<tandem_completion_t*>(memory.data() + 200);
   for (int i = 0; i < 3; ++i) reset_record(&deps[i]);
-  complete_record(&deps[1], Status::ok, 0, 0, 0);
-  complete_record(&deps[2], Status::device_error, 0, 0, 0);
+  complete_record(&deps[1], Status::ok, 0, 0, 0, 0);
+  complete_record(&deps[2], Status::device_error, 0, 0, 0, 0);
   tandem_packet_t p{};
   p.header = abi::make_header(TANDEM_PACKET_BARRIER_AND, 0, true);
   p.body.barrier.deps[0] = addr(&deps[0]);

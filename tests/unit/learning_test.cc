@@ -91,6 +91,22 @@ TEST(RunningMedian, PriorUntilSamplesAndRobustToOutliers) {
   EXPECT_EQ(m.samples(), 23u);
 }
 
+// The mean (D_a's host part) keeps paid tails but caps one wild sample: a first call that waited for a
+// process's start-up must not make the hardware look slow for the next kWindow calls.
+TEST(RunningMedian, MeanCapsAWildSampleAtAFewMedians) {
+  RunningMedian m;
+  m.seed(1e-6);
+  for (int i = 0; i < 14; ++i) m.add(1e-6);
+  m.add(8e-3);  // the first call of a process: 8 ms of start-up in its round
+  EXPECT_DOUBLE_EQ(m.value(), 1e-6);
+  EXPECT_NEAR(m.mean(), (14 * 1e-6 + RunningMedian::kMeanCap * 1e-6) / 15, 1e-12);
+  // Tails that are common enough move the median, and then count in full.
+  RunningMedian t;
+  for (int i = 0; i < 8; ++i) t.add(1e-6);
+  for (int i = 0; i < 7; ++i) t.add(3e-6);
+  EXPECT_NEAR(t.mean(), (8 * 1e-6 + 7 * 3e-6) / 15, 1e-12);
+}
+
 // A device whose speed changes mid-run: the learnt X_a follows within a bounded number of jobs.
 TEST(CostEstimator, ConvergesAfterTheDeviceSpeedChanges) {
   CostParams seed;

@@ -93,6 +93,45 @@ TEST(PartitionerScript, FirstRoundFollowsEq56) {
   EXPECT_EQ(part.counters().jobs_submitted, 6u);
 }
 
+// The real runtime's rule on top of Eq 5.6: a split predicted to beat offloading everything by less
+// than min_split_gain sends everything (the split's own costs are not in the model). The thesis's rule
+// (0, the simulator's) splits whenever Eq 5.6 says so.
+TEST(PartitionerScript, SplitOnlyWhenItBeatsOffloadingEverythingByTheMinimumGain) {
+  CostParams p = test_params();
+  p.xa = 8e9;  // 8x the CPU: a split gains at most X_c / X_a = 12.5% over offloading everything
+  const LiveMetrics m{1, 0, 0};
+  const uint64_t n = 1000000;
+  const double alpha = model::alpha_multi(p, p.xa, 1, 6, 0, n);
+  ASSERT_GT(alpha, 0.5);
+  ASSERT_LT(alpha, 1.0);
+  const double split = model::partitioned_times(p, p.xa, 1, 6, 0, alpha, n).total();
+  const double all = model::partitioned_times(p, p.xa, 1, 6, 0, 1.0, n).total();
+  const double gain = 1 - split / all;
+  ASSERT_GT(gain, 0.05);
+  ASSERT_LT(gain, 0.15);
+
+  PartitionerConfig thesis;
+  Partitioner splits(p, thesis);
+  splits.start(n, 0, m);
+  EXPECT_DOUBLE_EQ(splits.initial_alpha(), alpha);
+
+  PartitionerConfig runtime;
+  runtime.min_split_gain = 0.15;
+  Partitioner offloads(p, runtime);
+  offloads.start(n, 0, m);
+  EXPECT_DOUBLE_EQ(offloads.initial_alpha(), 1.0);
+  EXPECT_DOUBLE_EQ(offloads.predicted_duration(), all);
+  uint64_t hw = 0;
+  for (Step s = offloads.next(0, m); s.kind == StepKind::submit_job; s = offloads.next(0, m)) hw += s.range.size();
+  EXPECT_EQ(hw, n);
+
+  // A gain above the minimum still splits.
+  runtime.min_split_gain = 0.5 * gain;
+  Partitioner still_splits(p, runtime);
+  still_splits.start(n, 0, m);
+  EXPECT_DOUBLE_EQ(still_splits.initial_alpha(), alpha);
+}
+
 TEST(PartitionerScript, NoAcceleratorGivesDemandJobsAndSwChunks) {
   PartitionerConfig cfg;
   cfg.cowork_max_units = 1000;
