@@ -630,21 +630,25 @@ model::LiveMetrics live_metrics(const Runtime& runtime, uint16_t function) {
 
 namespace {
 
-// `runtime_policy`: `part` is the runtime's own partitioner, so automatic mode may plan with the learnt,
-// contention-adjusted figures; a caller-owned one keeps the parameters it was given.
+// `prior`: set when `part` is the runtime's own partitioner (the calibration's or default figures it
+// was made with), so automatic mode may plan with the learnt, contention-adjusted figures; a
+// caller-owned partitioner (null) keeps the parameters it was given.
 Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& call, Partitioner& part,
-                int64_t& value, CallReport* report, bool runtime_policy) {
+                int64_t& value, CallReport* report, const model::CostParams* runtime_prior) {
+  const bool runtime_policy = runtime_prior != nullptr;
   CallTrace trace(rt, fn.id, call.workload);  // records the call while tracing is on (client/trace.hpp)
   rt.stats().calls.fetch_add(1, std::memory_order_relaxed);
   Runtime::BusyCaller busy(rt);
   const double share = rt.cpu_share();
-  if (runtime_policy && part.config().policy == PartitionPolicy::automatic && rt.adaptive()) {
+  const bool learning = runtime_policy && part.config().policy == PartitionPolicy::automatic && rt.adaptive();
+  model::CostParams prior = runtime_policy ? *runtime_prior : part.base_params();
+  prior.xc *= share;
+  if (learning) {
     // Automatic mode plans with what the runtime learnt, at the CPU throughput this thread gets now.
     model::CostParams learnt = rt.learned().params(fn.id);
     learnt.xc *= share;
     part.set_base_params(learnt);
   }
-  const model::CostParams& params = part.base_params();
   const engine::PartitionerConfig& config = part.config();
   const uint64_t units = call.workload;
   // Should the page be unreadable for a moment (a busy writer), the figures this thread saw last
@@ -655,7 +659,22 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
 
   // The software decision of Partitioner::start (Algorithm 2 lines 1-4), taken here without the
   // partitioner's bookkeeping or a clock reading: small calls pay only the model's arithmetic.
-  const uint64_t nl = model::break_even_work(params, model::effective_accel_throughput(params, m));
+  // Exploration: learnt figures that keep every call in software are never tested again, so a few slow
+  // first rounds (a cold dispatcher, a burst of load) would keep the hardware unused for good. Calls the
+  // prior figures would accelerate but the learnt ones keep in software are counted; every
+  // interval-th one is planned with the prior figures instead, the interval doubling while the
+  // answer stays "software" (at most 1 call in 64), back to 1 once a call used the hardware.
+  bool prior_accelerates = false;
+  bool exploring = false;
+  if (learning && units > 0 && m.n_a > 0) {
+    prior_accelerates = units > model::break_even_work(prior, model::effective_accel_throughput(prior, m));
+    if (prior_accelerates && rt.explore_due(fn.id)) {
+      part.set_base_params(prior);
+      exploring = true;
+    }
+  }
+  const uint64_t nl = model::break_even_work(part.base_params(), model::effective_accel_throughput(part.base_params(), m));
+  const model::CostParams& params = part.base_params();
   // Device-local buffers are not this process's memory: such a call never takes the plain software path.
   bool device_buffers = false;
   for (void* b : call.buffers) device_buffers = device_buffers || (reinterpret_cast<uintptr_t>(b) & TANDEM_DEVICE_ADDRESS_BIT) != 0;
@@ -669,6 +688,7 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
     const bool measure = static_cast<double>(units) > 2e-6 * params.xc;
     const int64_t t0 = measure ? tandem::now_ns() : 0;
     value = fn.run_sw(call, 0, units);
+    if (prior_accelerates && !exploring) rt.note_software_choice(fn.id);
     if (measure) {
       CallObservation o;
       o.sw_units = static_cast<double>(units);
@@ -716,6 +736,13 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
   Driver driver(rt, fn, call, *used, records, access);
   const Status s = driver.run(m, value);
   driver.finish_observation(m.n_a);
+  if (learning && used == &part && !exploring) {  // a probe's own jobs say nothing of the learnt figures
+    if (used->counters().jobs_submitted > 0) {
+      rt.note_hardware_used(fn.id);
+    } else if (prior_accelerates) {
+      rt.note_software_choice(fn.id);
+    }
+  }
   driver.observation().share = share;
   rt.learned().observe(fn.id, driver.observation());
   count(rt, used->counters());
@@ -737,12 +764,13 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
 
 Status run_partitioned(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& call, int64_t& value,
                        CallReport* report) {
-  return run_call(rt, fn, call, *partitioner_for(rt, fn.id).partitioner, value, report, true);
+  CachedPartitioner& cached_part = partitioner_for(rt, fn.id);
+  return run_call(rt, fn, call, *cached_part.partitioner, value, report, &cached_part.policy.params);
 }
 
 Status run_partitioned(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& call, Partitioner& part,
                        int64_t& value, CallReport* report) {
-  return run_call(rt, fn, call, part, value, report, false);
+  return run_call(rt, fn, call, part, value, report, nullptr);
 }
 
 }  // namespace tandem::client

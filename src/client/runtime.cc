@@ -252,7 +252,13 @@ std::string_view Runtime::device_kind(uint16_t function) const {
 
 void Runtime::init_cost_params(const Calibration* calibration) {
   std::lock_guard lock(policy_mutex_);
-  if (calibration != nullptr && calibration->access) access_costs_ = calibration->access;
+  if (calibration != nullptr && calibration->access) {
+    access_costs_ = calibration->access;
+  } else {
+    // Measured once per process (about 8 ms): here, with the runtime's start-up, rather than inside the
+    // first accelerated call, where it made that call 500x slower than the next.
+    (void)host_access_costs();
+  }
   bool used = false;
   for (const funcs::FunctionInfo* fn : funcs::all_functions()) {
     const DeviceSummary* host = host_device(fn->id);
@@ -283,6 +289,27 @@ void Runtime::init_cost_params(const Calibration* calibration) {
     learned_.restore(*learnt);
   }
   policy_version_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void Runtime::note_software_choice(uint16_t function) {
+  if (function < TANDEM_FN_MAX) exploration_[function].streak.fetch_add(1, std::memory_order_relaxed);
+}
+
+bool Runtime::explore_due(uint16_t function) {
+  if (function >= TANDEM_FN_MAX) return false;
+  Exploration& e = exploration_[function];
+  const uint32_t interval = e.interval.load(std::memory_order_relaxed);
+  if (e.streak.load(std::memory_order_relaxed) < interval) return false;
+  e.streak.store(0, std::memory_order_relaxed);
+  e.interval.store(std::min(2 * interval, kMaxExploreInterval), std::memory_order_relaxed);
+  return true;
+}
+
+void Runtime::note_hardware_used(uint16_t function) {
+  if (function >= TANDEM_FN_MAX) return;
+  Exploration& e = exploration_[function];
+  if (e.interval.load(std::memory_order_relaxed) != 1) e.interval.store(1, std::memory_order_relaxed);
+  if (e.streak.load(std::memory_order_relaxed) != 0) e.streak.store(0, std::memory_order_relaxed);
 }
 
 double Runtime::cpu_share() const {

@@ -291,6 +291,13 @@ class Runtime {
   // Whether automatic mode plans with the learnt, contention-adjusted figures (default) or with the
   // calibration's as they are ($TANDEM_AUTO_ADAPT=0: the behaviour before issue 15, for comparisons).
   bool adaptive() const { return adaptive_; }
+  // Exploration (run_call): a call the learnt figures kept in software where the prior ones would
+  // have accelerated it; explore_due: whether `interval` of those have passed since the last probe
+  // (then the interval doubles, up to kMaxExploreInterval); a call that used the hardware resets it.
+  void note_software_choice(uint16_t function);
+  bool explore_due(uint16_t function);
+  void note_hardware_used(uint16_t function);
+  static constexpr uint32_t kMaxExploreInterval = 64;
   // A busy caller going to sleep on its completions (true) and waking up (false).
   void caller_sleeps(bool asleep) { busy_callers_.fetch_add(asleep ? -1 : 1, std::memory_order_relaxed); }
   // Writes what was learnt to the per-device-kind files (learned_costs_path); no-op when nothing was
@@ -385,6 +392,11 @@ class Runtime {
   std::atomic<int32_t> busy_callers_{0};
   double cores_ = 1;  // CPUs this process may run on
   bool adaptive_ = true;
+  struct Exploration {  // explore_now / explored_ok; relaxed: an extra or a missed probe is harmless
+    std::atomic<uint32_t> streak{0};
+    std::atomic<uint32_t> interval{1};
+  };
+  std::array<Exploration, TANDEM_FN_MAX> exploration_{};
   abi::trace::AreaView trace_area_;
   std::mutex service_mutex_;  // start_service
   ServiceClient service_;

@@ -63,6 +63,32 @@ TEST(SelfCalibration, LearntThroughputFollowsAFabricWhoseSpeedChanges) {
   EXPECT_LE(calls_to_converge(*fast, 30), 4);
 }
 
+// Learnt figures that make the hardware look slow (here a round trip of 1 ms, as a cold start can
+// give) keep auto's calls in software, where nothing would correct them: exploration plans a call
+// with the prior figures after the first such call, the interval doubling from there.
+TEST(SelfCalibration, AutoExploresWhenLearntFiguresKeepEveryCallInSoftware) {
+  auto rt = open_embedded(fabric(4), client::Mode::auto_mode);
+  ASSERT_TRUE(rt);
+  client::Calibration poisoned = rt->learned().snapshot("emu");
+  model::CostParams p = rt->cost_params(TANDEM_FN_WORK);
+  p.da = 1e-3;
+  poisoned.functions[TANDEM_FN_WORK] = p;
+  poisoned.samples[TANDEM_FN_WORK] = client::SampleCounts{1, 1, 1};
+  rt->learned().restore(poisoned);
+  ASSERT_GT(rt->learned().params(TANDEM_FN_WORK).da, 1e-4);
+  std::vector<uint64_t> jobs_per_call;
+  for (int i = 0; i < 40; ++i) {
+    const uint64_t before = rt->stats().hw_jobs.load();
+    work_call(*rt, 200'000);
+    jobs_per_call.push_back(rt->stats().hw_jobs.load() - before);
+  }
+  EXPECT_EQ(jobs_per_call[0], 0u) << "the learnt figures keep the first call in software";
+  EXPECT_GT(jobs_per_call[1], 0u) << "the next one explores with the prior figures";
+  // What the probes measured replaced the wild round trip (a fast emulated fabric: microseconds; half
+  // the wild figure leaves room for a slow sanitizer build on a busy machine).
+  EXPECT_LT(rt->learned().params(TANDEM_FN_WORK).da, 0.5e-3);
+}
+
 TEST(SelfCalibration, PersistsPerDeviceKindAndIgnoresACorruptFile) {
   const std::string dir = ::testing::TempDir() + "/tandem-learned-" + std::to_string(::getpid());
   std::filesystem::remove_all(dir);
