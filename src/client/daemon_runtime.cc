@@ -321,6 +321,9 @@ void DaemonRuntime::free(void* memory) {
 bool DaemonRuntime::in_session_memory(const void* memory, size_t bytes) const {
   const auto begin = reinterpret_cast<uintptr_t>(memory);
   if (begin + bytes < begin) return false;
+  // PHASE/V: any address of ours is named in place; a page we do not have ends the job with
+  // TRANSLATION_FAULT (tandemd checks it against this process's mappings).
+  if (address_mode_.load(std::memory_order_acquire) == TANDEM_ADDRESS_PHASEV) return true;
   std::lock_guard lock(memory_mutex_);
   for (const auto& c : chunks_) {
     const auto base = reinterpret_cast<uintptr_t>(c->mapping->address);
@@ -369,7 +372,9 @@ Status DaemonRuntime::set_address_mode(uint8_t mode) {
   abi::control::SetAddressMode req;
   req.mode = mode;
   auto reply = request(MessageType::set_address_mode, &req, sizeof req);
-  return reply ? Status::ok : reply.status();
+  if (!reply) return reply.status();
+  address_mode_.store(mode, std::memory_order_release);
+  return Status::ok;
 }
 
 Status DaemonRuntime::attach_memory(void* address, size_t bytes, int memfd, uint64_t offset, std::string& why) {

@@ -77,6 +77,8 @@ class DaemonRuntime final : public Runtime, public rt::Liveness {
   std::shared_ptr<rt::Mapping> trace_mapping_;  // the session's trace area (null: none)
 
   mutable std::mutex memory_mutex_;
+  // PHASE/V (set_address_mode): every page of this process is reachable in place, faulted in by tandemd.
+  std::atomic<uint8_t> address_mode_{TANDEM_ADDRESS_AISLE};
   std::vector<std::unique_ptr<Chunk>> chunks_;
   std::map<uintptr_t, std::pair<Chunk*, size_t>> allocations_;  // address -> (chunk, bytes)
   std::map<uintptr_t, Registered> registered_;                  // by client address

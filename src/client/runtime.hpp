@@ -201,7 +201,7 @@ class Runtime {
   }
   // ---- data access (access.hpp, docs/access.md) ----
   // Whether [memory, memory + bytes) is memory the engine reaches in place (session memory under
-  // tandemd; any memory of the embedded runtime).
+  // tandemd, or any address of a PHASE/V session; any memory of the embedded runtime).
   virtual bool in_session_memory(const void* memory, size_t bytes) const {
     (void)memory, (void)bytes;
     return true;

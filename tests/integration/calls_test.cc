@@ -98,14 +98,17 @@ class Buffer {
   uint8_t* p_;
 };
 
-// Where a test's runtime runs and where its buffers live.
-enum class Placement { embedded, daemon_session_memory, daemon_heap };
+// Where a test's runtime runs and where its buffers live. daemon_heap_phasev: heap buffers named in
+// place (zero-copy) by a PHASE/V session, so tandemd faults their pages in while the jobs run (issue 12:
+// demand paging for every function that reads client memory).
+enum class Placement { embedded, daemon_session_memory, daemon_heap, daemon_heap_phasev };
 
 class Calls : public ::testing::TestWithParam<std::tuple<Placement, ModeCase>> {
  protected:
   void SetUp() override {
     daemon_ = std::get<0>(GetParam()) != Placement::embedded;
-    session_ = std::get<0>(GetParam()) != Placement::daemon_heap;
+    const Placement placement = std::get<0>(GetParam());
+    session_ = placement != Placement::daemon_heap && placement != Placement::daemon_heap_phasev;
     mode_ = std::get<1>(GetParam());
     tandem_options_t o;
     tandem_options_init(&o);
@@ -119,6 +122,10 @@ class Calls : public ::testing::TestWithParam<std::tuple<Placement, ModeCase>> {
     }
     ASSERT_EQ(tandem_open(&o, &rt_), TANDEM_OK) << tandem_last_error();
     ASSERT_STREQ(tandem_runtime_kind(rt_), daemon_ ? "daemon" : "embedded");
+    if (placement == Placement::daemon_heap_phasev) {
+      ASSERT_EQ(tandem_set_address_mode(rt_, TANDEM_ADDRESS_PHASEV), TANDEM_OK) << tandem_last_error();
+      ASSERT_EQ(tandem_set_access(rt_, TANDEM_ACCESS_ZERO_COPY), TANDEM_OK) << tandem_last_error();
+    }
   }
   void TearDown() override { tandem_close(rt_); }
 
@@ -277,12 +284,15 @@ TEST_P(Calls, PriorityQueueEqualsTheReference) {
 
 std::string mode_case_name(const ::testing::TestParamInfo<std::tuple<Placement, ModeCase>>& info) {
   const Placement p = std::get<0>(info.param);
-  return std::string(p == Placement::embedded ? "embedded_" : p == Placement::daemon_heap ? "daemon_heap_" : "daemon_") +
+  return std::string(p == Placement::embedded             ? "embedded_"
+                     : p == Placement::daemon_heap        ? "daemon_heap_"
+                     : p == Placement::daemon_heap_phasev ? "daemon_heap_phasev_"
+                                                          : "daemon_") +
          std::get<1>(info.param).name;
 }
 INSTANTIATE_TEST_SUITE_P(EveryRuntimeAndMode, Calls,
                          ::testing::Combine(::testing::Values(Placement::embedded, Placement::daemon_session_memory,
-                                                              Placement::daemon_heap),
+                                                              Placement::daemon_heap, Placement::daemon_heap_phasev),
                                             ::testing::ValuesIn(kModes)),
                          mode_case_name);
 

@@ -4,6 +4,7 @@
 // only that job with TRANSLATION_FAULT, and tandem status shows the TLB's work per session and function.
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <vector>
 
@@ -123,6 +124,83 @@ TEST(VirtualMemoryDaemon, PhasevFaultsInTheBuffersOfStreamingFunctions) {
     if (f["function"] == "accumulate") faults = f["faults"].get<uint64_t>();
   }
   EXPECT_GE(faults, 49u) << "the 200 KB buffer's pages were faulted in";
+}
+
+// Unmapping a range while a job runs on it: the translation is shot down at once, the job finishes on
+// the pages it holds (tandemd retires the mapping only when no job of the session can use it) or fails
+// cleanly, the daemon never reads freed memory, and a job sent afterwards faults. Both modes: an AISLE
+// window unregistered, and PHASE/V heap pages unmapped by the client.
+TEST(VirtualMemoryDaemon, UnmappingARangeWhileAJobRunsOnItNeverReadsFreedMemory) {
+  // Slow accumulate (1e8 bytes/s): a 4 MiB job is held about 42 ms, long enough to unmap under it.
+  DaemonProcess d("[device.emu]\nslots = 2\nresident = [\"accumulate\", \"accumulate\"]\n"
+                  "[functions.accumulate]\nthroughput = 1e8\nlatency_us = 1\n");
+  auto rt = d.open(client::Mode::hw);
+  ASSERT_TRUE(rt);
+  auto q = rt->create_queue(16);
+  ASSERT_TRUE(q);
+  constexpr size_t kCount = 1u << 20;  // int32: 4 MiB
+  constexpr size_t kBytes = kCount * sizeof(int32_t);
+  const auto fill = [](int32_t* p) {
+    int64_t sum = 0;
+    for (size_t i = 0; i < kCount; ++i) sum += p[i] = static_cast<int32_t>(i % 977) - 400;
+    return sum;
+  };
+  const auto outcome_is_clean = [](const Outcome& o, int64_t sum) {
+    return (o.status == Status::ok && o.value == sum) || o.status == Status::translation_fault ||
+           o.status == Status::buffer_unmapped;
+  };
+
+  // AISLE: a registered memfd window, unregistered and unmapped while its job is held.
+  const int fd = memfd_create("tandem-unmap-test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, kBytes), 0);
+  auto* window = static_cast<int32_t*>(mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+  ASSERT_NE(window, MAP_FAILED);
+  const int64_t sum = fill(window);
+  std::string why;
+  ASSERT_EQ(rt->register_memory(window, kBytes, fd, 0, &why), Status::ok) << why;
+  const uint64_t args[2] = {reinterpret_cast<uintptr_t>(window), kCount};
+  auto* rec = static_cast<tandem_completion_t*>(rt->alloc(sizeof(tandem_completion_t)));
+  ASSERT_NE(rec, nullptr);
+  rt::reset_record(rec);
+  ASSERT_EQ(q.value()->dispatch(TANDEM_FN_ACCUMULATE, args, 2, kBytes, rec), Status::ok);
+  ASSERT_EQ(rt->unregister_memory(window), Status::ok);
+  ASSERT_EQ(munmap(window, kBytes), 0);
+  close(fd);
+  rt::WaitPolicy policy;
+  policy.timeout_ns = 10'000'000'000;
+  Outcome held;
+  held.status = rt->wait(rec, policy);
+  held.value = rec->value;
+  EXPECT_TRUE(outcome_is_clean(held, sum)) << "status " << static_cast<int>(held.status) << " value " << held.value;
+  EXPECT_EQ(dispatch_wait(*rt, *q.value(), TANDEM_FN_ACCUMULATE, args, kBytes).status, Status::translation_fault)
+      << "the window is gone: nothing translates it";
+
+  // PHASE/V: heap pages the daemon faulted in, unmapped by the client under a running job.
+  ASSERT_EQ(rt->set_address_mode(TANDEM_ADDRESS_PHASEV), Status::ok);
+  auto* heap = static_cast<int32_t*>(mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(heap, MAP_FAILED);
+  const int64_t heap_sum = fill(heap);
+  const uint64_t heap_args[2] = {reinterpret_cast<uintptr_t>(heap), kCount};
+  rt::reset_record(rec);
+  ASSERT_EQ(q.value()->dispatch(TANDEM_FN_ACCUMULATE, heap_args, 2, kBytes, rec), Status::ok);
+  ASSERT_EQ(munmap(heap, kBytes), 0);
+  held.status = rt->wait(rec, policy);
+  held.value = rec->value;
+  EXPECT_TRUE(outcome_is_clean(held, heap_sum)) << "status " << static_cast<int>(held.status) << " value " << held.value;
+  EXPECT_EQ(dispatch_wait(*rt, *q.value(), TANDEM_FN_ACCUMULATE, heap_args, kBytes).status, Status::translation_fault)
+      << "the pages are gone from the client: the fault-in finds nothing";
+
+  // The daemon and the session carry on.
+  auto* alive = static_cast<int32_t*>(rt->alloc(64 * sizeof(int32_t)));
+  ASSERT_NE(alive, nullptr);
+  for (int i = 0; i < 64; ++i) alive[i] = i;
+  const uint64_t alive_args[2] = {reinterpret_cast<uintptr_t>(alive), 64};
+  const Outcome after = dispatch_wait(*rt, *q.value(), TANDEM_FN_ACCUMULATE, alive_args, 64 * sizeof(int32_t));
+  EXPECT_EQ(after.status, Status::ok);
+  EXPECT_EQ(after.value, 64 * 63 / 2);
+  rt->free(alive);
+  rt->free(rec);
 }
 
 }  // namespace
