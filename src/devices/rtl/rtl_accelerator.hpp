@@ -5,7 +5,9 @@
 // a valid/ready stream in and out. run() drives a job through it the way a CSR manager and a DMA
 // engine would: write the arguments, set CTRL.start, stream the input beats in and the output
 // beats out, wait for the completion interrupt, read the return value and clear the interrupt.
-// It counts clock cycles and converts them to modelled time at the fabric clock.
+// It counts clock cycles and converts them to modelled time at the fabric clock. list_walk has the same
+// registers but no streams: it reads client memory itself, through its TLB and the job's memory port
+// (RtlJob::memory; slot_list_walk.cc plays the host's side: page walks and reads).
 //
 // Independent of the engine: phase 2 wraps an RtlAccelerator as a tandem device. Results are real
 // (computed by the Verilog); simulation is slow compared with the modelled time.
