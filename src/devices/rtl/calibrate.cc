@@ -90,6 +90,8 @@ Result<SizedJob> make_job(RtlFunction f, uint64_t size, uint32_t sobel_lanes, Rn
       sj.job = pq_job(cmds, true);
       return sj;
     }
+    case RtlFunction::list_walk:
+      return {Status::invalid_argument, "list_walk reads client memory: calibrate-rtl covers the stream accelerators"};
   }
   return {Status::invalid_argument, "unknown RTL function"};
 }
@@ -103,6 +105,7 @@ std::string_view calibration_unit(RtlFunction f) {
     case RtlFunction::matmul: return "MACs";
     case RtlFunction::dct_quant: return "blocks";
     case RtlFunction::priority_queue: return "commands";
+    case RtlFunction::list_walk: return "nodes";
   }
   return "unit";
 }
@@ -114,6 +117,7 @@ std::vector<uint64_t> default_calibration_sizes(RtlFunction f) {
     case RtlFunction::matmul: return {4, 16, 32, 64, 100};
     case RtlFunction::dct_quant: return {1, 8, 64, 256, 1024};
     case RtlFunction::priority_queue: return {1, 16, 256, 4096};
+    case RtlFunction::list_walk: return {};
   }
   return {};
 }

@@ -16,6 +16,7 @@ std::string_view to_string(RtlFunction f) {
     case RtlFunction::matmul: return "matmul";
     case RtlFunction::dct_quant: return "dct_quant";
     case RtlFunction::priority_queue: return "priority_queue";
+    case RtlFunction::list_walk: return "list_walk";
   }
   return "unknown";
 }
@@ -35,6 +36,11 @@ Result<std::unique_ptr<RtlAccelerator>> make_rtl_accelerator(RtlFunction functio
     case RtlFunction::matmul: return detail::make_matmul_slot(options);
     case RtlFunction::dct_quant: return detail::make_dct_quant_slot(options);
     case RtlFunction::priority_queue: return detail::make_priority_queue_slot(options);
+    case RtlFunction::list_walk:
+      if (options.mem_read_cycles == 0 || !(options.walk_reads >= 0) || options.walk_reads > 1e6) {
+        return {Status::invalid_argument, "list_walk: mem_read_cycles must be positive, walk_reads in [0, 1e6]"};
+      }
+      return detail::make_list_walk_slot(options);
   }
   return {Status::invalid_argument, "unknown RTL function"};
 }

@@ -5,7 +5,9 @@
 // a valid/ready stream in and out. run() drives a job through it the way a CSR manager and a DMA
 // engine would: write the arguments, set CTRL.start, stream the input beats in and the output
 // beats out, wait for the completion interrupt, read the return value and clear the interrupt.
-// It counts clock cycles and converts them to modelled time at the fabric clock.
+// It counts clock cycles and converts them to modelled time at the fabric clock. list_walk has the same
+// registers but no streams: it reads client memory itself, through its TLB and the job's memory port
+// (RtlJob::memory; slot_list_walk.cc plays the host's side: page walks and reads).
 //
 // Independent of the engine: phase 2 wraps an RtlAccelerator as a tandem device. Results are real
 // (computed by the Verilog); simulation is slow compared with the modelled time.
@@ -20,10 +22,16 @@
 
 #include "abi/status.hpp"
 
+namespace tandem::funcs {
+class MemoryPort;
+}
+
 namespace tandem::devices::rtl {
 
-enum class RtlFunction : uint8_t { accumulate, sobel, matmul, dct_quant, priority_queue };
+enum class RtlFunction : uint8_t { accumulate, sobel, matmul, dct_quant, priority_queue, list_walk };
 
+// The stream accelerators (what `tandem calibrate-rtl` fits). list_walk has no streams: it reads client
+// memory through its TLB (RtlJob::memory), so its time depends on the memory latency modelled below.
 inline constexpr RtlFunction kAllRtlFunctions[] = {RtlFunction::accumulate, RtlFunction::sobel,
                                                    RtlFunction::matmul, RtlFunction::dct_quant,
                                                    RtlFunction::priority_queue};
@@ -55,6 +63,13 @@ struct RtlOptions {
   uint64_t stall_seed = 1;
   // Build variant for tests: Sobel with 3 lanes and width limit 40 instead of 16 lanes, 1920.
   bool sobel_small_variant = false;
+  // list_walk's memory: a read of host memory answers after mem_read_cycles (100 ns at 200 MHz, the
+  // emulated device's tlb_read_s); a TLB miss under PHASE/V is a page walk of walk_reads such reads
+  // (rounded to whole cycles; tlb_walk_reads); under AISLE the host translates by its window table in
+  // aisle_walk_cycles.
+  uint32_t mem_read_cycles = 20;
+  double walk_reads = 1.5;
+  uint32_t aisle_walk_cycles = 2;
 };
 
 // What the slot's hardware looks like from outside.
@@ -68,6 +83,13 @@ struct RtlJob {
   std::vector<uint32_t> args;  // written to kArg0 + 4N
   std::vector<uint8_t> input;  // streamed in, the last beat padded with zeros
   size_t output_bytes = 0;     // expected on the output stream (whole beats are checked)
+  // Accelerators that read client memory themselves (list_walk): where their reads go (client virtual
+  // addresses, the session's rights), whose address space it is (a change flushes the TLB), and
+  // whether a TLB miss is a page walk (PHASE/V) or a window lookup (AISLE).
+  funcs::MemoryPort* memory = nullptr;
+  uint32_t asid = 0;
+  bool page_walks = false;
+  bool flush_tlb = false;  // empty the TLB first (memory was unmapped since)
 };
 
 struct RtlResult {
@@ -79,6 +101,10 @@ struct RtlResult {
   uint64_t bus_cycles = 0;      // register-bus cycles around it: arguments, start, read-back
   uint64_t total_cycles = 0;    // cycles + bus_cycles
   double seconds = 0;           // total_cycles at the fabric clock
+  // list_walk: its TLB's lookups during the job (from the TLB's counters) and the nodes it visited.
+  uint64_t tlb_hits = 0;
+  uint64_t tlb_misses = 0;
+  uint64_t nodes = 0;
 };
 
 class RtlAccelerator {

@@ -26,8 +26,14 @@ struct RtlCatalogEntry {
   SlotResources area;      // Yosys synth_xilinx (7-series), default parameters
 };
 
+// The stream accelerators (calibrated by `tandem calibrate-rtl`, areas in docs/results/rtl_area.md).
 std::span<const RtlCatalogEntry> rtl_catalog();
-const RtlCatalogEntry* find_rtl_entry(uint16_t function);  // nullptr: no accelerator
+
+// list_walk, which reads client memory through its own TLB: its cycles per node depend on the memory
+// latency and the TLB's hit rate, so its nominal fit is for the default memory (20-cycle reads) with
+// every lookup a hit; docs/rtl.md has the measured figures. Loadable on the rtl device like the others.
+extern const RtlCatalogEntry kListWalkAccelerator;
+const RtlCatalogEntry* find_rtl_entry(uint16_t function);  // nullptr: no accelerator (list_walk included)
 const RtlCatalogEntry* find_rtl_entry(std::string_view name);
 
 // X_a = clock / cycles_per_unit and D_a = fixed_cycles / clock (reconfig_s and bandwidth left 0).

@@ -9,6 +9,7 @@
 // simulations do not take the CPU from the dispatcher and the applications (docs/results/mixed.md).
 #pragma once
 
+#include <atomic>
 #include <mutex>
 #include <vector>
 
@@ -35,6 +36,8 @@ class RtlDevice final : public Device {
   int64_t next_deadline() const override { return completions_.next_deadline(); }
   const uint32_t* wake_word() const override { return completions_.wake_word(); }
   SlotHealth slot_health(uint32_t slot) const override;
+  // Every slot's TLB (list_walk) forgets its translations before its next job.
+  void shoot_down(uint32_t asid, uint64_t address, uint64_t bytes) override;
 
  private:
   void run_job(uint32_t slot, const DeviceJob& job);
@@ -45,6 +48,8 @@ class RtlDevice final : public Device {
   ThreadedCompletions completions_;
   mutable std::mutex health_mutex_;
   std::vector<SlotHealth> health_;
+  std::atomic<uint64_t> shoot_downs_{0};  // bumped by shoot_down(); a slot flushes when it sees a change
+  std::vector<uint64_t> seen_shoot_downs_;  // per slot, touched only by its worker
   SlotWorkers workers_;  // last: its threads stop before the members they use go away
 };
 

@@ -46,7 +46,9 @@ class Tally {
 
   uint64_t cycles = 0;
   uint64_t hardware_jobs = 0;
+  int64_t stall_ns = 0;  // time outside the cycles (demand paging served by the CPU)
   std::string error;
+  Status failure = Status::device_error;  // the call's status when run() returns false
 
  private:
   RtlAccelerator& acc_;
@@ -219,6 +221,41 @@ bool run_pq(Tally& t, const RtlFabricOptions& o, const funcs::Call& call, int64_
   return true;
 }
 
+// ---- list_walk: args[0] head (client virtual address), args[1] max nodes; one hardware job that reads
+// client memory through the call's port and the slot's TLB ----
+bool run_list_walk(Tally& t, const funcs::Call& call, const MemoryContext& m, int64_t& value, ExecResult& out) {
+  if (call.memory == nullptr) {  // the driver gave it no way to reach memory: a driver bug
+    t.error = "list_walk: the call has no memory port";
+    return false;
+  }
+  RtlJob job;
+  job.args = {static_cast<uint32_t>(call.args[0]), static_cast<uint32_t>(call.args[0] >> 32),
+              static_cast<uint32_t>(call.args[1]), static_cast<uint32_t>(call.args[1] >> 32)};
+  job.memory = call.memory;
+  job.asid = m.asid;
+  job.page_walks = m.address_mode == TANDEM_ADDRESS_PHASEV;
+  job.flush_tlb = m.flush_tlb;
+  RtlResult r;
+  const uint64_t faults_before = call.memory->faults();
+  const int64_t fault_ns_before = call.memory->fault_ns();
+  const bool ok = t.run(job, r, false);
+  out.tlb.hits = r.tlb_hits;
+  out.tlb.misses = r.tlb_misses;
+  out.tlb.faults = call.memory->faults() - faults_before;
+  out.nodes = r.nodes;
+  // The job waited while the CPU served the pages it faulted in, as on the emulated device.
+  t.stall_ns += call.memory->fault_ns() - fault_ns_before;
+  if (!ok) {
+    if (r.status == Status::translation_fault || r.status == Status::disconnected ||
+        r.status == Status::invalid_argument) {
+      t.failure = r.status;
+    }
+    return false;
+  }
+  value = static_cast<int64_t>(r.value);
+  return true;
+}
+
 }  // namespace
 
 bool rtl_function_for(uint16_t function, RtlFunction& out) {
@@ -228,6 +265,7 @@ bool rtl_function_for(uint16_t function, RtlFunction& out) {
     case TANDEM_FN_MATMUL: out = RtlFunction::matmul; return true;
     case TANDEM_FN_DCT_QUANT: out = RtlFunction::dct_quant; return true;
     case TANDEM_FN_PRIORITY_QUEUE: out = RtlFunction::priority_queue; return true;
+    case TANDEM_FN_LIST_WALK: out = RtlFunction::list_walk; return true;
     default: return false;
   }
 }
@@ -261,32 +299,36 @@ void RtlFabric::configure(uint32_t slot, uint16_t function) {
   ++s.stats.models_built;
 }
 
-ExecResult RtlFabric::execute(uint32_t slot, const funcs::Call& call) {
-  if (slot >= slots_.size()) return ExecResult{Status::device_error, 0, 0};
+ExecResult RtlFabric::execute(uint32_t slot, const funcs::Call& call, const MemoryContext& memory) {
+  ExecResult result;
+  result.status = Status::device_error;
+  if (slot >= slots_.size()) return result;
   Slot& s = slots_[slot];
   if (s.function != call.function || !s.accelerator) {
     s.last_error = "slot " + std::to_string(slot) + " is not loaded with function " + std::to_string(call.function);
-    return ExecResult{Status::device_error, 0, 0};
+    return result;
   }
   Tally tally(*s.accelerator);
   int64_t value = 0;
   bool ok = false;
+  result.status = Status::ok;
   switch (s.accelerator->function()) {
     case RtlFunction::accumulate: ok = run_accumulate(tally, options_, call, value); break;
     case RtlFunction::sobel: ok = run_sobel(tally, options_, call); break;
     case RtlFunction::matmul: ok = run_matmul(tally, options_, call); break;
     case RtlFunction::dct_quant: ok = run_dct(tally, options_, call, value); break;
     case RtlFunction::priority_queue: ok = run_pq(tally, options_, call, value); break;
+    case RtlFunction::list_walk: ok = run_list_walk(tally, call, memory, value, result); break;
   }
   ++s.stats.jobs;
   s.stats.hardware_jobs += tally.hardware_jobs;
   s.stats.cycles += tally.cycles;
-  ExecResult result;
   result.device_ns = static_cast<int64_t>(
-      std::ceil(static_cast<double>(tally.cycles) * 1e9 / options_.accelerator.clock_hz));
+                         std::ceil(static_cast<double>(tally.cycles) * 1e9 / options_.accelerator.clock_hz)) +
+                     std::max<int64_t>(0, tally.stall_ns);
   if (!ok) {
     s.last_error = std::move(tally.error);
-    result.status = Status::device_error;
+    result.status = tally.failure;
     return result;
   }
   result.value = value;

@@ -9,6 +9,11 @@
 // accelerator's return value with device_ns = the cycles counted (register-bus cycles included) at
 // the fabric clock. Results are real and bit-exact; simulating takes longer than the modelled time.
 //
+// list_walk reads the client's memory itself, through Call::memory (the session's port: windows, demand
+// paging) and its own Verilog TLB (MemoryContext): see slot_list_walk.cc. A translation fault completes
+// with TRANSLATION_FAULT (a disconnected client with DISCONNECTED), a misaligned node with
+// INVALID_ARGUMENT; the slot serves its next job normally.
+//
 // A call larger than one hardware job takes (sobel wider than 1920 pixels, matmul dimensions above
 // 100, or more data than the per-job bounds below) runs as a sequence of hardware jobs on the same
 // slot, as a driver would issue them: sobel in tiles with a one-pixel halo, matmul in 100x100x100
@@ -27,6 +32,7 @@
 #include <vector>
 
 #include "abi/status.hpp"
+#include "devices/device_tlb.hpp"
 #include "funcs/function.hpp"
 #include "devices/rtl/rtl_accelerator.hpp"
 
@@ -53,6 +59,17 @@ struct ExecResult {
   Status status = Status::ok;
   int64_t value = 0;
   int64_t device_ns = 0;  // the job's duration on the device (its cycles at the fabric clock)
+  // list_walk: its Verilog TLB's lookups (hits, misses = page walks) and the pages the session's port
+  // faulted in on demand (PHASE/V), whose service time device_ns includes.
+  TlbCounts tlb;
+  uint64_t nodes = 0;  // list_walk: nodes visited
+};
+
+// What a job that reads client memory itself (list_walk, through Call::memory) needs beyond its call.
+struct MemoryContext {
+  uint32_t asid = 0;                            // the session: the slot's TLB holds one address space
+  uint8_t address_mode = TANDEM_ADDRESS_AISLE;  // PHASE/V: a TLB miss is a page walk
+  bool flush_tlb = false;                       // memory was unmapped since the slot's last job
 };
 
 // Which accelerator implements a catalog function; false if none does.
@@ -68,7 +85,7 @@ class RtlFabric {
   uint32_t slot_count() const { return static_cast<uint32_t>(slots_.size()); }
   static bool supports(uint16_t function);
   void configure(uint32_t slot, uint16_t function);
-  ExecResult execute(uint32_t slot, const funcs::Call& call);
+  ExecResult execute(uint32_t slot, const funcs::Call& call, const MemoryContext& memory = {});
 
   // ---- introspection (tests, tools); call from the thread that drives the slot ----
   static constexpr uint16_t kEmpty = UINT16_MAX;

@@ -18,5 +18,6 @@ std::unique_ptr<RtlAccelerator> make_sobel_slot(const RtlOptions& options);
 std::unique_ptr<RtlAccelerator> make_matmul_slot(const RtlOptions& options);
 std::unique_ptr<RtlAccelerator> make_dct_quant_slot(const RtlOptions& options);
 std::unique_ptr<RtlAccelerator> make_priority_queue_slot(const RtlOptions& options);
+std::unique_ptr<RtlAccelerator> make_list_walk_slot(const RtlOptions& options);
 
 }  // namespace tandem::devices::rtl::detail
