@@ -208,7 +208,7 @@ void parse_functions(const toml::table& root, Scenario& sc, const ScenarioOption
 Scenario parse_table(const toml::table& root, std::string_view source, const ScenarioOptions& options) {
   check_keys(root, "the scenario's top level",
              {"scenario", "cpus", "accelerators", "calls", "functions", "applications", "monitor", "policy",
-              "partitioner", "access", "run"},
+              "partitioner", "access", "translation", "run"},
              source);
   Scenario sc;
   SimConfig& c = sc.config;
@@ -381,6 +381,21 @@ Scenario parse_table(const toml::table& root, std::string_view source, const Sce
     acc_s.fail("bytes_per_unit", "must be > 0 for the [access] settings to mean anything (0: data moves free)");
   }
 
+  // [translation]: a PHASE/V session's device TLB (SimConfig::Translation); "aisle" leaves it out.
+  const Section tr_s = section(root, "translation", source);
+  check(tr_s, {"mode", "tlb_entries", "tlb_ways", "tlb_scope", "tlb_walk_reads", "tlb_read_ns", "bytes_per_unit", "pattern"},
+        source);
+  SimConfig::Translation& tr = c.translation;
+  tr.mode = tr_s.string("mode", tr.mode, {"aisle", "phasev"});
+  tr.tlb.entries = static_cast<uint32_t>(tr_s.integer("tlb_entries", tr.tlb.entries, 1, 1 << 20));
+  tr.tlb.ways = static_cast<uint32_t>(tr_s.integer("tlb_ways", tr.tlb.ways, 1, 1 << 20));
+  tr.tlb.per_slot = tr_s.string("tlb_scope", tr.tlb.per_slot ? "per_slot" : "shared", {"shared", "per_slot"}) == "per_slot";
+  tr.tlb.walk_reads = tr_s.number("tlb_walk_reads", tr.tlb.walk_reads, 0, 1e6);
+  tr.tlb.read_s = tr_s.number("tlb_read_ns", tr.tlb.read_s * 1e9, 0, 1e9) / 1e9;
+  tr.bytes_per_unit = tr_s.number("bytes_per_unit", tr.bytes_per_unit, 0, 1e9);
+  tr.random = tr_s.string("pattern", tr.random ? "random" : "sequential", {"random", "sequential"}) == "random";
+  if (tr.tlb.ways > tr.tlb.entries) tr_s.fail("tlb_ways", "must not exceed tlb_entries");
+
   const Section run = section(root, "run", source);
   check(run, {"seeds", "reps", "base_seed"}, source);
   sc.seeds = static_cast<uint32_t>(run.integer("seeds", sc.seeds, 1, 1000000));
@@ -442,7 +457,9 @@ std::vector<std::string> scenario_keys() {
                         "access.bytes_per_unit", "access.registered", "access.remote", "access.link_gbps",
                         "access.dma_setup_us", "access.sg_gbps", "access.sg_setup_us", "access.sg_page_ns",
                         "access.memcpy_gbps", "access.gather_gbps", "access.gather_page_ns", "access.handoff_us",
-                        "run.seeds", "run.reps", "run.base_seed"}) {
+                        "translation.mode", "translation.tlb_entries", "translation.tlb_ways", "translation.tlb_scope",
+                        "translation.tlb_walk_reads", "translation.tlb_read_ns", "translation.bytes_per_unit",
+                        "translation.pattern", "run.seeds", "run.reps", "run.base_seed"}) {
     keys.push_back(k);
   }
   return keys;

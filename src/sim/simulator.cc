@@ -69,6 +69,7 @@ struct Simulator::Impl {
     };
     std::vector<Observed> pending;  // observed, not yet reported
     std::vector<uint64_t> job_units;                                   // per partitioner job id
+    std::vector<uint64_t> job_begin;                                   // its first unit in the call
     // Measured progress of the current call's software steps (SimConfig::measured_cpu_rate).
     Time sw_step_start = -1;
     uint64_t sw_step_units = 0;
@@ -117,6 +118,7 @@ struct Simulator::Impl {
       apps[i].part.emplace(cost, config.partitioner);
       apps[i].session = eng.open_session();
       apps[i].job_units.assign(std::max<uint32_t>(config.partitioner.max_outstanding_jobs, 1), 0);
+      apps[i].job_begin.assign(apps[i].job_units.size(), 0);
       apps[i].pending.reserve(64);
       result.total_units += specs[i].units();
     }
@@ -254,6 +256,46 @@ struct Simulator::Impl {
     return static_cast<Time>(std::ceil(s * 1e9));
   }
 
+  // A PHASE/V job's page walks (SimConfig::Translation): its reads, in the order they happen, through
+  // the device TLB; the misses' walks in ns. Deterministic: the i-th read of an application's call
+  // falls where a hash of (app, call, i) says, so a job reads the same addresses whatever the timing.
+  Time translation_ns(uint32_t a, engine::JobId job, uint32_t slot, engine::FunctionId f, uint64_t units) {
+    const SimConfig::Translation& tr = config.translation;
+    const uint64_t call_units = specs[a].calls[apps[a].call].units;
+    const auto call_bytes = static_cast<uint64_t>(std::max(1.0, static_cast<double>(call_units) * tr.bytes_per_unit));
+    const uint64_t base = (uint64_t{a} + 1) << 40;  // each application's buffer in a range of its own
+    const uint32_t asid = a + 1;
+    const uint64_t begin = apps[a].job_begin[job];
+    uint64_t misses = 0, lookups = 0;
+    if (tr.random) {
+      const uint64_t call_key = (uint64_t{a} << 32) ^ apps[a].call;
+      for (uint64_t i = begin; i < begin + units; ++i, ++lookups) {
+        const uint64_t offset = splitmix64(call_key * 0x9e3779b97f4a7c15ull ^ i) % call_bytes;
+        if (!tlb->lookup(slot, asid, base + offset)) ++misses;
+      }
+    } else if (units > 0) {
+      const uint32_t shift = tr.tlb.page_shift;
+      const auto first = static_cast<uint64_t>(static_cast<double>(begin) * tr.bytes_per_unit) >> shift;
+      const auto last = static_cast<uint64_t>(static_cast<double>(begin + units) * tr.bytes_per_unit - 1) >> shift;
+      for (uint64_t p = first; p <= last; ++p, ++lookups) {
+        if (!tlb->lookup(slot, asid, base + (p << shift))) ++misses;
+      }
+    }
+    result.tlb_misses += misses;
+    result.tlb_hits += lookups - misses;
+    // As the emulated fabric: a pointer-chasing read costs the function's per-unit time, a streaming one read_s.
+    const model::AccelModel& m = ec.models[f];
+    const double read_s = tr.random && m.throughput > 0 ? 1.0 / m.throughput : tr.tlb.read_s;
+    return static_cast<Time>(std::ceil(static_cast<double>(misses) * tr.tlb.walk_reads * read_s * 1e9));
+  }
+
+  static uint64_t splitmix64(uint64_t x) {
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+  }
+
   // The calling CPU's staging copy of a copy-method job (into staging and back out).
   Time staging_ns(uint8_t method, uint64_t units) const {
     const SimConfig::Access& acc = config.access;
@@ -271,7 +313,10 @@ struct Simulator::Impl {
       switch (act.kind) {
         case engine::ActionKind::start_job: {
           const uint32_t a = static_cast<uint32_t>(act.tag);
-          push(now + job_ns(act.function, act.workload, apps[a].method), EventKind::job_done, act.slot);
+          const Time walks = tlb ? translation_ns(a, static_cast<engine::JobId>(act.completion - 1), act.slot,
+                                                  act.function, act.workload)
+                                 : 0;
+          push(now + job_ns(act.function, act.workload, apps[a].method) + walks, EventKind::job_done, act.slot);
           apps[a].pending.push_back({static_cast<engine::JobId>(act.completion - 1), engine::JobEvent::started, Status::ok});
           slot_trace[act.slot].job_start = now;
           slot_trace[act.slot].job_app = a;
@@ -451,6 +496,7 @@ struct Simulator::Impl {
           js.completion = static_cast<uint64_t>(step.job) + 1;
           js.tag = a;
           app.job_units[step.job] = step.range.size();
+          app.job_begin[step.job] = step.range.begin;
           eng.submit(js, now, actions);
           apply_actions();
           app.op_left = oc_of(f) + staging_ns(app.method, step.range.size());
@@ -510,6 +556,7 @@ struct Simulator::Impl {
 
   // ---------------------------------------------------------------- main loop
   SimResult run() {
+    if (config.translation.enabled()) tlb.emplace(config.translation.tlb, ec.slots);
     result.app_finish.assign(apps.size(), 0);
     unfinished = static_cast<uint32_t>(apps.size());
     std::vector<uint32_t> order(apps.size());
@@ -622,6 +669,7 @@ struct Simulator::Impl {
   engine::Actions actions;
   std::vector<SlotTrace> slot_trace;
   std::vector<uint32_t> config_gen;
+  std::optional<devices::DeviceTlb> tlb;  // translation phasev: the device's TLB
   SimResult result;
 };
 

@@ -16,6 +16,7 @@
 #include "engine/monitor.hpp"
 #include "engine/partitioner.hpp"
 #include "engine/reconfig.hpp"
+#include "devices/device_tlb.hpp"
 #include "model/access_model.hpp"
 #include "sim/workload.hpp"
 
@@ -63,6 +64,20 @@ struct SimConfig {
     model::HostAccessCosts host;
     bool enabled() const { return bytes_per_unit > 0; }
   } access;
+  // ---- address translation (issue 12, docs/sim.md): a PHASE/V session's device TLB ----
+  // "aisle" (the default): jobs reach registered windows through a constant offset; no TLB, no walks.
+  // "phasev": every read of a job goes through the device's TLB (devices::DeviceTlb, the emulated
+  // fabric's own: shared or per slot, LRU sets, one ASID per application); a miss walks the page tables
+  // for walk_reads device reads, charged to the job's time in its slot as the emulated fabric charges it.
+  struct Translation {
+    std::string mode = "aisle";   // "aisle" | "phasev"
+    devices::TlbSettings tlb;     // entries, ways, per_slot, walk_reads, read_s (streaming reads)
+    double bytes_per_unit = 16;   // bytes one work unit reads (list_walk: one 16-byte node)
+    // Reads at random in the call's buffer (pointer chasing: one lookup per unit, a read costs the
+    // function's per-unit time) or in order (streaming: one lookup per page, a read costs read_s).
+    bool random = true;
+    bool enabled() const { return mode == "phasev"; }
+  } translation;
   // ---- applications ----
   engine::PartitionerConfig partitioner = default_partitioner();
   // Repetition perturbation (a real machine's noise): 0 = none; otherwise the initial run-queue order
@@ -106,6 +121,8 @@ struct SimResult {
   std::vector<uint64_t> slot_jobs;   // jobs each slot completed
   std::array<uint64_t, TANDEM_ACCESS_COUNT_> calls_by_method{};  // access on: calls per chosen method
   uint64_t bytes_moved = 0;          // access on: bytes completed jobs moved
+  uint64_t tlb_hits = 0;             // translation phasev: device TLB lookups that hit
+  uint64_t tlb_misses = 0;           // translation phasev: lookups that walked the page tables
   // Per call, in completion order: its latency (from when it could start, i.e. its arrival or the end
   // of the application's previous call, to its end) and its SW-only time on an idle CPU.
   std::vector<Time> call_latency;

@@ -392,6 +392,10 @@ std::string execute_run(std::string_view spec_text, const ScenarioOptions& optio
     }
     j["bytes_moved"] = r.bytes_moved;
   }
+  if (c.translation.enabled()) {
+    j["tlb_hits"] = r.tlb_hits;
+    j["tlb_misses"] = r.tlb_misses;
+  }
   j["cpu_busy_ns"] = r.cpu_busy_ns;
   j["call_latency_p50_ns"] = percentile_sorted(lat, 0.50);
   j["call_latency_p95_ns"] = percentile_sorted(lat, 0.95);

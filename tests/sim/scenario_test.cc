@@ -198,6 +198,31 @@ base_seed = 42
   EXPECT_EQ(s.base_seed, 42u);
 }
 
+TEST(Scenario, TranslationKeysReachTheirFields) {
+  const Scenario s = parse_scenario(R"(
+[translation]
+mode = "phasev"
+tlb_entries = 128
+tlb_ways = 4
+tlb_scope = "per_slot"
+tlb_walk_reads = 2.5
+tlb_read_ns = 80
+bytes_per_unit = 8
+pattern = "sequential"
+)",
+                                    "s.toml");
+  const SimConfig::Translation& t = s.config.translation;
+  EXPECT_TRUE(t.enabled());
+  EXPECT_EQ(t.tlb.entries, 128u);
+  EXPECT_EQ(t.tlb.ways, 4u);
+  EXPECT_TRUE(t.tlb.per_slot);
+  EXPECT_DOUBLE_EQ(t.tlb.walk_reads, 2.5);
+  EXPECT_DOUBLE_EQ(t.tlb.read_s, 80e-9);
+  EXPECT_DOUBLE_EQ(t.bytes_per_unit, 8);
+  EXPECT_FALSE(t.random);
+  EXPECT_FALSE(parse_scenario("", "s.toml").config.translation.enabled()) << "AISLE unless asked";
+}
+
 // Each key scenario_keys() lists has a value here that is valid; a key added without one fails.
 TEST(Scenario, EveryListedKeyCanBeSetByASweepAxis) {
   const std::map<std::string, std::string> value{
@@ -218,6 +243,9 @@ TEST(Scenario, EveryListedKeyCanBeSetByASweepAxis) {
       {"access.remote", "true"}, {"access.link_gbps", "8"}, {"access.dma_setup_us", "1.5"}, {"access.sg_gbps", "6"},
       {"access.sg_setup_us", "2"}, {"access.sg_page_ns", "30"}, {"access.memcpy_gbps", "10"},
       {"access.gather_gbps", "5"}, {"access.gather_page_ns", "40"}, {"access.handoff_us", "6"},
+      {"translation.mode", "\"phasev\""}, {"translation.tlb_entries", "32"}, {"translation.tlb_ways", "2"},
+      {"translation.tlb_scope", "\"per_slot\""}, {"translation.tlb_walk_reads", "2"}, {"translation.tlb_read_ns", "80"},
+      {"translation.bytes_per_unit", "8"}, {"translation.pattern", "\"sequential\""},
       {"run.seeds", "2"}, {"run.reps", "2"}, {"run.base_seed", "9"}};
   const std::vector<std::string> keys = scenario_keys();
   for (const std::string& key : keys) {
@@ -249,6 +277,11 @@ TEST(Scenario, EveryErrorNamesItsKey) {
       {"[access]\nmethod = \"copy\"", "access.bytes_per_unit: must be > 0"},
       {"[access]\nbytes_per_unit = -1", "access.bytes_per_unit"},
       {"[access]\nbytes_per_unit = 4\nlink = 3", "unknown key 'link' in [access]"},
+      {"[translation]\nmode = \"phase\"", "translation.mode: 'phase' is not one of aisle, phasev"},
+      {"[translation]\ntlb_entries = 8\ntlb_ways = 16", "translation.tlb_ways: must not exceed tlb_entries"},
+      {"[translation]\ntlb_scope = \"slot\"", "translation.tlb_scope"},
+      {"[translation]\npattern = \"strided\"", "translation.pattern"},
+      {"[translation]\ntlb_entries = 0", "translation.tlb_entries"},
       {"[cpus]\ncount = 2.5", "cpus.count: must be an integer"},
       {"[cpus]\ntime_slice_ms = 0", "cpus.time_slice_ms"},
       {"[cpus]\nhz = -1", "cpus.hz"},

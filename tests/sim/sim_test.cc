@@ -176,6 +176,62 @@ TEST(SimulatorAccess, EachMethodCostsWhereItShould) {
   for (const SimResult* r : {&zero, &copy, &slow}) EXPECT_EQ(r->hw_units + r->sw_units, r->total_units);
 }
 
+// A PHASE/V session's device TLB in the simulator (issue 12): one application, one slot, one job per
+// call, so every read of a call goes through the TLB in one job.
+SimConfig translation_config(const std::string& mode, bool random) {
+  SimConfig c = dynamic_config(4, 1, "none");
+  c.slots = 1;
+  c.resident = {kF0};
+  c.partitioner.policy = engine::PartitionPolicy::hw_only;
+  c.partitioner.jobs_per_round = 1;
+  c.translation.mode = mode;
+  c.translation.random = random;
+  c.translation.tlb.entries = 64;  // seed 004's: 64 entries, direct mapped
+  c.translation.tlb.ways = 1;
+  c.translation.tlb.walk_reads = 1.5;
+  return c;
+}
+
+std::vector<AppSpec> one_app(std::initializer_list<uint64_t> call_units) {
+  AppSpec a;
+  for (uint64_t u : call_units) a.calls.push_back({kF0, u, 0});
+  return {a};
+}
+
+TEST(SimulatorTranslation, AisleHasNoTlbAndPhasevChargesEveryWalk) {
+  const std::vector<AppSpec> apps = one_app({131072});  // 16-byte reads over 2 MiB: 512 pages, 8x the TLB
+  const SimResult aisle = simulate(translation_config("aisle", true), apps);
+  EXPECT_EQ(aisle.tlb_hits + aisle.tlb_misses, 0u);
+  const SimConfig c = translation_config("phasev", true);
+  const SimResult phasev = simulate(c, apps);
+  EXPECT_EQ(phasev.tlb_hits + phasev.tlb_misses, 131072u) << "one lookup per pointer-chasing read";
+  // Uniform reads over 8x the entries of a direct-mapped TLB hit about 1 time in 8.
+  const double miss_ratio = static_cast<double>(phasev.tlb_misses) / 131072.0;
+  EXPECT_NEAR(miss_ratio, 0.875, 0.01);
+  // Each walk costs 1.5 reads of the function's per-unit time (as the emulated fabric charges it).
+  const double per_unit_ns = 1e9 / (c.speedup * c.cpu_hz);
+  const auto walks_ns = static_cast<Time>(std::ceil(static_cast<double>(phasev.tlb_misses) * 1.5 * per_unit_ns));
+  EXPECT_EQ(phasev.slot_busy_ns - aisle.slot_busy_ns, walks_ns);
+  EXPECT_GT(phasev.makespan, aisle.makespan);
+  EXPECT_EQ(phasev.hw_units, aisle.hw_units);
+  // Deterministic: the same reads, the same walks.
+  const SimResult again = simulate(c, apps);
+  EXPECT_EQ(again.tlb_misses, phasev.tlb_misses);
+  EXPECT_EQ(again.makespan, phasev.makespan);
+}
+
+TEST(SimulatorTranslation, AWorkingSetThatFitsMissesOncePerPage) {
+  // 16384 reads over 256 KiB = 64 pages: each page misses once (64 contiguous pages fill the 64 sets),
+  // and the second call reads the same buffer through a warm TLB.
+  const SimResult r = simulate(translation_config("phasev", true), one_app({16384, 16384}));
+  EXPECT_EQ(r.tlb_misses, 64u);
+  EXPECT_EQ(r.tlb_hits, 2u * 16384 - 64);
+  // Streaming reads look a page up once: 2 MiB in order through 64 entries misses on every page.
+  const SimResult seq = simulate(translation_config("phasev", false), one_app({131072}));
+  EXPECT_EQ(seq.tlb_hits + seq.tlb_misses, 512u);
+  EXPECT_EQ(seq.tlb_misses, 512u);
+}
+
 TEST(Simulator, FigureFilesDoNotDependOnThreads) {
   FigureSpec spec = thesis_figure("5.15", true);
   RunOptions o;
