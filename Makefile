@@ -81,7 +81,7 @@ test-fuzz: deps
 	@CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTANDEM_FUZZ=ON \
 	  -DTANDEM_FUZZ_SECONDS=$(FUZZ_SECONDS) -DTANDEM_SANITIZE=address -DTANDEM_BUILD_RTL=OFF \
 	  -DTANDEM_BUILD_BENCH_PEERS=OFF >/dev/null
-	@cmake --build $(FUZZ_BUILD) -j$(JOBS) --target tandem_fuzz_packet tandem_fuzz_control
+	@cmake --build $(FUZZ_BUILD) -j$(JOBS) --target tandem_fuzz_packet tandem_fuzz_control tandem_fuzz_service
 	@cd $(FUZZ_BUILD) && $(CTEST) -L fuzz
 
 # The chaos tier for DURATION seconds (rounds of 10 s cycling through sw, hw, auto and alpha), replayable by SEED.
