@@ -10,7 +10,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${1:-$root/docs/results/rtl_area.md}
-accelerators=(accumulate sobel matmul dct_quant priority_queue)
+accelerators=(accumulate sobel matmul dct_quant priority_queue list_walk)
 command -v yosys >/dev/null || { echo "rtl_area: yosys not found (scripts/setup.sh installs it)" >&2; exit 1; }
 
 work=$(mktemp -d)

@@ -34,6 +34,7 @@ module tandem_tlb #(
   localparam int unsigned Sets  = Entries / Ways;
   localparam int unsigned SetW  = Sets > 1 ? $clog2(Sets) : 1;
   localparam int unsigned WayW  = Ways > 1 ? $clog2(Ways) : 1;
+  localparam int unsigned EntW  = Entries > 1 ? $clog2(Entries) : 1;
 
   typedef enum logic [1:0] {Idle, MissReq, MissWait, Respond} state_e;
 
@@ -60,13 +61,20 @@ module tandem_tlb #(
     assign cur_set = '0;
   end
 
+  // Entry indices: the looked-up set's first entry, and the entry a fill replaces (zero-extended by
+  // hand: Yosys does not parse int'() casts).
+  logic [31:0]     req_base;
+  logic [EntW-1:0] fill_idx;
+  assign req_base = {{(32 - SetW){1'b0}}, req_set} * Ways;
+  assign fill_idx = EntW'({{(32 - SetW){1'b0}}, cur_set} * Ways + {{(32 - WayW){1'b0}}, victim_q[cur_set]});
+
   always_comb begin
     hit_way = '0;
     hit_ppn = '0;
     for (int unsigned w = 0; w < Ways; w++) begin
-      if (valid_q[int'(req_set) * Ways + w] && tag_q[int'(req_set) * Ways + w] == req_vpn_i) begin
+      if (valid_q[req_base + w] && tag_q[req_base + w] == req_vpn_i) begin
         hit_way[w] = 1'b1;
-        hit_ppn    = ppn_q[int'(req_set) * Ways + w];
+        hit_ppn    = ppn_q[req_base + w];
       end
     end
   end
@@ -120,9 +128,9 @@ module tandem_tlb #(
         out_ppn_q   <= fill_ppn_i;
         out_fault_q <= fill_fault_i;
         if (!fill_fault_i && !flush_i) begin
-          valid_q[int'(cur_set) * Ways + int'(victim_q[cur_set])] <= 1'b1;
-          tag_q[int'(cur_set) * Ways + int'(victim_q[cur_set])]   <= vpn_q;
-          ppn_q[int'(cur_set) * Ways + int'(victim_q[cur_set])]   <= fill_ppn_i;
+          valid_q[fill_idx] <= 1'b1;
+          tag_q[fill_idx]   <= vpn_q;
+          ppn_q[fill_idx]   <= fill_ppn_i;
           victim_q[cur_set] <= victim_q[cur_set] == WayW'(Ways - 1) ? '0 : victim_q[cur_set] + 1'b1;
         end
       end
