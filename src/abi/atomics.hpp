@@ -43,6 +43,11 @@ inline T fetch_add_acq_rel(T& field, T delta) {
 }
 
 template <class T>
+inline T fetch_add_seq_cst(T& field, T delta) {
+  return std::atomic_ref<T>(field).fetch_add(delta, std::memory_order_seq_cst);
+}
+
+template <class T>
 inline T fetch_or_seq_cst(T& field, T bits) {
   return std::atomic_ref<T>(field).fetch_or(bits, std::memory_order_seq_cst);
 }

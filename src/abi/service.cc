@@ -52,9 +52,10 @@ bool ServiceProducer::post(const ServiceRequest& request, uint32_t& ticket) {
   store_relaxed(s.answer, uint64_t{0});
   store_relaxed(s.status, uint32_t{0});
   store_release(s.state, (sequence_[slot] << 2) | TANDEM_SERVICE_POSTED);  // pairs with the client's acquire
-  fetch_add_acq_rel(header_->k_posted, 1u);
-  fence_seq_cst();  // orders the post before reading the client's sleep flag (Dekker)
-  if (load_relaxed(header_->k_client_flags) & TANDEM_SERVICE_SLEEPING) futex_wake(&header_->k_posted);
+  // Dekker with the client's sleep(): a seq_cst bump then a seq_cst look at its flag (a locked
+  // instruction on x86 is already the full barrier; no separate fence).
+  fetch_add_seq_cst(header_->k_posted, 1u);
+  if (load_seq_cst(header_->k_client_flags) & TANDEM_SERVICE_SLEEPING) futex_wake(&header_->k_posted);
   ticket = slot;
   return true;
 }

@@ -92,9 +92,14 @@ class ServiceConsumer {
   // per request, on a private copy. Returns how many were answered.
   template <class Serve>
   uint32_t serve(Serve&& fn) {
-    seen_ = load_acquire(header_->k_posted);  // before the scan: a later post moves it again
+    const uint32_t posted = load_acquire(header_->k_posted);  // before the scan: a later post moves it again
+    // Requests posted since the last serve(): the scan stops once it found that many (a request cancelled
+    // before it was seen, or one an earlier scan already served, only makes it look at every slot). It
+    // starts at the slot served last: a device that asks again at once reuses the slot it just freed.
+    uint32_t wanted = posted - seen_;
+    seen_ = posted;
     uint32_t served = 0;
-    for (uint32_t i = 0; i < count_; ++i) {
+    for (uint32_t n = 0, i = next_; n < count_ && wanted > 0; ++n, i = i + 1 == count_ ? 0 : i + 1) {
       tandem_service_slot_t& slot = slots_[i];
       const uint32_t state = load_acquire(slot.state);  // pairs with the producer's release
       if ((state & 3u) != TANDEM_SERVICE_POSTED) continue;
@@ -110,11 +115,13 @@ class ServiceConsumer {
       uint32_t expected = state;
       compare_exchange_acq_rel(slot.state, expected, (state & ~3u) | TANDEM_SERVICE_ANSWERED);
       ++served;
+      --wanted;
+      next_ = i;
     }
     if (served > 0) {
-      fetch_add_acq_rel(header_->k_answered, 1u);
-      fence_seq_cst();  // orders the answers before reading the producer's sleep flag (Dekker)
-      if (load_relaxed(header_->k_device_flags) & TANDEM_SERVICE_SLEEPING) futex_wake(&header_->k_answered);
+      // Dekker with the device side's prepare_sleep(): a seq_cst bump then a seq_cst look at its flag.
+      fetch_add_seq_cst(header_->k_answered, 1u);
+      if (load_seq_cst(header_->k_device_flags) & TANDEM_SERVICE_SLEEPING) futex_wake(&header_->k_answered);
     }
     return served;
   }
@@ -137,6 +144,7 @@ class ServiceConsumer {
   tandem_service_slot_t* slots_ = nullptr;
   uint32_t count_ = 0;
   uint32_t seen_ = 0;
+  uint32_t next_ = 0;  // where the next scan starts
 };
 
 }  // namespace tandem::abi

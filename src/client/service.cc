@@ -6,20 +6,31 @@ namespace tandem::client {
 
 Status ServiceClient::register_callback(uint32_t id, ServiceFn fn, void* user) {
   if (id >= TANDEM_SERVICE_IDS) return Status::invalid_argument;
-  std::lock_guard lock(callbacks_mutex_);
-  callbacks_[id] = Entry{fn, fn != nullptr ? user : nullptr};
+  std::lock_guard lock(register_mutex_);
+  Entry& e = callbacks_[id];
+  const uint32_t v = e.version.load(std::memory_order_relaxed);
+  e.version.store(v + 1, std::memory_order_relaxed);  // odd: a reader retries
+  std::atomic_thread_fence(std::memory_order_release);
+  e.fn.store(fn, std::memory_order_relaxed);
+  e.user.store(fn != nullptr ? user : nullptr, std::memory_order_relaxed);
+  e.version.store(v + 2, std::memory_order_release);
   return Status::ok;
 }
 
 bool ServiceClient::call(uint32_t id, const uint64_t* args, uint64_t& answer) const {
   if (id >= TANDEM_SERVICE_IDS) return false;
-  Entry e;
-  {
-    std::lock_guard lock(callbacks_mutex_);
-    e = callbacks_[id];
+  const Entry& e = callbacks_[id];
+  ServiceFn fn = nullptr;
+  void* user = nullptr;
+  for (;;) {
+    const uint32_t before = e.version.load(std::memory_order_acquire);
+    fn = e.fn.load(std::memory_order_relaxed);
+    user = e.user.load(std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if ((before & 1u) == 0 && e.version.load(std::memory_order_relaxed) == before) break;
   }
-  if (e.fn == nullptr) return false;
-  answer = e.fn(e.user, args);
+  if (fn == nullptr) return false;
+  answer = fn(user, args);
   return true;
 }
 

@@ -47,14 +47,17 @@ class ServiceClient {
   void* ring() const { return memory_.get() != nullptr ? ring_ : nullptr; }
 
  private:
+  // A callback and its argument, read without a lock on every request (a seqlock: the registering
+  // thread makes `version` odd while it rewrites the pair).
   struct Entry {
-    ServiceFn fn = nullptr;
-    void* user = nullptr;
+    std::atomic<uint32_t> version{0};
+    std::atomic<ServiceFn> fn{nullptr};
+    std::atomic<void*> user{nullptr};
   };
   uint32_t serve_locked();
   void thread_main();
 
-  mutable std::mutex callbacks_mutex_;
+  std::mutex register_mutex_;  // one registration at a time
   std::array<Entry, TANDEM_SERVICE_IDS> callbacks_{};
   std::mutex serve_mutex_;  // one consumer at a time
   abi::ServiceConsumer consumer_;
