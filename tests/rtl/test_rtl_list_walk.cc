@@ -13,6 +13,9 @@
 #include <vector>
 
 #include "client/embedded.hpp"
+#ifdef TANDEM_TANDEMD_PATH
+#include "daemon_harness.hpp"
+#endif
 #include "devices/device_tlb.hpp"
 #include "devices/rtl/rtl_catalog.hpp"
 #include "devices/rtl/rtl_fabric.hpp"
@@ -35,8 +38,10 @@ constexpr uint64_t kPage = 4096;
 // its value word lies on the next page.
 class ScatteredList {
  public:
-  ScatteredList(size_t nodes, size_t pages, uint64_t seed) : pages_(pages) {
-    arena_ = static_cast<char*>(std::aligned_alloc(kPage, (pages + 1) * kPage));
+  // In a heap arena of its own, or in `arena` (at least (pages + 1) pages, page-aligned, not freed here).
+  ScatteredList(size_t nodes, size_t pages, uint64_t seed, char* arena = nullptr)
+      : pages_(pages), owned_(arena == nullptr) {
+    arena_ = owned_ ? static_cast<char*>(std::aligned_alloc(kPage, (pages + 1) * kPage)) : arena;
     std::memset(arena_, 0, (pages + 1) * kPage);
     TestRng rng(seed);
     std::vector<bool> used((pages + 1) * kPage / 8, false);
@@ -59,7 +64,9 @@ class ScatteredList {
       std::memcpy(nodes_[i], &n, sizeof n);
     }
   }
-  ~ScatteredList() { std::free(arena_); }
+  ~ScatteredList() {
+    if (owned_) std::free(arena_);
+  }
   ScatteredList(const ScatteredList&) = delete;
   ScatteredList& operator=(const ScatteredList&) = delete;
 
@@ -80,6 +87,7 @@ class ScatteredList {
 
  private:
   size_t pages_;
+  bool owned_;
   char* arena_ = nullptr;
   std::vector<tandem_list_node_t*> nodes_;
 };
@@ -265,6 +273,52 @@ TEST(RtlListWalkRuntime, PacketsEqualTheReferenceInBothAddressModesAndFaultsAreC
   }
   EXPECT_EQ(rt->stats().fallbacks.load(), 0u);
 }
+
+// ---------------- end to end: a client process and tandemd with an rtl slot loaded with list_walk ----------------
+
+#ifdef TANDEM_TANDEMD_PATH
+// AISLE: a list in the session's memory is walked; one on the client's heap is outside the window and
+// faults. PHASE/V: the daemon pages the client's heap in as the Verilog TLB's walks reach it. A bad
+// pointer ends only its job, the next is right, and nothing falls back to software.
+TEST(RtlListWalkDaemon, PacketsThroughTandemdInBothAddressModes) {
+  testing::DaemonProcess d(kListWalkConfig);
+  auto rt = d.open();
+  ASSERT_TRUE(rt);
+  auto* rec = static_cast<tandem_completion_t*>(rt->alloc(sizeof(tandem_completion_t)));
+  ASSERT_NE(rec, nullptr);
+  constexpr size_t kPages = 80;  // more than the TLB's 64 entries: walks under PHASE/V
+  void* session = rt->alloc((kPages + 2) * kPage);
+  ASSERT_NE(session, nullptr);
+  char* aligned = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(session) + kPage - 1) / kPage * kPage);
+
+  ASSERT_EQ(rt->set_address_mode(TANDEM_ADDRESS_AISLE), Status::ok);
+  {
+    ScatteredList in_session(700, kPages, 21, aligned);
+    ASSERT_EQ(walk_packet(*rt, in_session.head(), 700, *rec), Status::ok);
+    EXPECT_EQ(rec->value, in_session.reference(700));
+    EXPECT_GT(rec->device_ns, 0u);
+    ScatteredList on_heap(50, 10, 22);
+    EXPECT_EQ(walk_packet(*rt, on_heap.head(), 50, *rec), Status::translation_fault) << "outside the AISLE window";
+  }
+
+  ASSERT_EQ(rt->set_address_mode(TANDEM_ADDRESS_PHASEV), Status::ok);
+  for (size_t nodes : {size_t{1}, size_t{257}, size_t{900}}) {
+    ScatteredList on_heap(nodes, kPages, 30 + nodes);
+    ASSERT_EQ(walk_packet(*rt, on_heap.head(), nodes, *rec), Status::ok) << nodes << " nodes on the heap";
+    EXPECT_EQ(rec->value, on_heap.reference(nodes)) << nodes << " nodes on the heap";
+  }
+  ScatteredList list(60, 30, 9);
+  const uint64_t saved = list.node(30)->next;
+  list.node(30)->next = 0x10;  // the zero page: no client page there
+  EXPECT_EQ(walk_packet(*rt, list.head(), 60, *rec), Status::translation_fault);
+  list.node(30)->next = saved;
+  ASSERT_EQ(walk_packet(*rt, list.head(), 60, *rec), Status::ok) << "the slot serves the next job";
+  EXPECT_EQ(rec->value, list.reference(60));
+  EXPECT_EQ(rt->stats().fallbacks.load(), 0u);
+  rt->free(session);
+  rt->free(rec);
+}
+#endif
 
 }  // namespace
 }  // namespace tandem
