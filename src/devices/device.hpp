@@ -89,6 +89,10 @@ struct DeviceJob {
   uint32_t asid = 0;     // the session's address-space id (tags the device TLB's entries)
   uint8_t address_mode = TANDEM_ADDRESS_AISLE;  // TANDEM_ADDRESS_*: PHASEV translates through the device TLB
   uint64_t faulted_pages = 0;  // pages the driver faulted in for it before it started (demand paging)
+  // An indirect dispatch's argument block (TANDEM_FLAG_ARGS_INDIRECT): its client address and bytes (0:
+  // the arguments came inline). Under PHASE/V the device fetches it through its TLB before starting.
+  uint64_t args_address = 0;
+  uint32_t args_bytes = 0;
   ServicePort* service = nullptr;  // functions that ask their client (service_chain): its session's channel
 };
 

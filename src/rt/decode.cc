@@ -98,6 +98,8 @@ void decode_dispatch(const tandem_packet_t& p, AddressSpace& memory, const devic
     if (block == nullptr && bytes > 0) return reject(out, Status::translation_fault);
     count = static_cast<uint32_t>(bytes / sizeof(uint64_t));
     if (count > 0) std::memcpy(words, block, bytes);  // read once; the client may change it later
+    out.args_address = address;
+    out.args_bytes = static_cast<uint32_t>(bytes);
   } else {
     std::memcpy(words, p.body.dispatch.args, sizeof p.body.dispatch.args);
   }
@@ -158,6 +160,8 @@ void decode_packet(const tandem_packet_t& p, AddressSpace& memory, const devices
                    engine::SessionId session, engine::RingId ring, Decoded& out, uint8_t address_mode) {
   out.kind = Decoded::Kind::drop;
   out.faulted_pages = 0;
+  out.args_address = 0;
+  out.args_bytes = 0;
   out.access = devices::JobAccess{};
   out.remote_count = 0;
   out.status = Status::ok;

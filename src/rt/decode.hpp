@@ -35,6 +35,8 @@ struct Decoded {
   std::array<RemoteBuffer, funcs::kMaxBuffers> remote{};
   uint32_t remote_count = 0;
   uint64_t faulted_pages = 0;  // PHASE/V: pages of its buffers outside the windows, gathered on demand
+  uint64_t args_address = 0;   // dispatch: the argument block's client address and bytes (0: inline)
+  uint32_t args_bytes = 0;
 };
 
 // Decodes `packet` (a private copy) from ring `ring` of `session`, whose memory is `memory`. Device

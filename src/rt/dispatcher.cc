@@ -459,6 +459,8 @@ void Dispatcher::handle_packet(RingEntry& ring, engine::RingId id, const tandem_
         p.job.asid = ring.session;
         p.job.address_mode = session.address_mode;
         p.job.faulted_pages = d.faulted_pages;
+        p.job.args_address = d.args_address;
+        p.job.args_bytes = d.args_bytes;
         p.session = ring.session;
         const funcs::FunctionInfo* fn = funcs::find_function(d.call.function);
         if (fn != nullptr && fn->follows_pointers) {

@@ -229,5 +229,57 @@ TEST(EmuDevice, ListWalkThroughAnUnmappedNodeFailsWithTranslationFault) {
   }
 }
 
+// Thesis Fig 5.6's TLB dimension: under PHASE/V the device fetches an indirect dispatch's argument
+// block through its TLB (the CSR manager's read of the argument list), and a walk there costs
+// walk_reads streaming reads of device time. AISLE and inline arguments do not touch the TLB.
+TEST(EmuDevice, PhasevFetchesAnIndirectArgumentBlockThroughTheTlb) {
+  std::array<model::AccelModel, TANDEM_FN_MAX> models{};  // nop: no device time of its own
+  TlbSettings tlb;
+  tlb.walk_reads = 2;
+  tlb.read_s = 200e-9;
+  devices::EmuDevice emu(1, models, {}, tlb);
+  emu.configure(0, TANDEM_FN_NOP);
+  const auto run = [&](uint8_t mode, uint64_t address, uint32_t bytes) {
+    devices::DeviceJob job;
+    job.token = 1;
+    job.start_ns = 1;
+    job.call.function = TANDEM_FN_NOP;
+    job.call.arg_count = bytes / 8;
+    job.address_mode = mode;
+    job.asid = 3;
+    job.args_address = address;
+    job.args_bytes = bytes;
+    emu.submit(0, job);
+    std::vector<devices::DeviceCompletion> out;
+    emu.poll(INT64_MAX, out);
+    EXPECT_EQ(out.size(), 1u);
+    return out.empty() ? devices::DeviceCompletion{} : out[0];
+  };
+  const uint64_t block = 0x7f0000005000;
+  devices::DeviceCompletion c = run(TANDEM_ADDRESS_AISLE, block, 64);
+  EXPECT_EQ(c.tlb.hits + c.tlb.misses, 0u) << "AISLE: no device TLB";
+  EXPECT_EQ(c.device_ns, 0);
+  c = run(TANDEM_ADDRESS_PHASEV, block, 64);
+  EXPECT_EQ(c.status, Status::ok);
+  EXPECT_EQ(c.tlb.misses, 1u) << "the block's page was not cached: one walk";
+  EXPECT_EQ(c.tlb.hits, 0u);
+  EXPECT_GE(c.device_ns, 400) << "a walk is 2 reads of 200 ns";
+  EXPECT_LE(c.device_ns, 401);
+  c = run(TANDEM_ADDRESS_PHASEV, block + 512, 256);
+  EXPECT_EQ(c.tlb.hits, 1u) << "same page: the translation is cached";
+  EXPECT_EQ(c.tlb.misses, 0u);
+  EXPECT_EQ(c.device_ns, 0) << "a hit costs nothing extra";
+  c = run(TANDEM_ADDRESS_PHASEV, block + kPage - 64, 128);
+  EXPECT_EQ(c.tlb.hits, 1u) << "a block across a page boundary: both pages looked up";
+  EXPECT_EQ(c.tlb.misses, 1u);
+  c = run(TANDEM_ADDRESS_PHASEV, 0, 0);
+  EXPECT_EQ(c.tlb.hits + c.tlb.misses, 0u) << "inline arguments are not fetched";
+  EXPECT_EQ(c.device_ns, 0);
+  // 64 entries direct mapped: a page 64 pages away evicts the block's translation.
+  run(TANDEM_ADDRESS_PHASEV, block + 64 * kPage, 64);
+  c = run(TANDEM_ADDRESS_PHASEV, block, 64);
+  EXPECT_EQ(c.tlb.misses, 1u);
+}
+
 }  // namespace
 }  // namespace tandem

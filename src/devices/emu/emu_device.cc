@@ -131,6 +131,15 @@ void EmuDevice::submit(uint32_t slot, const DeviceJob& job) {
   if (fn->uses_service) return start_service_job(slot, job);
   const model::AccelModel& m = info_.models[job.call.function];
   double stall_s = 0;
+  // PHASE/V: the device fetches an indirect dispatch's argument block itself before the job starts
+  // (thesis 5.4.5: the CSR manager reads the argument list through the IOMMU), so the block's pages go
+  // through the TLB; a walk costs streaming reads whatever the function. Counted apart so that a
+  // pointer-following job's walks below are charged at its own read time only.
+  TlbCounts args_tlb;
+  if (job.address_mode == TANDEM_ADDRESS_PHASEV && job.args_bytes > 0) {
+    translate_range(slot, job.asid, job.args_address, job.args_bytes, args_tlb);
+    stall_s += static_cast<double>(args_tlb.misses) * tlb_.settings().walk_reads * tlb_.settings().read_s;
+  }
   if (fn->follows_pointers) {
     // Its time: D_a plus one unit (a dependent read) per node it actually visited, each walk costing
     // `walk_reads` such reads, plus the faults' service time.
@@ -148,6 +157,7 @@ void EmuDevice::submit(uint32_t slot, const DeviceJob& job) {
     stall_s += static_cast<double>(c.tlb.misses) * tlb_.settings().walk_reads * tlb_.settings().read_s;
     c.device_ns = job_ns(m, info_.memory.transfer, job);
   }
+  c.tlb += args_tlb;
   const double stall_ns = std::ceil(stall_s * 1e9);
   if (stall_ns > 0) c.device_ns = stall_ns < static_cast<double>(INT64_MAX - c.device_ns) ? c.device_ns + static_cast<int64_t>(stall_ns) : INT64_MAX;
   // Saturating: an unbounded configuration (max_job_ms = 0) may model a job beyond int64 time.
@@ -178,14 +188,18 @@ void EmuDevice::translate_buffers(uint32_t slot, const DeviceJob& job, const fun
   funcs::BufferList buffers;
   uint64_t workload = 0;
   if (fn.describe({job.call.args.data(), job.call.arg_count}, workload, buffers) != Status::ok) return;
-  const uint32_t shift = tlb_.settings().page_shift;
   for (uint32_t i = 0; i < buffers.count; ++i) {
     const uint64_t address = job.call.args[buffers.items[i].arg];
     const uint64_t bytes = buffers.items[i].bytes;
     if (bytes == 0 || (address & TANDEM_DEVICE_ADDRESS_BIT) != 0) continue;  // device-local: not translated
-    for (uint64_t page = address >> shift; page <= (address + bytes - 1) >> shift; ++page) {
-      (tlb_.lookup(slot, job.asid, page << shift) ? counts.hits : counts.misses) += 1;
-    }
+    translate_range(slot, job.asid, address, bytes, counts);
+  }
+}
+
+void EmuDevice::translate_range(uint32_t slot, uint32_t asid, uint64_t address, uint64_t bytes, TlbCounts& counts) {
+  const uint32_t shift = tlb_.settings().page_shift;
+  for (uint64_t page = address >> shift; page <= (address + bytes - 1) >> shift; ++page) {
+    (tlb_.lookup(slot, asid, page << shift) ? counts.hits : counts.misses) += 1;
   }
 }
 

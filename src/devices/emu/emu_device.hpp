@@ -54,6 +54,8 @@ class EmuDevice final : public Device {
                            double& stall_s, uint64_t& reads);
   // PHASE/V: every page of the job's buffers through the TLB, in order (a streaming job's accesses).
   void translate_buffers(uint32_t slot, const DeviceJob& job, const funcs::FunctionInfo& fn, TlbCounts& counts);
+  // Every page of [address, address + bytes) (bytes > 0) through the TLB, in order.
+  void translate_range(uint32_t slot, uint32_t asid, uint64_t address, uint64_t bytes, TlbCounts& counts);
 
   // A service_chain job between its requests: held here (the dispatcher never waits), advanced by poll().
   struct ServiceWait {
