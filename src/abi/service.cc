@@ -51,9 +51,7 @@ bool ServiceProducer::post(const ServiceRequest& request, uint32_t& ticket) {
   for (uint32_t a = 0; a < TANDEM_SERVICE_ARGS; ++a) store_relaxed(s.args[a], request.args[a]);
   store_relaxed(s.answer, uint64_t{0});
   store_relaxed(s.status, uint32_t{0});
-  last_ticket_ = slot;
-  last_posted_word_ = (sequence_[slot] << 2) | TANDEM_SERVICE_POSTED;
-  store_release(s.state, last_posted_word_);  // pairs with the client's acquire
+  store_release(s.state, (sequence_[slot] << 2) | TANDEM_SERVICE_POSTED);  // pairs with the client's acquire
   // Dekker with the client's sleep(): a seq_cst bump then a seq_cst look at its flag (a locked
   // instruction on x86 is already the full barrier; no separate fence).
   fetch_add_seq_cst(header_->k_posted, 1u);

@@ -3,12 +3,12 @@
 // side (one producer: the dispatcher thread) and the client (one consumer at a time).
 //
 // Producer, per request: pick a slot it knows is free (its own bookkeeping, never the shared state),
-// write the body, release-store state = (seq << 2) | POSTED, bump k_posted (seq_cst: a full barrier),
+// write the body, release-store state = (seq << 2) | POSTED, bump k_posted (seq_cst: a full barrier), and
 // futex-wake k_posted if the client announced that it sleeps. It accepts exactly (seq << 2) | ANSWERED
 // back; any other word in a slot it waits on is the client's scribbling and fails that request.
-// Consumer: the slot served last, then (k_posted moved) scan the slots for POSTED words, copy each body
-// once, run the callback, write answer and status, CAS the state to (seq << 2) | ANSWERED, bump
-// k_answered and wake the device side if it sleeps. Both keep the geometry they agreed on, not the header's.
+// Consumer: look at k_posted; when it moved, scan the slots for POSTED words, copy each body once, run
+// the callback, write answer and status, CAS the state to (seq << 2) | ANSWERED, bump k_answered and wake
+// the device side if it sleeps. Both sides keep the geometry they agreed on, never the header's.
 #pragma once
 
 #include <array>
@@ -45,14 +45,8 @@ class ServiceProducer {
 
   bool valid() const { return header_ != nullptr; }
   uint32_t outstanding() const { return outstanding_; }
-  // A hint: the client answered something since the last check(). The newest request's own slot is
-  // looked at first: check() reads that line anyway, and an answer found there saves waiting for the
-  // k_answered line on the way (one cache-line transfer less per round trip).
-  bool has_answers() const {
-    if (outstanding_ == 0) return false;
-    if (busy_[last_ticket_] && load_acquire(slots_[last_ticket_].state) != last_posted_word_) return true;
-    return load_acquire(header_->k_answered) != answered_seen_;
-  }
+  // A hint: the client answered something since the last check() (k_answered moved).
+  bool has_answers() const { return outstanding_ > 0 && load_acquire(header_->k_answered) != answered_seen_; }
 
   // Posts a request; false when every slot is taken (try again later). `ticket` names it.
   bool post(const ServiceRequest& request, uint32_t& ticket);
@@ -78,8 +72,6 @@ class ServiceProducer {
   std::vector<uint32_t> free_;      // free slot numbers
   uint32_t outstanding_ = 0;
   uint32_t answered_seen_ = 0;      // k_answered at the last check()
-  uint32_t last_ticket_ = 0;        // the newest request's slot and the state word it was posted with
-  uint32_t last_posted_word_ = 0;
 };
 
 // The client side. One thread at a time (the library serialises callers).
@@ -93,27 +85,35 @@ class ServiceConsumer {
 
   bool valid() const { return header_ != nullptr; }
 
-  // True if the producer posted since the last serve(), or the slot served last holds a new request
-  // (the device reuses the slot it just freed: that line changes before k_posted's does).
-  bool has_news() const {
-    return (load_acquire(slots_[next_].state) & 3u) == TANDEM_SERVICE_POSTED || load_acquire(header_->k_posted) != seen_;
-  }
+  // True if the producer posted since the last serve().
+  bool has_news() const { return load_acquire(header_->k_posted) != seen_; }
 
   // Serves every posted request: `serve(const ServiceRequest&, uint64_t& answer) -> Status` runs once
   // per request, on a private copy. Returns how many were answered.
   template <class Serve>
   uint32_t serve(Serve&& fn) {
-    // The slot served last first, before k_posted: a device that asks again at once reuses the slot it
-    // just freed, and answering it now keeps the wait for k_posted's line off the round trip.
-    uint32_t served = serve_slot(next_, fn) ? 1 : 0;
     const uint32_t posted = load_acquire(header_->k_posted);  // before the scan: a later post moves it again
-    // Requests posted since the last serve(): the scan stops once it found that many. It never stops
-    // early with one unserved: a request served above, cancelled before it was seen, or served by an
-    // earlier scan is still counted here and only makes the scan look at every slot.
+    // Requests posted since the last serve(): the scan stops once it found that many (a request cancelled
+    // before it was seen, or one an earlier scan already served, only makes it look at every slot). It
+    // starts at the slot served last: a device that asks again at once reuses the slot it just freed.
     uint32_t wanted = posted - seen_;
     seen_ = posted;
+    uint32_t served = 0;
     for (uint32_t n = 0, i = next_; n < count_ && wanted > 0; ++n, i = i + 1 == count_ ? 0 : i + 1) {
-      if (!serve_slot(i, fn)) continue;
+      tandem_service_slot_t& slot = slots_[i];
+      const uint32_t state = load_acquire(slot.state);  // pairs with the producer's release
+      if ((state & 3u) != TANDEM_SERVICE_POSTED) continue;
+      ServiceRequest request;
+      request.service = load_relaxed(slot.service);
+      request.token = load_relaxed(slot.token);
+      for (uint32_t a = 0; a < TANDEM_SERVICE_ARGS; ++a) request.args[a] = load_relaxed(slot.args[a]);
+      uint64_t answer = 0;
+      const Status status = fn(static_cast<const ServiceRequest&>(request), answer);
+      store_relaxed(slot.answer, answer);
+      store_relaxed(slot.status, to_wire(status));
+      // Only if it is still the request we served: a cancelled slot may carry a newer one by now.
+      uint32_t expected = state;
+      compare_exchange_acq_rel(slot.state, expected, (state & ~3u) | TANDEM_SERVICE_ANSWERED);
       ++served;
       --wanted;
       next_ = i;
@@ -124,26 +124,6 @@ class ServiceConsumer {
       if (load_seq_cst(header_->k_device_flags) & TANDEM_SERVICE_SLEEPING) futex_wake(&header_->k_answered);
     }
     return served;
-  }
-
-  // Serves slot `i` if it holds a posted request: copies the body once, runs `fn`, answers.
-  template <class Serve>
-  bool serve_slot(uint32_t i, Serve& fn) {
-    tandem_service_slot_t& slot = slots_[i];
-    const uint32_t state = load_acquire(slot.state);  // pairs with the producer's release
-    if ((state & 3u) != TANDEM_SERVICE_POSTED) return false;
-    ServiceRequest request;
-    request.service = load_relaxed(slot.service);
-    request.token = load_relaxed(slot.token);
-    for (uint32_t a = 0; a < TANDEM_SERVICE_ARGS; ++a) request.args[a] = load_relaxed(slot.args[a]);
-    uint64_t answer = 0;
-    const Status status = fn(static_cast<const ServiceRequest&>(request), answer);
-    store_relaxed(slot.answer, answer);
-    store_relaxed(slot.status, to_wire(status));
-    // Only if it is still the request we served: a cancelled slot may carry a newer one by now.
-    uint32_t expected = state;
-    compare_exchange_acq_rel(slot.state, expected, (state & ~3u) | TANDEM_SERVICE_ANSWERED);
-    return true;
   }
 
   // k_posted as the last serve() saw it.
