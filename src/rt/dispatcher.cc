@@ -611,24 +611,26 @@ bool Dispatcher::collect_devices(int64_t now) {
 // Stages a scatter-gather job's client buffers on the mover's thread; the device gets it once gathered.
 void Dispatcher::start_gather(engine::JobId j, int64_t now) {
   Pending& p = pending_[j];
-  uint64_t bytes = 0;
-  for (uint32_t i = 0; i < p.remote_count; ++i) bytes += p.remote[i].bytes;
+  std::array<uint64_t, funcs::kMaxBuffers> offsets{};
+  // The block, and room to start it on a line: the layout's offsets count from a line-aligned base.
+  const uint64_t bytes = staging_layout({p.remote.data(), p.remote_count}, offsets) + kStagingLine - 1;
   if (staging_bytes_ + bytes > kMaxStagingBytes) return device_finished(j, Status::no_memory, 0, now);
   p.staging.reset(new (std::nothrow) char[bytes]);
   if (!p.staging) return device_finished(j, Status::no_memory, 0, now);
   staging_bytes_ += bytes;
   p.staging_size = bytes;
+  const uintptr_t raw = reinterpret_cast<uintptr_t>(p.staging.get());
+  char* base = p.staging.get() + (kStagingLine - raw % kStagingLine) % kStagingLine;
   MoveTask task;
   task.job = j;
   task.gather = true;
   task.process = p.process;
   task.count = p.remote_count;
-  uint64_t offset = 0;
   for (uint32_t i = 0; i < p.remote_count; ++i) {
+    p.staged[i] = base + offsets[i];
     task.buffers[i] = p.remote[i];
-    task.staging[i] = p.staging.get() + offset;
-    p.job.call.buffers[p.remote[i].index] = task.staging[i];
-    offset += p.remote[i].bytes;
+    task.staging[i] = p.staged[i];
+    p.job.call.buffers[p.remote[i].index] = p.staged[i];
   }
   mover_.post(task);
 }
@@ -658,11 +660,9 @@ void Dispatcher::device_finished(engine::JobId j, Status status, int64_t value, 
     task.gather = false;
     task.process = p.process;
     task.count = p.remote_count;
-    uint64_t offset = 0;
     for (uint32_t i = 0; i < p.remote_count; ++i) {
       task.buffers[i] = p.remote[i];
-      task.staging[i] = p.staging.get() + offset;
-      offset += p.remote[i].bytes;
+      task.staging[i] = p.staged[i];  // where the gather put it and the device wrote it
     }
     mover_.post(task);
     return;

@@ -220,6 +220,7 @@ class Dispatcher {
     uint32_t remote_count = 0;
     std::unique_ptr<char[]> staging;
     uint64_t staging_size = 0;
+    std::array<char*, funcs::kMaxBuffers> staged{};  // each remote buffer's place in `staging`
     std::shared_ptr<const ProcessMemory> process;
     Status status = Status::ok;  // the device's answer, kept while the output is scattered
     int64_t value = 0;

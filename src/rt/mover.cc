@@ -2,6 +2,16 @@
 
 namespace tandem::rt {
 
+uint64_t staging_layout(std::span<const RemoteBuffer> buffers, std::span<uint64_t> offsets) {
+  uint64_t end = 0;
+  for (size_t i = 0; i < buffers.size() && i < offsets.size(); ++i) {
+    // The first offset at or after `end` congruent to the client address modulo the line.
+    offsets[i] = end + (buffers[i].address - end) % kStagingLine;
+    end = offsets[i] + buffers[i].bytes;
+  }
+  return end;
+}
+
 void Mover::post(const MoveTask& task) {
   ++outstanding_;
   workers_.post(0, [this, task] {

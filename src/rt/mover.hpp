@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <vector>
 
 #include "abi/status.hpp"
@@ -26,6 +27,13 @@ struct MoveTask {
   uint32_t count = 0;
   std::array<char*, funcs::kMaxBuffers> staging{};  // by position in `buffers`
 };
+
+// Where a job's gathered buffers lie in its one staging block: offsets[i] from a kStagingLine-aligned
+// base; returns the block's size. Each buffer keeps its client address's offset within a line, so the
+// device sees the alignment the caller gave it, as it would in place. (Packed end to end, an int32
+// output after an odd count of int16 inputs lay 2 bytes off its alignment: issue 12's ASan failure.)
+inline constexpr uint64_t kStagingLine = 64;
+uint64_t staging_layout(std::span<const RemoteBuffer> buffers, std::span<uint64_t> offsets);
 
 struct MoveResult {
   uint32_t job = 0;

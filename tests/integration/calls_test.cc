@@ -177,11 +177,6 @@ TEST_P(Calls, SobelEqualsTheReference) {
 }
 
 TEST_P(Calls, MatmulEqualsTheReference) {
-#if defined(TANDEM_SANITIZED)
-  // Known defect (issue 12): under ASan's allocator a 17x33x9 call on heap buffers in a PHASE/V session
-  // fails with TRANSLATION_FAULT (tandemd's fault-in of a page next to the buffer); not yet understood.
-  if (std::get<0>(GetParam()) == Placement::daemon_heap_phasev) GTEST_SKIP() << "known ASan-only PHASE/V defect";
-#endif
   const std::tuple<uint32_t, uint32_t, uint32_t> sizes[] = {{0, 0, 0}, {0, 3, 4},   {1, 1, 1},    {2, 0, 3},
                                                             {1, 7, 1}, {3, 5, 7},   {17, 33, 9},  {64, 64, 64},
                                                             {257, 100, 31}};
