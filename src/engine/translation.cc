@@ -61,11 +61,19 @@ const Region* Translator::lookup(Table& t, Asid asid, uint64_t address) {
   const uint64_t h = (page * 0x9e3779b97f4a7c15ull) ^ (uint64_t{asid} * 0xc2b2ae3d27d4eb4full);
   const size_t set = set_bits_ == 0 ? 0 : static_cast<size_t>(h >> (64 - set_bits_));
   TlbEntry* ways = &tlb_[set * kWays];
+  TlbEntry* same_page = nullptr;
   for (uint32_t w = 0; w < kWays; ++w) {
-    const TlbEntry& e = ways[w];
+    TlbEntry& e = ways[w];
     if (e.asid == asid && e.page == page && e.generation == t.generation) {
-      ++stats_.hits;
-      return &t.regions[e.region_index];
+      // The entry names one region of its page, and a region may start or end inside a page
+      // (add_region takes any byte range): a hit counts only inside that region.
+      const Region& r = t.regions[e.region_index];
+      if (address - r.client_base < r.bytes) {
+        ++stats_.hits;
+        return &r;
+      }
+      same_page = &e;
+      break;
     }
   }
   ++stats_.misses;
@@ -74,9 +82,14 @@ const Region* Translator::lookup(Table& t, Asid asid, uint64_t address) {
   if (it == t.regions.begin()) return nullptr;
   --it;
   if (address - it->client_base >= it->bytes) return nullptr;
-  uint8_t& victim = victim_[set];
-  ways[victim] = TlbEntry{asid, page, static_cast<uint32_t>(it - t.regions.begin()), t.generation};
-  victim = static_cast<uint8_t>((victim + 1) % kWays);
+  const TlbEntry entry{asid, page, static_cast<uint32_t>(it - t.regions.begin()), t.generation};
+  if (same_page != nullptr) {
+    *same_page = entry;  // one entry per page: the region last used on it
+  } else {
+    uint8_t& victim = victim_[set];
+    ways[victim] = entry;
+    victim = static_cast<uint8_t>((victim + 1) % kWays);
+  }
   return &*it;
 }
 

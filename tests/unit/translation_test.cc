@@ -22,6 +22,22 @@ TEST(Translation, RangesMustLieInsideOneRegionOfTheSession) {
   EXPECT_EQ(t.stats().faults, 6u);
 }
 
+// Two regions that start and end inside one page: a TLB entry filled for one must not translate an
+// address of the same page outside it (before it, between the two, past the second's end).
+TEST(Translation, ACachedPageTranslatesOnlyInsideItsRegion) {
+  Translator t;
+  ASSERT_TRUE(t.add_region(1, 0x20100, 0x100, 0x900000, true).ok());
+  ASSERT_TRUE(t.add_region(1, 0x20300, 0x80, 0xa00000, true).ok());
+  EXPECT_EQ(t.translate(1, 0x20100, 8, false), 0x900000u);  // fills the page's entry
+  EXPECT_EQ(t.translate(1, 0x20000, 8, false), 0u) << "same page, before the region";
+  EXPECT_EQ(t.translate(1, 0x200f8, 16, false), 0u) << "starts before the region";
+  EXPECT_EQ(t.translate(1, 0x20280, 8, false), 0u) << "between the two regions";
+  EXPECT_EQ(t.translate(1, 0x20300, 8, false), 0xa00000u);
+  EXPECT_EQ(t.translate(1, 0x20380, 8, false), 0u) << "same page, past the second region";
+  EXPECT_EQ(t.translate(1, 0x20110, 8, true), 0x900010u) << "the first region again";
+  EXPECT_EQ(t.stats().faults, 4u);
+}
+
 TEST(Translation, OverlapsAndBadRegionsAreRefused) {
   Translator t;
   ASSERT_TRUE(t.add_region(1, 0x10000, 0x4000, 0x900000, true).ok());
