@@ -85,9 +85,7 @@ Engine::Engine(const EngineConfig& config) : config_(config) {
     }
     check_job_ns_from_[f] = lo;
   }
-  jobs_.resize(config_.max_jobs);
-  for (JobId j = 0; j < config_.max_jobs; ++j) jobs_[j].next = j + 1 < config_.max_jobs ? j + 1 : kNone;
-  free_jobs_ = 0;
+  jobs_ = ChunkedTable<Job>(config_.max_jobs);
 }
 
 // ---------------------------------------------------------------- sessions and rings
@@ -183,8 +181,13 @@ void Engine::close_ring(RingId r) {
 
 JobId Engine::alloc_job() {
   JobId j = free_jobs_;
-  if (j == kNone) return kNone;
-  free_jobs_ = jobs_[j].next;
+  if (j != kNone) {
+    free_jobs_ = jobs_[j].next;
+  } else if (unused_jobs_ < config_.max_jobs) {
+    j = unused_jobs_++;
+  } else {
+    return kNone;
+  }
   jobs_[j] = Job{};
   ++jobs_in_flight_;
   return j;

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/chunked_table.hpp"
 #include "model/accel_model.hpp"
 #include "engine/types.hpp"
 
@@ -245,8 +246,9 @@ class Engine {
   void detach_slot(Slot& s);
 
   EngineConfig config_;
-  std::vector<Job> jobs_;
-  JobId free_jobs_ = kNone;
+  ChunkedTable<Job> jobs_;   // max_jobs ids; a chunk is allocated when its first id is
+  JobId free_jobs_ = kNone;  // ids freed since (LIFO: the low ids are reused first)
+  JobId unused_jobs_ = 0;    // ids from here on never used yet
   uint32_t jobs_in_flight_ = 0;
   std::vector<Queue> queues_;
   std::vector<Lane> lanes_;  // sessions x queues

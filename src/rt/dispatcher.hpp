@@ -32,6 +32,7 @@
 #include "engine/engine.hpp"
 #include "engine/monitor.hpp"
 #include "model/energy_model.hpp"
+#include "base/chunked_table.hpp"
 #include "base/timer_wheel.hpp"
 
 namespace tandem::rt {
@@ -277,7 +278,7 @@ class Dispatcher {
   int64_t tick_wall_ns_ = 0;
   TimerWheel timers_;  // reconfigurations, one timer per slot
   engine::Actions actions_;
-  std::vector<Pending> pending_;
+  ChunkedTable<Pending, 8> pending_;  // per engine job id (680 bytes each), chunks on first use
   std::vector<SessionEntry> sessions_;
   std::vector<RingEntry> rings_;            // indexed by engine RingId
   std::vector<engine::RingId> active_rings_;

@@ -279,6 +279,26 @@ TEST_F(EngineScript, PerSessionJobLimit) {
   EXPECT_EQ(take(), (V{"start s0 k1", "complete k3 limit_exceeded"}));
 }
 
+// The job pool holds exactly max_jobs, its ids handed out on demand (a fresh engine has touched none),
+// and a finished job's id is the next one reused.
+TEST_F(EngineScript, JobPoolHoldsExactlyMaxJobsAndReusesFreedIds) {
+  EngineConfig c = base_config(1);
+  c.max_jobs = 5;
+  c.queue_capacity = 16;
+  make(c);
+  resident(0, kF);
+  std::vector<JobId> ids;
+  for (uint64_t k = 1; k <= 5; ++k) ids.push_back(submit(kF, k));
+  EXPECT_EQ(ids, (std::vector<JobId>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(submit(kF, 6), kNone);  // the pool is empty, the queue is not
+  EXPECT_EQ(take(), (V{"start s0 k1", "complete k6 queue_full"}));
+  engine->job_finished(0, Status::ok, 0, now, out);
+  EXPECT_EQ(take(), (V{"complete k1 ok", "start s0 k2"}));
+  EXPECT_EQ(submit(kF, 7), 0u);  // job 0's id, freed by its completion
+  EXPECT_EQ(submit(kF, 8), kNone);
+  EXPECT_EQ(engine->jobs_in_flight(), 5u);
+}
+
 TEST_F(EngineScript, ReconfigurationTakesItsDelayAndRoutesTheFunction) {
   make(base_config(2));
   now = 100;
