@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <string>
 
 namespace tandem::tools::chaos {
 
@@ -40,6 +41,7 @@ struct ClientSlot {
   std::atomic<uint64_t> other_errors{0};  // any other status a correct client should never see
   std::atomic<uint64_t> disconnects{0};   // calls or waits that returned DISCONNECTED
   std::atomic<int64_t> last_disconnect_ns{0};  // when the latest DISCONNECTED streak began
+  std::atomic<int64_t> in_call_since_ns{0};    // a correct client inside a library call: since when (0: not)
   std::atomic<uint64_t> actions{0};       // what a trouble-maker did (packets, frames, connections)
 };
 
@@ -73,6 +75,14 @@ struct Board {
   ClientSlot clients[kMaxClients];
   ProbeStats probes[kMaxRounds];
 };
+
+// A thread's scheduler figures (/proc/.../schedstat): time on a CPU and time runnable but waiting for
+// one, ns; both -1 when the kernel does not say.
+struct CpuTimes {
+  int64_t ran_ns = -1;
+  int64_t waited_ns = -1;
+};
+CpuTimes cpu_times(const std::string& schedstat_path);
 
 // Runs a client of `role` until the board says stop (or it is killed); returns its exit code.
 int run_client(Role role, Board& board, ClientSlot& slot, uint64_t seed);

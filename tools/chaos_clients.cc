@@ -122,8 +122,10 @@ int high_level(Board& b, ClientSlot& slot, std::mt19937_64& rng) {
       for (size_t i = 0; i < n; ++i) expected += buffer[i] = base + static_cast<int32_t>(i % 4099);
       int64_t sum = 0;
       const bool work = rng() % 8 == 0;  // tandem_work has no value to check, only its status
+      slot.in_call_since_ns.store(tandem::now_ns(), relaxed);
       const tandem_status_t st =
           work ? tandem_work(s.rt(), 20'000 + rng() % 200'000) : tandem_accumulate(s.rt(), buffer, n, &sum);
+      slot.in_call_since_ns.store(0, relaxed);
       slot.calls.fetch_add(1, relaxed);
       if (st == TANDEM_DISCONNECTED) {
         s.lost_daemon();
@@ -187,7 +189,9 @@ int low_level(Board& b, ClientSlot& slot, std::mt19937_64& rng) {
       for (uint32_t w = 0; w < sent; ++w) {
         const int64_t t0 = tandem::now_ns();
         const int64_t paused0 = b.daemon_paused_ns.load(relaxed);
+        slot.in_call_since_ns.store(t0, relaxed);
         const tandem_status_t st = tandem_wait(s.rt(), &recs[w], TANDEM_WAIT_SPIN_THEN_BLOCK, 20'000, kLostAfterNs);
+        slot.in_call_since_ns.store(0, relaxed);
         const int64_t value = recs[w].value;
         switch (st) {
           case TANDEM_OK:
@@ -422,6 +426,14 @@ int idle_connector(Board& b, ClientSlot& slot, std::mt19937_64& rng) {
 
 }  // namespace
 
+CpuTimes cpu_times(const std::string& schedstat_path) {
+  std::ifstream in(schedstat_path);
+  CpuTimes t;
+  int64_t ran = 0, waited = 0;
+  if (in >> ran >> waited) t = CpuTimes{ran, waited};
+  return t;
+}
+
 const char* role_name(Role role) {
   switch (role) {
     case Role::high_level: return "high-level";
@@ -469,11 +481,7 @@ constexpr int64_t kWakeUpsPerAnswer = 4;
 // the threads a status answer passes through: tandemd's control thread (its main thread) and its
 // dispatcher. -1 when the kernel does not say. A thread that consumes CPU waits its turn in the run
 // queue, which an idle echo process (woken with a sleeper's credit) does not show; this is that wait.
-int64_t run_queue_wait_ns(const std::string& stat_path) {
-  std::ifstream in(stat_path);
-  int64_t ran = 0, waited = -1;
-  return in >> ran >> waited ? waited : -1;
-}
+int64_t run_queue_wait_ns(const std::string& stat_path) { return cpu_times(stat_path).waited_ns; }
 
 int64_t status_path_cpu_wait_ns(pid_t daemon) {
   const std::string task_dir = "/proc/" + std::to_string(daemon) + "/task";

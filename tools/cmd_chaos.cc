@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -316,34 +317,64 @@ class ChaosRun {
     unavailable(false);
   }
 
+  // What a client that missed a daemon's death did after it: what tells a client that never got a CPU
+  // (the machine) from one that ran and was not told (a defect).
+  static std::string since_the_kill(pid_t pid, uint64_t calls0, const chaos::CpuTimes& cpu0, const ClientSlot& slot,
+                                    int64_t killed) {
+    const chaos::CpuTimes cpu = chaos::cpu_times(fmt::format("/proc/{}/schedstat", pid));
+    const int64_t in_call = slot.in_call_since_ns.load();
+    std::string text = fmt::format("since the kill: {} results checked", slot.calls.load() - calls0);
+    if (cpu.ran_ns >= 0 && cpu0.ran_ns >= 0) {
+      text += fmt::format(", its main thread ran {:.1f} ms and waited {:.1f} ms for a CPU",
+                          static_cast<double>(cpu.ran_ns - cpu0.ran_ns) / 1e6,
+                          static_cast<double>(cpu.waited_ns - cpu0.waited_ns) / 1e6);
+    }
+    if (in_call != 0) {
+      text += fmt::format(", inside a library call begun {:.3f} s {} the kill",
+                          static_cast<double>(std::abs(in_call - killed)) / 1e9, in_call < killed ? "before" : "after");
+    }
+    return text;
+  }
+
   // SIGKILL the daemon; every correct client connected then (and not stopped) must see DISCONNECTED
   // within a second; then a new daemon on the same socket.
   void daemon_kill(RoundResult& r) {
     resume_all();
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    std::vector<std::pair<uint32_t, pid_t>> watched;
+    struct Watched {
+      uint32_t slot;
+      pid_t pid;
+      uint64_t calls;           // results checked before the kill
+      chaos::CpuTimes cpu;      // its main thread's scheduler figures at the kill
+    };
+    std::vector<Watched> watched;
     for (auto& [pid, s] : live_) {
       const ClientSlot& slot = board_->clients[s];
       if (chaos::checks_results(static_cast<Role>(slot.role.load())) && slot.connected.load() != 0) {
-        watched.emplace_back(s, pid);
+        watched.push_back(Watched{s, pid, 0, {}});
       }
     }
     r.daemon_completions += daemon_completions();  // the restarted daemon counts from zero
     unavailable(true);
+    for (Watched& w : watched) {
+      w.calls = board_->clients[w.slot].calls.load();
+      w.cpu = chaos::cpu_times(fmt::format("/proc/{}/schedstat", w.pid));
+    }
     const int64_t killed = tandem::now_ns();
     daemon_->kill_hard();
     ++r.daemon_kills;
     std::this_thread::sleep_for(std::chrono::milliseconds(1200));
-    for (auto [s, pid] : watched) {
-      const ClientSlot& slot = board_->clients[s];
-      if (slot.pid.load() != pid) continue;  // died meanwhile (nothing kills it here, but be exact)
+    for (const Watched& w : watched) {
+      const ClientSlot& slot = board_->clients[w.slot];
+      if (slot.pid.load() != w.pid) continue;  // died meanwhile (nothing kills it here, but be exact)
       ++r.disconnect_checked;
       const double after = static_cast<double>(slot.last_disconnect_ns.load() - killed) / 1e9;
       if (after < 0 || after > 1.0) {
         ++r.disconnect_late;
-        r.failures.push_back(fmt::format("client {} ({}) saw no DISCONNECTED within 1 s of the daemon's death{}", s,
+        r.failures.push_back(fmt::format("client {} ({}) saw no DISCONNECTED within 1 s of the daemon's death{}; {}", w.slot,
                                          chaos::role_name(static_cast<Role>(slot.role.load())),
-                                         after < 0 ? "" : fmt::format(" ({:.3f} s)", after)));
+                                         after < 0 ? "" : fmt::format(" ({:.3f} s)", after),
+                                         since_the_kill(w.pid, w.calls, w.cpu, slot, killed)));
       } else {
         r.disconnect_max_s = std::max(r.disconnect_max_s, after);
       }
