@@ -42,6 +42,7 @@ struct ClientSlot {
   std::atomic<uint64_t> disconnects{0};   // calls or waits that returned DISCONNECTED
   std::atomic<int64_t> last_disconnect_ns{0};  // when the latest DISCONNECTED streak began
   std::atomic<int64_t> in_call_since_ns{0};    // a correct client inside a library call: since when (0: not)
+  std::atomic<int64_t> started_ns{0};          // when the driver started the slot's current process
   std::atomic<uint64_t> actions{0};       // what a trouble-maker did (packets, frames, connections)
 };
 

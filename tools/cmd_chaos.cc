@@ -216,6 +216,12 @@ class ChaosRun {
   void start_client(uint32_t s, Role role) {
     ClientSlot& slot = board_->clients[s];
     slot.role = static_cast<uint32_t>(role);
+    // A SIGKILLed client cannot say it lost its session: its successor starts unconnected. (A stale
+    // `connected` once made a successor still opening its first session count as "watched" at a
+    // daemon death, and fail for a DISCONNECTED that only a session can see.)
+    slot.connected = 0;
+    slot.in_call_since_ns = 0;
+    slot.started_ns = tandem::now_ns();
     const uint64_t seed = rng_();
     const pid_t pid = spawn([this, role, &slot, seed] { return chaos::run_client(role, *board_, slot, seed); });
     slot.pid = pid;
@@ -329,6 +335,7 @@ class ChaosRun {
                           static_cast<double>(cpu.ran_ns - cpu0.ran_ns) / 1e6,
                           static_cast<double>(cpu.waited_ns - cpu0.waited_ns) / 1e6);
     }
+    text += fmt::format(", its process started {:.3f} s before the kill", static_cast<double>(killed - slot.started_ns.load()) / 1e9);
     if (in_call != 0) {
       text += fmt::format(", inside a library call begun {:.3f} s {} the kill",
                           static_cast<double>(std::abs(in_call - killed)) / 1e9, in_call < killed ? "before" : "after");
