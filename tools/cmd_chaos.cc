@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -116,6 +117,18 @@ struct RoundResult {
   std::vector<std::string> failures;
 };
 
+// The daemon of the run, for a signal that ends the driver: the run stops the daemon (SIGSTOP) for a few
+// hundred ms at a time, and a driver interrupted then left it stopped for ever, its SIGTERM (the
+// launcher's parent-death signal) pending. The handler resumes it, then lets the signal end the driver.
+std::atomic<pid_t> g_daemon_to_resume{0};
+
+void resume_daemon_and_die(int sig) {
+  const pid_t daemon = g_daemon_to_resume.load();
+  if (daemon > 0) kill(daemon, SIGCONT);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
 class ChaosRun {
  public:
   explicit ChaosRun(const ChaosOptions& o) : o_(o), rng_(o.seed) {
@@ -129,6 +142,8 @@ class ChaosRun {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     fds_baseline_ = count_fds(daemon_->pid());
     board_->daemon_pid = daemon_->pid();
+    g_daemon_to_resume = daemon_->pid();
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) signal(sig, resume_daemon_and_die);
     prober_ = spawn([this] { return chaos::run_prober(*board_); });
   }
   ~ChaosRun() {
@@ -243,6 +258,7 @@ class ChaosRun {
         daemon_->forget();
         daemon_->start();
         board_->daemon_pid = daemon_->pid();
+        g_daemon_to_resume = daemon_->pid();
         continue;
       }
       auto it = live_.find(pid);
@@ -388,6 +404,7 @@ class ChaosRun {
     }
     daemon_->start();
     board_->daemon_pid = daemon_->pid();
+    g_daemon_to_resume = daemon_->pid();
     unavailable(false);
   }
 
