@@ -233,8 +233,11 @@ nlohmann::ordered_json bench_processes(const DeviceBenchOptions& o) {
   }
   // One tandemd holding the device; each process a client session.
   {
-    const uint32_t slots = o.device == "opencl" ? 4 : 4;
-    DaemonLauncher daemon(device_section(o, "\"accumulate\", \"accumulate\", \"accumulate\", \"accumulate\"", slots));
+    // A slot per client, every one holding accumulate: each client can have its job in flight.
+    const uint32_t slots = o.processes;
+    std::string resident;
+    for (uint32_t i = 0; i < slots; ++i) resident += std::string(i ? ", " : "") + "\"accumulate\"";
+    DaemonLauncher daemon(device_section(o, resident, slots));
     const int64_t start_at = now_ns() + lead;
     auto reports = run_processes(o.processes, [&](ProcessReport& r) {
       const int64_t rss0 = rss_bytes();

@@ -109,7 +109,9 @@ void text(const toml::table& t, std::string_view key, std::string_view where, st
 }
 
 void apply_opencl(OpenclSettings& o, const toml::table& t, std::string_view source, Named& named) {
-  check_keys(t, "device.opencl", {"slots", "resident", "platform", "device", "access", "job_timeout_ms", "reduction_groups"},
+  check_keys(t, "device.opencl",
+             {"slots", "resident", "platform", "device", "access", "job_timeout_ms", "reduction_groups", "batch_max_jobs",
+              "batch_max_job_bytes"},
              source);
   Node v{t};
   o.slots = count(v["slots"], o.slots, "device.opencl.slots", source, 1, 256);
@@ -119,6 +121,9 @@ void apply_opencl(OpenclSettings& o, const toml::table& t, std::string_view sour
   word(t, "access", "device.opencl", {"copy", "zero_copy"}, o.access, source);
   o.job_timeout_s = number(v["job_timeout_ms"], o.job_timeout_s * 1e3, "device.opencl.job_timeout_ms", source, 1, 1e9) * 1e-3;
   o.reduction_groups = count(v["reduction_groups"], o.reduction_groups, "device.opencl.reduction_groups", source, 0, 1u << 16);
+  o.batch_max_jobs = count(v["batch_max_jobs"], o.batch_max_jobs, "device.opencl.batch_max_jobs", source, 1, 4096);
+  o.batch_max_job_bytes = count(v["batch_max_job_bytes"], o.batch_max_job_bytes, "device.opencl.batch_max_job_bytes", source, 4,
+                                1u << 26);
 }
 
 void apply_cuda(CudaSettings& c, const toml::table& t, std::string_view source, Named& named) {

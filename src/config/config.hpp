@@ -83,6 +83,10 @@ struct OpenclSettings {
   std::string access = "copy";          // "copy" | "zero_copy" (until jobs carry their own method)
   double job_timeout_s = 10;            // a job running longer completes with TIMEOUT; its slot leaves service
   uint32_t reduction_groups = 0;        // work-groups of a reduction job; 0 = 8 per compute unit
+  // Batching: small accumulate jobs handed over in one turn of the dispatcher's loop run as one
+  // launch (copy access only). At most this many jobs per launch (1 = off), each of at most this many bytes.
+  uint32_t batch_max_jobs = 32;
+  uint32_t batch_max_job_bytes = 65536;
 };
 
 // [device.cuda]: an NVIDIA GPU through the CUDA runtime (built when the toolkit was found).

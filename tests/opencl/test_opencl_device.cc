@@ -1,7 +1,7 @@
 // The OpenCL device (PoCL) behind the Device interface and end to end: submit/poll with the wake word,
 // every catalog kernel through the embedded runtime and through tandemd (several client processes at
 // once, results checked), with both access methods; and faults: a job past its time limit, a kernel
-// that does not build.
+// that does not build; small accumulate jobs batched into one launch.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -181,6 +181,90 @@ TEST(OpenclDevice, AKernelThatDoesNotBuildIsNotLoadableAndTheOthersWork) {
   auto m = KernelCase::matmul(20, 20, 20, 2);
   EXPECT_EQ(run_one(d, 1, 10, m->device_call()).status, Status::ok);
   EXPECT_TRUE(m->outputs_match());
+}
+
+// Small accumulate jobs handed over in one turn run as one batch (one launch), each with its own value.
+TEST(OpenclDevice, SmallAccumulateJobsHandedOverTogetherRunAsOneBatch) {
+  OpenclDevice d(settings(8));
+  ASSERT_TRUE(d.batching());
+  // Sizes from one element to the largest a batch takes (64 KiB), and one too large for a batch.
+  const uint64_t counts[] = {1, 256, 255, 1000, 4097, 16384, 3, 16385};
+  std::vector<std::unique_ptr<KernelCase>> cases;
+  for (uint32_t i = 0; i < 8; ++i) {
+    cases.push_back(KernelCase::accumulate(counts[i], i % 2, 20 + i));
+    d.configure(i, TANDEM_FN_ACCUMULATE);
+  }
+  for (uint32_t i = 0; i < 8; ++i) {
+    DeviceJob job;
+    job.token = 200 + i;
+    job.start_ns = now_ns();
+    job.call = cases[i]->device_call();
+    d.submit(i, job);
+  }
+  auto done = wait_for(d, cases.size());
+  ASSERT_EQ(done.size(), cases.size());
+  for (const DeviceCompletion& c : done) {
+    KernelCase& kc = *cases[c.token - 200];
+    EXPECT_EQ(c.slot, c.token - 200);
+    EXPECT_EQ(c.status, Status::ok) << kc.name << ": " << d.slot_health(c.slot).last_error;
+    EXPECT_EQ(c.value, kc.reference_value()) << kc.name;
+  }
+  // The large job ran on its own (at once, and it holds nothing back); the seven small ones, held until
+  // the device's next poll, ran as one batch.
+  EXPECT_EQ(d.batch_stats().batches, 1u);
+  EXPECT_EQ(d.batch_stats().jobs, 7u);
+  // A lone small job on an idle device runs on its own.
+  auto lone = KernelCase::accumulate(77, 0, 30);
+  const DeviceCompletion c = run_one(d, 3, 300, lone->device_call());
+  EXPECT_EQ(c.value, lone->reference_value());
+  EXPECT_EQ(d.batch_stats().batches, 1u);
+}
+
+// batch_max_jobs caps a batch: a full one goes at once, even behind another launch.
+TEST(OpenclDevice, ABatchHoldsAtMostBatchMaxJobs) {
+  config::OpenclSettings s = settings(7);
+  s.batch_max_jobs = 3;
+  OpenclDevice d(s);
+  std::vector<std::unique_ptr<KernelCase>> cases;
+  for (uint32_t i = 0; i < 7; ++i) {
+    cases.push_back(KernelCase::accumulate(100 + 37 * i, 0, 40 + i));
+    d.configure(i, TANDEM_FN_ACCUMULATE);
+    DeviceJob job;
+    job.token = i;
+    job.start_ns = now_ns();
+    job.call = cases[i]->device_call();
+    d.submit(i, job);
+  }
+  auto done = wait_for(d, cases.size());
+  ASSERT_EQ(done.size(), cases.size());
+  for (const DeviceCompletion& c : done) EXPECT_EQ(c.value, cases[c.token]->reference_value()) << c.token;
+  EXPECT_EQ(d.batch_stats().batches, 2u);  // 3 + 3, then the seventh alone
+  EXPECT_EQ(d.batch_stats().jobs, 6u);
+}
+
+// An accumulate program without the batch kernel (here: a source override) runs every job on its own.
+TEST(OpenclDevice, WithoutTheBatchKernelEveryJobRunsOnItsOwn) {
+  devices::opencl::ClOptions extra;
+  const std::string_view text = devices::opencl::kernel_source(devices::KernelId::accumulate).text;
+  extra.source_overrides[static_cast<size_t>(devices::KernelId::accumulate)] =
+      std::string(text.substr(0, text.find("// Many small accumulate jobs in one launch")));
+  ASSERT_EQ(extra.source_overrides[1].find("tandem_accumulate_batch("), std::string::npos);
+  OpenclDevice d(settings(4), extra);
+  EXPECT_FALSE(d.batching());
+  std::vector<std::unique_ptr<KernelCase>> cases;
+  for (uint32_t i = 0; i < 4; ++i) {
+    cases.push_back(KernelCase::accumulate(500 + i, 1, 60 + i));
+    d.configure(i, TANDEM_FN_ACCUMULATE);
+    DeviceJob job;
+    job.token = i;
+    job.start_ns = now_ns();
+    job.call = cases[i]->device_call();
+    d.submit(i, job);
+  }
+  auto done = wait_for(d, cases.size());
+  ASSERT_EQ(done.size(), cases.size());
+  for (const DeviceCompletion& c : done) EXPECT_EQ(c.value, cases[c.token]->reference_value()) << c.token;
+  EXPECT_EQ(d.batch_stats().batches, 0u);
 }
 
 TEST(OpenclDevice, TheFactoryRefusesAResidentFunctionWithoutKernel) {

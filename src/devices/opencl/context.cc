@@ -24,6 +24,16 @@ bool version_at_least_2(const std::string& version) {
   return std::sscanf(version.c_str(), "OpenCL %d", &major) == 1 && major >= 2;
 }
 
+// From the start of `first` to the end of `last` (profiling events), 0 if not known.
+int64_t profiled_ns(cl_event first, cl_event last) {
+  cl_ulong start = 0, end = 0;
+  if (clGetEventProfilingInfo(first, CL_PROFILING_COMMAND_START, sizeof start, &start, nullptr) != CL_SUCCESS ||
+      clGetEventProfilingInfo(last, CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr) != CL_SUCCESS || end < start) {
+    return 0;
+  }
+  return static_cast<int64_t>(end - start);
+}
+
 }  // namespace
 
 std::string_view access_name(ClAccess access) {
@@ -354,13 +364,7 @@ int64_t ClSlot::finish() {
 
 int64_t ClSlot::device_ns() const {
   if (!context_.options().profiling || first_event_ == nullptr) return 0;
-  cl_ulong start = 0, end = 0;
-  const cl_event last = last_event_ != nullptr ? last_event_.get() : first_event_.get();
-  if (clGetEventProfilingInfo(first_event_.get(), CL_PROFILING_COMMAND_START, sizeof start, &start, nullptr) != CL_SUCCESS ||
-      clGetEventProfilingInfo(last, CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr) != CL_SUCCESS || end < start) {
-    return 0;
-  }
-  return static_cast<int64_t>(end - start);
+  return profiled_ns(first_event_.get(), last_event_ != nullptr ? last_event_.get() : first_event_.get());
 }
 
 Result<int64_t> ClSlot::run(const funcs::Call& call, ClAccess access) {
@@ -384,6 +388,95 @@ Result<int64_t> ClSlot::run(const funcs::Call& call, ClAccess access) {
     return Result<int64_t>(fail(status_from_cl(code), cl_message("job", code)), last_error_);
   }
   return finish();
+}
+
+// ---------------------------------------------------------------------------------------------------
+// ClAccumulateBatch
+
+ClAccumulateBatch::ClAccumulateBatch(ClContext& context, uint32_t max_jobs) : context_(context), max_jobs_(max_jobs) {
+  const ClProgram& p = context.program(KernelId::accumulate);
+  if (p.status != Status::ok) throw Error(Status::device_error, "opencl: accumulate did not build: " + p.log);
+  cl_int err = CL_SUCCESS;
+  kernel_.reset(clCreateKernel(p.program.get(), "tandem_accumulate_batch", &err));
+  if (err != CL_SUCCESS) throw Error(status_from_cl(err), cl_message("opencl: clCreateKernel(tandem_accumulate_batch)", err));
+  sums_.assign(max_jobs, 0);
+  clear();
+}
+
+void ClAccumulateBatch::clear() {
+  jobs_ = 0;
+  used_words_ = round_up(2 * uint64_t{max_jobs_}, 8);  // the table, then data from a 64-byte line
+  if (host_.size() < used_words_) host_.resize(used_words_);
+}
+
+bool ClAccumulateBatch::add(const funcs::Call& call, const KernelJob& job) {
+  if (jobs_ >= max_jobs_) return false;
+  const void* input = call.buffers[job.buffers[0].slot];
+  const uint64_t first = used_words_ * 2;  // in int32 elements from the buffer's start
+  used_words_ += round_up((job.count + 1) / 2, 8);
+  if (host_.size() < used_words_) host_.resize(std::max<uint64_t>(used_words_, host_.size() * 2));
+  std::memcpy(reinterpret_cast<int32_t*>(host_.data()) + first, input, job.count * sizeof(int32_t));
+  host_[2 * jobs_] = first;
+  host_[2 * jobs_ + 1] = job.count;
+  ++jobs_;
+  return true;
+}
+
+Status ClAccumulateBatch::fail(cl_command_queue queue, Status status, std::string message) {
+  last_error_ = "opencl batch: " + std::move(message);
+  (void)clFinish(queue);  // nothing enqueued may still read the host buffer or write the sums
+  first_event_.reset();
+  last_event_.reset();
+  return status;
+}
+
+Status ClAccumulateBatch::enqueue(cl_command_queue queue, cl_event* done) {
+  *done = nullptr;
+  first_event_.reset();
+  last_event_.reset();
+  last_error_.clear();
+  cl_int err = CL_SUCCESS;
+  const uint64_t bytes = used_words_ * 8;
+  if (bytes > context_.device().max_alloc_bytes) {
+    return fail(queue, Status::job_too_large, fmt::format("{} bytes exceed the device's largest allocation", bytes));
+  }
+  if (input_ == nullptr || input_bytes_ < bytes) {
+    const uint64_t size = std::max(bytes, input_bytes_ * 2);  // grow by doubling: rare reallocations
+    input_.reset();
+    input_bytes_ = 0;
+    input_.reset(clCreateBuffer(context_.context(), CL_MEM_READ_ONLY, size, nullptr, &err));
+    if (err != CL_SUCCESS) return fail(queue, status_from_cl(err), cl_message("batch input buffer", err));
+    input_bytes_ = size;
+  }
+  if (output_ == nullptr) {
+    output_.reset(clCreateBuffer(context_.context(), CL_MEM_WRITE_ONLY, uint64_t{max_jobs_} * 8, nullptr, &err));
+    if (err != CL_SUCCESS) return fail(queue, status_from_cl(err), cl_message("batch sums buffer", err));
+  }
+  cl_event ev = nullptr;
+  err = clEnqueueWriteBuffer(queue, input_.get(), CL_FALSE, 0, bytes, host_.data(), 0, nullptr, &ev);
+  if (err != CL_SUCCESS) return fail(queue, status_from_cl(err), cl_message("clEnqueueWriteBuffer", err));
+  first_event_.reset(ev);
+  cl_mem input = input_.get(), output = output_.get();
+  err = clSetKernelArg(kernel_.get(), 0, sizeof input, &input);
+  if (err == CL_SUCCESS) err = clSetKernelArg(kernel_.get(), 1, sizeof output, &output);
+  if (err != CL_SUCCESS) return fail(queue, status_from_cl(err), cl_message("clSetKernelArg", err));
+  const size_t global = size_t{jobs_} * kClWorkGroup, local = kClWorkGroup;
+  err = clEnqueueNDRangeKernel(queue, kernel_.get(), 1, nullptr, &global, &local, 0, nullptr, &ev);
+  if (err != CL_SUCCESS) return fail(queue, status_from_cl(err), cl_message("launching tandem_accumulate_batch", err));
+  last_event_.reset(ev);
+  err = clEnqueueReadBuffer(queue, output, CL_FALSE, 0, uint64_t{jobs_} * 8, sums_.data(), 0, nullptr, &ev);
+  if (err != CL_SUCCESS) return fail(queue, status_from_cl(err), cl_message("reading the sums", err));
+  last_event_.reset(ev);
+  err = clFlush(queue);
+  if (err != CL_SUCCESS) return fail(queue, status_from_cl(err), cl_message("clFlush", err));
+  clRetainEvent(ev);
+  *done = ev;
+  return Status::ok;
+}
+
+int64_t ClAccumulateBatch::device_ns() const {
+  if (!context_.options().profiling || first_event_ == nullptr || last_event_ == nullptr) return 0;
+  return profiled_ns(first_event_.get(), last_event_.get());
 }
 
 }  // namespace tandem::devices::opencl

@@ -139,4 +139,48 @@ class ClSlot {
   std::string last_error_;
 };
 
+// Many small accumulate jobs as one launch (batching; the OpenCL device forms batches from the jobs
+// the dispatcher hands it in one turn of its loop). add() gathers a job's input into one host buffer
+// behind a table of (first element, count) per job (the copy method); enqueue() writes that buffer,
+// runs tandem_accumulate_batch (a work-group per job) and reads the sums back: three commands for the
+// whole batch instead of three per job. One batch in flight per object; the caller keeps it until
+// the event enqueue() returned has completed.
+class ClAccumulateBatch {
+ public:
+  // Room for `max_jobs` jobs. Throws tandem::Error when the accumulate program has no batch kernel
+  // (a source override) or the kernel cannot be made.
+  ClAccumulateBatch(ClContext& context, uint32_t max_jobs);
+  ClAccumulateBatch(const ClAccumulateBatch&) = delete;
+  ClAccumulateBatch& operator=(const ClAccumulateBatch&) = delete;
+
+  void clear();
+  // Appends one planned accumulate job, its input copied now. False, and nothing appended, when the
+  // batch is full.
+  bool add(const funcs::Call& call, const KernelJob& job);
+  uint32_t size() const { return jobs_; }
+  // Enqueues the batch on `queue` without waiting and flushes it; `*done` as ClSlot::enqueue.
+  Status enqueue(cl_command_queue queue, cl_event* done);
+  // After `done` completed: job i's value; the whole batch's time on the device (profiling events).
+  int64_t value(uint32_t i) const { return sums_[i]; }
+  int64_t device_ns() const;
+  const std::string& last_error() const { return last_error_; }
+
+ private:
+  Status fail(cl_command_queue queue, Status status, std::string message);
+
+  ClContext& context_;
+  uint32_t max_jobs_;
+  KernelPtr kernel_;
+  uint32_t jobs_ = 0;
+  // What is written: the table, two words per job (its first element counted from the buffer's
+  // start, its count), room for max_jobs; then each job's input from a 64-byte line.
+  std::vector<uint64_t> host_;
+  uint64_t used_words_ = 0;
+  std::vector<int64_t> sums_;
+  MemPtr input_, output_;
+  uint64_t input_bytes_ = 0;
+  EventPtr first_event_, last_event_;
+  std::string last_error_;
+};
+
 }  // namespace tandem::devices::opencl

@@ -109,6 +109,10 @@ OpenclDevice::OpenclDevice(const config::OpenclSettings& settings, const ClOptio
   }
   ready_.reserve(settings.slots);
   arrived_.reserve(settings.slots);
+  held_.reserve(settings.slots);
+  if (settings.batch_max_jobs > 1 && info_.loadable[TANDEM_FN_ACCUMULATE]) {
+    batching_ = free_batch() != nullptr;  // no batch kernel (a source override): every job on its own
+  }
   measure_models();
 }
 
@@ -205,6 +209,22 @@ void CL_CALLBACK OpenclDevice::on_complete(cl_event, cl_int status, void* user) 
   device->callbacks_pending_.fetch_sub(1, std::memory_order_release);  // last touch of the device
 }
 
+void CL_CALLBACK OpenclDevice::on_batch_complete(cl_event, cl_int status, void* user) {
+  auto* b = static_cast<Batch*>(user);
+  DeviceCompletion c;
+  c.slot = b->slots.front();  // poll() finds the batch through this slot and completes every member
+  c.status = status < 0 ? status_from_cl(status) : Status::ok;
+  c.value = status;
+  OpenclDevice* device = b->device;
+  device->inbox_.push(c);
+  device->callbacks_pending_.fetch_sub(1, std::memory_order_release);
+}
+
+bool OpenclDevice::batchable(const KernelJob& plan) const {
+  return batching_ && access_ == ClAccess::copy && plan.kernel == KernelId::accumulate && plan.launch &&
+         plan.count * sizeof(int32_t) <= settings_.batch_max_job_bytes;
+}
+
 void OpenclDevice::submit(uint32_t slot, const DeviceJob& job) {
   if (slot >= slots_.size()) return complete_now(slot, job.token, Status::device_error);
   Slot& s = *slots_[slot];
@@ -216,12 +236,24 @@ void OpenclDevice::submit(uint32_t slot, const DeviceJob& job) {
     return complete_now(slot, job.token, Status::device_error,
                         fmt::format("function {} started on a slot loaded with another", job.call.function));
   }
+  s.job.start(job.token, job.start_ns);
+  if (batchable(plan)) {
+    held_.push_back(Held{slot, job.call, plan});
+    if (held_.size() >= settings_.batch_max_jobs) launch_held();
+    return;
+  }
+  launch(s, job.call, plan, false);
+}
+
+// Enqueues slot s's job (started) on its own queue; `small`: a batchable job (it counts against
+// kBatchSmallLaunches).
+void OpenclDevice::launch(Slot& s, const funcs::Call& call, const KernelJob& plan, bool small) {
   cl_event done = nullptr;
-  if (Status st = s.queue->enqueue(job.call, plan, access_, &done); st != Status::ok) {
-    return complete_now(slot, job.token, st, s.queue->last_error());
+  if (Status st = s.queue->enqueue(call, plan, access_, &done); st != Status::ok) {
+    s.job.busy = false;
+    return complete_now(s.index, s.job.token, st, s.queue->last_error());
   }
   s.done.reset(done);
-  s.job.start(job.token, job.start_ns);
   callbacks_pending_.fetch_add(1, std::memory_order_relaxed);
   const cl_int err = clSetEventCallback(done, CL_COMPLETE, &OpenclDevice::on_complete, &s);
   if (err != CL_SUCCESS) {
@@ -229,8 +261,98 @@ void OpenclDevice::submit(uint32_t slot, const DeviceJob& job) {
     (void)clWaitForEvents(1, &done);
     s.job.busy = false;
     s.done.reset();
-    complete_now(slot, job.token, status_from_cl(err), cl_message("clSetEventCallback", err));
+    return complete_now(s.index, s.job.token, status_from_cl(err), cl_message("clSetEventCallback", err));
   }
+  if (small) {
+    s.small_launch = true;
+    ++small_launches_;
+  }
+}
+
+// A batch that is not in flight, made if needed (each holds two jobs or more: at most half as many
+// batches as slots are ever in flight); null if none can be made.
+OpenclDevice::Batch* OpenclDevice::free_batch() {
+  for (auto& b : batches_) {
+    if (!b->in_flight) return b.get();
+  }
+  try {
+    auto b = std::make_unique<Batch>();
+    b->device = this;
+    b->work = std::make_unique<ClAccumulateBatch>(context_, settings_.batch_max_jobs);
+    batches_.push_back(std::move(b));
+    return batches_.back().get();
+  } catch (const Error&) {
+    return nullptr;
+  }
+}
+
+// The jobs held since the last turn: one batch, or a lone job (or no batch to be had) on its own queue.
+void OpenclDevice::launch_held() {
+  if (held_.empty()) return;
+  Batch* b = held_.size() > 1 ? free_batch() : nullptr;
+  if (b == nullptr) {
+    for (const Held& h : held_) launch(*slots_[h.slot], h.call, h.plan, true);
+    held_.clear();
+    return;
+  }
+  b->work->clear();
+  b->slots.clear();
+  ++batch_stats_.batches;
+  batch_stats_.jobs += held_.size();
+  for (const Held& h : held_) {
+    (void)b->work->add(h.call, h.plan);  // fits: held_ never exceeds batch_max_jobs
+    b->slots.push_back(h.slot);
+  }
+  held_.clear();
+  auto fail_all = [&](Status st, const std::string& why) {
+    for (uint32_t slot : b->slots) {
+      slots_[slot]->job.busy = false;
+      complete_now(slot, slots_[slot]->job.token, st, why);
+    }
+  };
+  cl_event done = nullptr;
+  if (Status st = b->work->enqueue(slots_[b->slots.front()]->queue->queue(), &done); st != Status::ok) {
+    return fail_all(st, b->work->last_error());
+  }
+  b->done.reset(done);
+  b->in_flight = true;
+  for (uint32_t slot : b->slots) slots_[slot]->batch = b;
+  callbacks_pending_.fetch_add(1, std::memory_order_relaxed);
+  const cl_int err = clSetEventCallback(done, CL_COMPLETE, &OpenclDevice::on_batch_complete, b);
+  if (err != CL_SUCCESS) {
+    callbacks_pending_.fetch_sub(1, std::memory_order_relaxed);
+    (void)clWaitForEvents(1, &done);
+    for (uint32_t slot : b->slots) slots_[slot]->batch = nullptr;
+    b->done.reset();
+    b->in_flight = false;
+    return fail_all(status_from_cl(err), cl_message("clSetEventCallback", err));
+  }
+  ++small_launches_;
+}
+
+// The batch's commands ended (c: its first slot, the execution status): every member completes.
+void OpenclDevice::finish_batch(Batch& b, const DeviceCompletion& c, int64_t now, std::vector<DeviceCompletion>& out) {
+  const bool failed = c.status != Status::ok;
+  if (failed) {
+    rebuild(*slots_[b.slots.front()],
+            cl_message(fmt::format("opencl slot {}: a batch of {} jobs failed on the device", c.slot, b.slots.size()),
+                       static_cast<cl_int>(c.value)));
+  }
+  const int64_t share = failed ? 0 : b.work->device_ns() / static_cast<int64_t>(b.slots.size());
+  for (size_t i = 0; i < b.slots.size(); ++i) {
+    Slot& s = *slots_[b.slots[i]];
+    s.batch = nullptr;
+    if (s.job.finished(now)) continue;  // it had timed out: already completed
+    DeviceCompletion m;
+    m.token = s.job.token;
+    m.slot = s.index;
+    m.status = c.status;
+    m.value = failed ? 0 : b.work->value(static_cast<uint32_t>(i));
+    m.device_ns = share;
+    out.push_back(m);
+  }
+  b.done.reset();
+  b.in_flight = false;
 }
 
 void OpenclDevice::rebuild(Slot& s, const std::string& why) {
@@ -247,14 +369,19 @@ void OpenclDevice::rebuild(Slot& s, const std::string& why) {
 }
 
 void OpenclDevice::poll(int64_t now, std::vector<DeviceCompletion>& out) {
-  if (!ready_.empty()) {
-    out.insert(out.end(), ready_.begin(), ready_.end());
-    ready_.clear();
-  }
   arrived_.clear();
   inbox_.take(arrived_);
   for (DeviceCompletion& c : arrived_) {
     Slot& s = *slots_[c.slot];
+    if (s.batch != nullptr) {
+      --small_launches_;
+      finish_batch(*s.batch, c, now, out);
+      continue;
+    }
+    if (s.small_launch) {
+      --small_launches_;
+      s.small_launch = false;
+    }
     const cl_int exec = static_cast<cl_int>(c.value);
     s.done.reset();
     if (s.job.finished(now)) continue;  // it had timed out: already completed
@@ -270,10 +397,16 @@ void OpenclDevice::poll(int64_t now, std::vector<DeviceCompletion>& out) {
   }
   // Jobs past their time limit: complete them now; the slot waits for the device to finish them.
   for (auto& s : slots_) s->job.expire(s->index, now, timeout_ns_, out);
+  // Held jobs go once the last small launch has ended: meanwhile they gather into one batch.
+  if (small_launches_ < kBatchSmallLaunches) launch_held();
+  if (!ready_.empty()) {
+    out.insert(out.end(), ready_.begin(), ready_.end());
+    ready_.clear();
+  }
 }
 
 int64_t OpenclDevice::next_deadline() const {
-  if (!ready_.empty()) return 0;
+  if (!ready_.empty() || (!held_.empty() && small_launches_ < kBatchSmallLaunches)) return 0;
   int64_t deadline = INT64_MAX;
   for (const auto& s : slots_) deadline = std::min(deadline, s->job.deadline(timeout_ns_));
   return deadline;

@@ -9,6 +9,14 @@
 // D_a are measured when the device starts (one small and one larger job per function), so the engine
 // and the partitioner see the real device; `tandem calibrate --device opencl` measures them properly.
 //
+// Batching: a small accumulate job (copy access, at most batch_max_job_bytes) is not enqueued in
+// submit() but held; poll() launches what is held once no other small launch (a lone small job or a
+// batch) is on the device, so an idle device gets a job at the dispatcher's next turn and a busy one,
+// when its last small launch ends, every job that arrived meanwhile as one batch on the first one's
+// queue (ClAccumulateBatch: three commands for all of them). batch_max_jobs held jobs go at once. Other
+// jobs, long ones included, never hold a small job back. Each job still completes on its own slot
+// with its own value; its device time is its share of the batch's. A lone job runs as before.
+//
 // Faults: a program that does not build leaves its functions unloadable (build log in the
 // description of the error, `tandem status`); a job whose commands fail (device lost, out of
 // resources) completes with DEVICE_ERROR or NO_MEMORY and the slot's queue is rebuilt; a job running
@@ -50,8 +58,15 @@ class OpenclDevice final : public Device {
   ClContext& context() { return context_; }
   ClAccess access() const { return access_; }
   void set_access(ClAccess access) { access_ = access; }  // per-job method until jobs carry one
+  struct BatchStats {
+    uint64_t batches = 0;  // launches of two jobs or more
+    uint64_t jobs = 0;     // jobs they ran
+  };
+  BatchStats batch_stats() const { return batch_stats_; }
+  bool batching() const { return batching_; }
 
  private:
+  struct Batch;
   struct Slot {
     OpenclDevice* device = nullptr;  // the event callback's way back
     uint32_t index = 0;
@@ -61,8 +76,30 @@ class OpenclDevice final : public Device {
     // The job in flight (the callback reads job.token, written before the callback is registered).
     SlotJob job;
     EventPtr done;
+    Batch* batch = nullptr;  // the batch its job runs in (set on the batch's first slot and its members)
+    bool small_launch = false;  // its job is a lone small (batchable) one
+  };
+  // A batch in flight: its jobs' slots in order (the first one's queue runs it).
+  struct Batch {
+    OpenclDevice* device = nullptr;
+    std::unique_ptr<ClAccumulateBatch> work;
+    std::vector<uint32_t> slots;
+    EventPtr done;
+    bool in_flight = false;
+  };
+  // A job held for the next batch.
+  struct Held {
+    uint32_t slot = 0;
+    funcs::Call call;
+    KernelJob plan;
   };
   static void CL_CALLBACK on_complete(cl_event event, cl_int status, void* user);
+  static void CL_CALLBACK on_batch_complete(cl_event event, cl_int status, void* user);
+  bool batchable(const KernelJob& plan) const;
+  void launch(Slot& s, const funcs::Call& call, const KernelJob& plan, bool small);
+  void launch_held();
+  Batch* free_batch();
+  void finish_batch(Batch& b, const DeviceCompletion& c, int64_t now, std::vector<DeviceCompletion>& out);
   void complete_now(uint32_t slot, uint64_t token, Status status, std::string error = {});
   void rebuild(Slot& s, const std::string& why);
   void measure_models();
@@ -76,6 +113,15 @@ class OpenclDevice final : public Device {
   CompletionInbox inbox_;
   std::vector<DeviceCompletion> ready_;    // completed on the dispatcher's thread (refusals, failures)
   std::vector<DeviceCompletion> arrived_;  // scratch for the inbox
+  std::vector<Held> held_;                 // jobs for the next batch
+  std::vector<std::unique_ptr<Batch>> batches_;
+  bool batching_ = false;                  // the batch kernel exists and batch_max_jobs > 1
+  // Held jobs wait while one small launch is on the device. Measured with 8 clients of accumulate
+  // (1 KiB) on PoCL: 6 jobs per batch on average, and more jobs/s than with two launches in flight
+  // (4.9 jobs per batch).
+  static constexpr uint32_t kBatchSmallLaunches = 1;
+  uint32_t small_launches_ = 0;            // lone small jobs and batches whose completion is not polled yet
+  BatchStats batch_stats_;        // jobs and batches whose completion has not been polled
   std::atomic<int> callbacks_pending_{0};  // registered event callbacks that have not run yet
 };
 

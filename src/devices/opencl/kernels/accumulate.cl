@@ -19,3 +19,25 @@ void tandem_accumulate(__global const int* data, ulong count, ulong chunk, __glo
   }
   if (lid == 0) partials[get_group_id(0)] = (long)sums[0];
 }
+
+// Many small accumulate jobs in one launch (the OpenCL device's batching, docs/devices.md). One buffer
+// holds a table, two words per job, then the jobs' inputs: work-group g sums the `table[2g + 1]` values
+// that start at int32 element `table[2g]` of the same buffer and writes job g's whole sum to sums[g].
+__kernel __attribute__((reqd_work_group_size(TANDEM_WG, 1, 1)))
+void tandem_accumulate_batch(__global const ulong* table, __global long* sums) {
+  __local ulong partial[TANDEM_WG];
+  __global const int* data = (__global const int*)table;
+  const uint lid = (uint)get_local_id(0);
+  const uint job = (uint)get_group_id(0);
+  const ulong begin = table[2 * job];
+  const ulong end = begin + table[2 * job + 1];
+  ulong sum = 0;
+  for (ulong i = begin + lid; i < end; i += TANDEM_WG) sum += (ulong)(long)data[i];
+  partial[lid] = sum;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint span = TANDEM_WG / 2; span > 0; span >>= 1) {
+    if (lid < span) partial[lid] += partial[lid + span];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (lid == 0) sums[job] = (long)partial[0];
+}
