@@ -716,9 +716,16 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
   if (Status s = plan_access(rt, fn, call, params, m, round_jobs, access); s != Status::ok) return s;
   trace.split(access.method, true);
   // Device-local data has no CPU share: everything to the accelerators (software only by bouncing it).
+  // Nor does a call in automatic mode whose thread has no core to itself (cpu_share < 1): its CPU share
+  // would compete for the cores with the dispatcher that completes its jobs, every round would wait
+  // for a descheduled dispatcher, the learnt D_a would grow, and the calls drift into software for
+  // good (the demo's 4 threads on 2 cores: 600-780 of 800 calls in software, 2x hw's makespan). A
+  // split needs a free core, as the model assumes; without one the call is all hardware or all software.
+  const bool no_free_core = learning && share < 1.0;
   std::optional<Partitioner> local_partitioner;
   Partitioner* used = &part;
-  if (access.device_buffers && config.policy != PartitionPolicy::hw_only && config.policy != PartitionPolicy::sw_only) {
+  if ((access.device_buffers || no_free_core) && config.policy != PartitionPolicy::hw_only &&
+      config.policy != PartitionPolicy::sw_only) {
     engine::PartitionerConfig hw = config;
     hw.policy = PartitionPolicy::hw_only;
     local_partitioner.emplace(params, hw);
@@ -736,7 +743,7 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
   Driver driver(rt, fn, call, *used, records, access);
   const Status s = driver.run(m, value);
   driver.finish_observation(m.n_a);
-  if (learning && used == &part && !exploring) {  // a probe's own jobs say nothing of the learnt figures
+  if (learning && (used == &part || no_free_core) && !exploring) {  // a probe's own jobs say nothing of the learnt figures
     if (used->counters().jobs_submitted > 0) {
       rt.note_hardware_used(fn.id);
     } else if (prior_accelerates) {

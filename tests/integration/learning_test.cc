@@ -1,6 +1,7 @@
 // Self-calibration against the real embedded runtime (issue 15): the learnt X_a follows the emulated
 // fabric's real speed, also after the fabric is replaced by one with another speedup, within a bounded
-// number of calls; learnt figures persist per device kind and a corrupt file is ignored.
+// number of calls; learnt figures persist per device kind and a corrupt file is ignored; a call is
+// split only when its thread has a free core.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -9,6 +10,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <vector>
 
 #include "client/runtime.hpp"
 #include "funcs/function.hpp"
@@ -87,6 +90,44 @@ TEST(SelfCalibration, AutoExploresWhenLearntFiguresKeepEveryCallInSoftware) {
   // What the probes measured replaced the wild round trip (a fast emulated fabric: microseconds; half
   // the wild figure leaves room for a slow sanitizer build on a busy machine).
   EXPECT_LT(rt->learned().params(TANDEM_FN_WORK).da, 0.5e-3);
+}
+
+// A call in automatic mode splits only when its thread has a core to itself: with every core taken by
+// other callers, a call the model accelerates goes wholly to the hardware, because its CPU share would
+// compete with the dispatcher that completes its jobs (docs/model.md, "No split without a free core").
+TEST(SelfCalibration, AutoSplitsACallOnlyWhenItsThreadHasAFreeCore) {
+  const funcs::FunctionInfo* fn = funcs::find_function(TANDEM_FN_WORK);
+  const auto call = [&](client::Runtime& rt, client::CallReport& report) {
+    const uint64_t args[1] = {20'000'000};
+    funcs::Call c;
+    funcs::BufferList buffers;
+    ASSERT_EQ(funcs::describe_call(*fn, args, c, buffers), Status::ok);
+    int64_t value = -1;
+    ASSERT_EQ(rt.run(*fn, c, value, &report), Status::ok);
+    EXPECT_EQ(value, 20'000'000);
+  };
+  // Each runtime's first call, planned with the same (seed) figures. Work at 2x: a split pays.
+  {
+    auto rt = open_embedded(fabric(2), client::Mode::auto_mode);
+    ASSERT_TRUE(rt);
+    // Callers that want a CPU on more cores than any machine here has.
+    std::vector<std::unique_ptr<client::Runtime::BusyCaller>> others;
+    for (int i = 0; i < 512; ++i) others.push_back(std::make_unique<client::Runtime::BusyCaller>(*rt));
+    ASSERT_LT(rt->cpu_share(), 1.0);
+    client::CallReport report;
+    call(*rt, report);
+    EXPECT_EQ(report.alpha, 1.0) << "all of it to the hardware";
+    EXPECT_GT(report.counters.jobs_submitted, 0u);
+    EXPECT_EQ(report.counters.hw_units, 20'000'000u) << "sw_units " << report.counters.sw_units;
+  }
+  auto rt = open_embedded(fabric(2), client::Mode::auto_mode);
+  ASSERT_TRUE(rt);
+  if (rt->cpu_share() < 1.0) GTEST_SKIP() << "no free core on this machine: the no-split half alone was checked";
+  client::CallReport report;
+  call(*rt, report);
+  EXPECT_GT(report.alpha, 0.0);
+  EXPECT_LT(report.alpha, 1.0) << "with a free core the same call is split";
+  EXPECT_GT(report.counters.sw_units, 0u);
 }
 
 TEST(SelfCalibration, PersistsPerDeviceKindAndIgnoresACorruptFile) {
