@@ -91,6 +91,7 @@ void print_status(const nlohmann::json& j) {
   for (const auto& dev : j["devices"]) {
     fmt::print("device {} ({}): {}\n", dev["name"].get<std::string>(), dev["kind"].get<std::string>(),
                dev["description"].get<std::string>());
+    if (dev.contains("activity")) fmt::print("{}\n", dev["activity"].get<std::string>());
     bench::TextTable slots({"slot", "state", "function", "jobs done", "utilization", "health"});
     for (const auto& s : dev["slots"]) {
       const std::string health = s["in_service"].get<bool>() ? (s.contains("last_error") ? "last error: " + s["last_error"].get<std::string>() : "ok")

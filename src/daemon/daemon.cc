@@ -1011,6 +1011,7 @@ std::string Daemon::status_json() {
                        {"first_slot", dv.first_slot},
                        {"slot_count", dv.info.slots},
                        {"slots", device_slots}});
+    if (!dv.activity.empty()) devices.back()["activity"] = dv.activity;
   }
   j["devices"] = devices;
   j["slots"] = slots;

@@ -136,6 +136,9 @@ class Device {
     (void)slot;
     return {};
   }
+  // One line for `tandem status` on what the device did beyond its slots' jobs ("" = nothing to say):
+  // the OpenCL device's batching.
+  virtual std::string activity() const { return {}; }
 };
 
 }  // namespace tandem::devices

@@ -258,7 +258,7 @@ Snapshot Dispatcher::snapshot() {
     Snapshot s;
     s.now_ns = now_ns();
     for (const DeviceEntry& d : devices_) {
-      DeviceView v{d.device->info(), d.first_slot, {}};
+      DeviceView v{d.device->info(), d.first_slot, {}, d.device->activity()};
       for (uint32_t i = 0; i < v.info.slots; ++i) v.health.push_back(d.device->slot_health(i));
       s.devices.push_back(std::move(v));
     }

@@ -84,6 +84,7 @@ struct DeviceView {
   devices::DeviceInfo info;
   engine::SlotId first_slot = 0;
   std::vector<devices::SlotHealth> health;  // per slot
+  std::string activity;                     // Device::activity()
 };
 
 struct Snapshot {

@@ -213,6 +213,7 @@ TEST(OpenclDevice, SmallAccumulateJobsHandedOverTogetherRunAsOneBatch) {
   // the device's next poll, ran as one batch.
   EXPECT_EQ(d.batch_stats().batches, 1u);
   EXPECT_EQ(d.batch_stats().jobs, 7u);
+  EXPECT_EQ(d.activity(), "batching: 7 small jobs ran in 1 batches (7.0 per batch)");  // `tandem status`
   // A lone small job on an idle device runs on its own.
   auto lone = KernelCase::accumulate(77, 0, 30);
   const DeviceCompletion c = run_one(d, 3, 300, lone->device_call());
@@ -265,6 +266,7 @@ TEST(OpenclDevice, WithoutTheBatchKernelEveryJobRunsOnItsOwn) {
   ASSERT_EQ(done.size(), cases.size());
   for (const DeviceCompletion& c : done) EXPECT_EQ(c.value, cases[c.token]->reference_value()) << c.token;
   EXPECT_EQ(d.batch_stats().batches, 0u);
+  EXPECT_EQ(d.activity(), "batching off");
 }
 
 TEST(OpenclDevice, TheFactoryRefusesAResidentFunctionWithoutKernel) {

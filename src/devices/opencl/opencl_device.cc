@@ -412,6 +412,13 @@ int64_t OpenclDevice::next_deadline() const {
   return deadline;
 }
 
+std::string OpenclDevice::activity() const {
+  if (!batching_) return "batching off";
+  const BatchStats& b = batch_stats_;
+  return fmt::format("batching: {} small jobs ran in {} batches ({:.1f} per batch)", b.jobs, b.batches,
+                     b.batches > 0 ? static_cast<double>(b.jobs) / static_cast<double>(b.batches) : 0.0);
+}
+
 SlotHealth OpenclDevice::slot_health(uint32_t slot) const {
   if (slot >= slots_.size()) return SlotHealth{false, "no such slot"};
   return slots_[slot]->job.health;

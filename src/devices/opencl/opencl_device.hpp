@@ -54,6 +54,7 @@ class OpenclDevice final : public Device {
   int64_t next_deadline() const override;
   const uint32_t* wake_word() const override { return inbox_.wake_word(); }
   SlotHealth slot_health(uint32_t slot) const override;
+  std::string activity() const override;
 
   ClContext& context() { return context_; }
   ClAccess access() const { return access_; }
