@@ -678,10 +678,21 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
   // Device-local buffers are not this process's memory: such a call never takes the plain software path.
   bool device_buffers = false;
   for (void* b : call.buffers) device_buffers = device_buffers || (reinterpret_cast<uintptr_t>(b) & TANDEM_DEVICE_ADDRESS_BIT) != 0;
-  const bool software = !device_buffers &&
-                        (units == 0 || config.policy == PartitionPolicy::sw_only ||
-                         (config.policy == PartitionPolicy::fixed_alpha && !(config.fixed_alpha > 0)) ||
-                         (config.policy == PartitionPolicy::automatic && units <= nl));
+  bool software = !device_buffers &&
+                  (units == 0 || config.policy == PartitionPolicy::sw_only ||
+                   (config.policy == PartitionPolicy::fixed_alpha && !(config.fixed_alpha > 0)) ||
+                   (config.policy == PartitionPolicy::automatic && units <= nl));
+  // A call in automatic mode whose thread has no core to itself (cpu_share < 1) is not split (below):
+  // all of it goes to the hardware only where that is predicted faster than software, which takes a
+  // larger call than N_L (where a split starts to pay).
+  const bool no_free_core = learning && share < 1.0;
+  const uint32_t round_jobs = config.jobs_per_round == 0 ? std::max<uint32_t>(m.n_a, 1) : config.jobs_per_round;
+  if (!software && no_free_core && !device_buffers && config.policy == PartitionPolicy::automatic) {
+    const double n = static_cast<double>(units);
+    const model::Times hw_only = model::partitioned_times(
+        params, model::effective_accel_throughput(params, m), m.n_a, round_jobs, m.d_q, 1.0, n);
+    software = !(hw_only.total() < model::sw_only_time(params, n));
+  }
   if (software) {
     trace.split(TANDEM_ACCESS_ZERO_COPY, false);
     // Calls long enough to measure teach X_c (two clock readings; tiny calls skip them).
@@ -712,7 +723,6 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
   // How the call's data reaches the device, chosen with the split (access.hpp): the method's costs
   // become this call's X_a and D_a, so the partitioner plans with them.
   CallAccess access;
-  const uint32_t round_jobs = config.jobs_per_round == 0 ? std::max<uint32_t>(m.n_a, 1) : config.jobs_per_round;
   if (Status s = plan_access(rt, fn, call, params, m, round_jobs, access); s != Status::ok) return s;
   trace.split(access.method, true);
   // Device-local data has no CPU share: everything to the accelerators (software only by bouncing it).
@@ -721,7 +731,6 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
   // for a descheduled dispatcher, the learnt D_a would grow, and the calls drift into software for
   // good (the demo's 4 threads on 2 cores: 600-780 of 800 calls in software, 2x hw's makespan). A
   // split needs a free core, as the model assumes; without one the call is all hardware or all software.
-  const bool no_free_core = learning && share < 1.0;
   std::optional<Partitioner> local_partitioner;
   Partitioner* used = &part;
   if ((access.device_buffers || no_free_core) && config.policy != PartitionPolicy::hw_only &&

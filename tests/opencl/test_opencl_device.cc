@@ -269,6 +269,110 @@ TEST(OpenclDevice, WithoutTheBatchKernelEveryJobRunsOnItsOwn) {
   EXPECT_EQ(d.activity(), "batching off");
 }
 
+// The accumulate program with a lone kernel that spins for about a second when the job's first value
+// is kHang (the batch kernel as shipped): a small launch that hangs.
+constexpr int32_t kHang = 123456789;
+devices::opencl::ClOptions hanging_accumulate() {
+  const std::string_view text = devices::opencl::kernel_source(devices::KernelId::accumulate).text;
+  const std::string batch(text.substr(text.find("// Many small accumulate jobs in one launch")));
+  devices::opencl::ClOptions o;
+  o.source_overrides[static_cast<size_t>(devices::KernelId::accumulate)] =
+      "__kernel __attribute__((reqd_work_group_size(TANDEM_WG, 1, 1)))\n"
+      "void tandem_accumulate(__global const int* data, ulong count, ulong chunk, __global long* partials) {\n"
+      "  ulong x = (ulong)(long)data[0];\n"
+      "  if (data[0] == " + std::to_string(kHang) + " && get_local_id(0) == 0) {\n"
+      "    for (ulong i = 0; i < 400000000UL; ++i) x = x * 6364136223846793005UL + 1442695040888963407UL;\n"
+      "  }\n"
+      "  if (get_local_id(0) == 0) partials[get_group_id(0)] = (long)x;\n"
+      "}\n" + batch;
+  return o;
+}
+
+// Starts a lone small job that hangs on slot 0 (launched at the first poll: nothing else is on the device).
+std::unique_ptr<KernelCase> start_hanging_job(OpenclDevice& d, std::vector<DeviceCompletion>& out) {
+  auto hang = KernelCase::accumulate(16, 0, 70);
+  funcs::Call call = hang->device_call();
+  static_cast<int32_t*>(call.buffers[0])[0] = kHang;
+  DeviceJob job;
+  job.token = 900;
+  job.start_ns = now_ns();
+  job.call = call;
+  d.submit(0, job);
+  d.poll(now_ns(), out);
+  return hang;
+}
+
+// A small launch that hangs holds the jobs behind it back at most kMaxHoldNs, not until its time limit.
+TEST(OpenclDevice, AHungSmallLaunchHoldsTheNextBatchBackOnlyBriefly) {
+  config::OpenclSettings s = settings(3, 0.5);  // 500 ms; the hung job takes 1-2 s
+  s.reduction_groups = 1;
+  OpenclDevice d(s, hanging_accumulate());
+  ASSERT_TRUE(d.batching());
+  for (uint32_t i = 0; i < 3; ++i) d.configure(i, TANDEM_FN_ACCUMULATE);
+  std::vector<DeviceCompletion> early;
+  auto hang = start_hanging_job(d, early);
+  EXPECT_TRUE(early.empty());
+  auto a = KernelCase::accumulate(300, 0, 71), b = KernelCase::accumulate(500, 1, 72);
+  for (uint32_t i = 1; i < 3; ++i) {
+    DeviceJob job;
+    job.token = i;
+    job.start_ns = now_ns();
+    job.call = (i == 1 ? a : b)->device_call();
+    d.submit(i, job);
+  }
+  // Both complete within their 500 ms (held for 1 ms at most, then one batch beside the hung job);
+  // the hung job times out.
+  auto done = wait_for(d, 3);
+  ASSERT_EQ(done.size(), 3u);
+  for (const DeviceCompletion& c : done) {
+    if (c.token == 900) {
+      EXPECT_EQ(c.status, Status::timeout);
+      continue;
+    }
+    EXPECT_EQ(c.status, Status::ok) << c.token << ": " << d.slot_health(c.slot).last_error;
+    EXPECT_EQ(c.value, (c.token == 1 ? a : b)->reference_value());
+  }
+  EXPECT_EQ(d.batch_stats().batches, 1u);
+  // The hung job's slot serves again once the device has finished it.
+  std::vector<DeviceCompletion> late;
+  const int64_t deadline = now_ns() + 30'000'000'000;
+  while (!d.slot_health(0).in_service && now_ns() < deadline) d.poll(now_ns(), late);
+  EXPECT_TRUE(late.empty());
+  EXPECT_TRUE(d.slot_health(0).in_service);
+}
+
+// A held job whose time limit passes before it is launched reports TIMEOUT once, is never launched
+// (its caller's buffers may be gone), and its slot serves again at once.
+TEST(OpenclDevice, AJobThatTimesOutWhileHeldIsNeverLaunched) {
+  config::OpenclSettings s = settings(3, 0.0005);  // 0.5 ms: shorter than the 1 ms a job may be held
+  s.reduction_groups = 1;
+  OpenclDevice d(s, hanging_accumulate());
+  for (uint32_t i = 0; i < 3; ++i) d.configure(i, TANDEM_FN_ACCUMULATE);
+  std::vector<DeviceCompletion> out;
+  auto hang = start_hanging_job(d, out);
+  auto a = KernelCase::accumulate(300, 0, 73), b = KernelCase::accumulate(500, 1, 74);
+  for (uint32_t i = 1; i < 3; ++i) {
+    DeviceJob job;
+    job.token = i;
+    job.start_ns = now_ns();
+    job.call = (i == 1 ? a : b)->device_call();
+    d.submit(i, job);
+  }
+  // Until the hung job's slot is back (about a second): every job times out exactly once.
+  const int64_t deadline = now_ns() + 30'000'000'000;
+  do {
+    d.poll(now_ns(), out);
+  } while ((out.size() < 3 || !d.slot_health(0).in_service) && now_ns() < deadline);
+  ASSERT_EQ(out.size(), 3u);
+  for (const DeviceCompletion& c : out) EXPECT_EQ(c.status, Status::timeout) << c.token;
+  EXPECT_EQ(d.batch_stats().batches, 0u) << "the held jobs were never launched";
+  for (uint32_t i = 1; i < 3; ++i) {
+    EXPECT_TRUE(d.slot_health(i).in_service);
+    EXPECT_NE(d.slot_health(i).last_error.find("never launched"), std::string::npos) << d.slot_health(i).last_error;
+  }
+  EXPECT_TRUE(d.slot_health(0).in_service) << "back once the device finished the hung job";
+}
+
 TEST(OpenclDevice, TheFactoryRefusesAResidentFunctionWithoutKernel) {
   config::Config c = config::parse_config(
       "[device]\nkinds = [\"opencl\"]\n[device.opencl]\nslots = 2\nresident = [\"priority_queue\"]\n", "test");

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <new>
 
 #include "base/clock.hpp"
 
@@ -410,11 +411,19 @@ void ClAccumulateBatch::clear() {
 }
 
 bool ClAccumulateBatch::add(const funcs::Call& call, const KernelJob& job) {
-  if (jobs_ >= max_jobs_) return false;
+  const uint64_t words = round_up((job.count + 1) / 2, 8);
+  const uint64_t limit = std::min<uint64_t>(context_.device().max_alloc_bytes, kMaxBytes) / 8;
+  if (jobs_ >= max_jobs_ || used_words_ + words > limit) return false;
+  if (host_.size() < used_words_ + words) {
+    try {
+      host_.resize(std::max<uint64_t>(used_words_ + words, std::min<uint64_t>(host_.size() * 2, limit)));
+    } catch (const std::bad_alloc&) {
+      return false;  // the job runs on its own
+    }
+  }
   const void* input = call.buffers[job.buffers[0].slot];
   const uint64_t first = used_words_ * 2;  // in int32 elements from the buffer's start
-  used_words_ += round_up((job.count + 1) / 2, 8);
-  if (host_.size() < used_words_) host_.resize(std::max<uint64_t>(used_words_, host_.size() * 2));
+  used_words_ += words;
   std::memcpy(reinterpret_cast<int32_t*>(host_.data()) + first, input, job.count * sizeof(int32_t));
   host_[2 * jobs_] = first;
   host_[2 * jobs_ + 1] = job.count;

@@ -155,8 +155,9 @@ class ClAccumulateBatch {
 
   void clear();
   // Appends one planned accumulate job, its input copied now. False, and nothing appended, when the
-  // batch is full.
+  // batch is full: max_jobs jobs, or kMaxBytes (or the device's largest allocation) in all.
   bool add(const funcs::Call& call, const KernelJob& job);
+  static constexpr uint64_t kMaxBytes = uint64_t{64} << 20;
   uint32_t size() const { return jobs_; }
   // Enqueues the batch on `queue` without waiting and flushes it; `*done` as ClSlot::enqueue.
   Status enqueue(cl_command_queue queue, cl_event* done);

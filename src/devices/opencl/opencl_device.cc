@@ -238,6 +238,7 @@ void OpenclDevice::submit(uint32_t slot, const DeviceJob& job) {
   }
   s.job.start(job.token, job.start_ns);
   if (batchable(plan)) {
+    if (held_.empty()) held_since_ = now_ns();
     held_.push_back(Held{slot, job.call, plan});
     if (held_.size() >= settings_.batch_max_jobs) launch_held();
     return;
@@ -286,7 +287,22 @@ OpenclDevice::Batch* OpenclDevice::free_batch() {
   }
 }
 
+// Held jobs that timed out before they were launched (TIMEOUT already reported): never launched (their
+// buffers may be gone), and their slots serve again at once.
+void OpenclDevice::drop_expired_held() {
+  std::erase_if(held_, [&](const Held& h) {
+    SlotJob& j = slots_[h.slot]->job;
+    if (!j.abandoned) return false;
+    j.busy = false;
+    j.abandoned = false;
+    j.health.in_service = true;
+    j.health.last_error += "; it was still waiting for a batch: never launched, and the slot serves again";
+    return true;
+  });
+}
+
 // The jobs held since the last turn: one batch, or a lone job (or no batch to be had) on its own queue.
+// A job the batch has no room for (its bytes) runs on its own.
 void OpenclDevice::launch_held() {
   if (held_.empty()) return;
   Batch* b = held_.size() > 1 ? free_batch() : nullptr;
@@ -297,13 +313,17 @@ void OpenclDevice::launch_held() {
   }
   b->work->clear();
   b->slots.clear();
-  ++batch_stats_.batches;
-  batch_stats_.jobs += held_.size();
   for (const Held& h : held_) {
-    (void)b->work->add(h.call, h.plan);  // fits: held_ never exceeds batch_max_jobs
-    b->slots.push_back(h.slot);
+    if (b->work->add(h.call, h.plan)) {
+      b->slots.push_back(h.slot);
+    } else {
+      launch(*slots_[h.slot], h.call, h.plan, true);
+    }
   }
   held_.clear();
+  if (b->slots.empty()) return;
+  ++batch_stats_.batches;
+  batch_stats_.jobs += b->slots.size();
   auto fail_all = [&](Status st, const std::string& why) {
     for (uint32_t slot : b->slots) {
       slots_[slot]->job.busy = false;
@@ -397,8 +417,10 @@ void OpenclDevice::poll(int64_t now, std::vector<DeviceCompletion>& out) {
   }
   // Jobs past their time limit: complete them now; the slot waits for the device to finish them.
   for (auto& s : slots_) s->job.expire(s->index, now, timeout_ns_, out);
-  // Held jobs go once the last small launch has ended: meanwhile they gather into one batch.
-  if (small_launches_ < kBatchSmallLaunches) launch_held();
+  drop_expired_held();
+  // Held jobs go once the last small launch has ended (meanwhile they gather into one batch), or once
+  // the first of them has waited kMaxHoldNs: a small launch that hangs holds nobody back for long.
+  if (!held_.empty() && (small_launches_ < kBatchSmallLaunches || now - held_since_ >= kMaxHoldNs)) launch_held();
   if (!ready_.empty()) {
     out.insert(out.end(), ready_.begin(), ready_.end());
     ready_.clear();
@@ -407,13 +429,14 @@ void OpenclDevice::poll(int64_t now, std::vector<DeviceCompletion>& out) {
 
 int64_t OpenclDevice::next_deadline() const {
   if (!ready_.empty() || (!held_.empty() && small_launches_ < kBatchSmallLaunches)) return 0;
-  int64_t deadline = INT64_MAX;
+  int64_t deadline = held_.empty() ? INT64_MAX : held_since_ + kMaxHoldNs;
   for (const auto& s : slots_) deadline = std::min(deadline, s->job.deadline(timeout_ns_));
   return deadline;
 }
 
 std::string OpenclDevice::activity() const {
   if (!batching_) return "batching off";
+  if (access_ != ClAccess::copy) return "batching off (zero_copy access)";
   const BatchStats& b = batch_stats_;
   return fmt::format("batching: {} small jobs ran in {} batches ({:.1f} per batch)", b.jobs, b.batches,
                      b.batches > 0 ? static_cast<double>(b.jobs) / static_cast<double>(b.batches) : 0.0);

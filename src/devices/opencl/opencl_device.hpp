@@ -13,9 +13,11 @@
 // submit() but held; poll() launches what is held once no other small launch (a lone small job or a
 // batch) is on the device, so an idle device gets a job at the dispatcher's next turn and a busy one,
 // when its last small launch ends, every job that arrived meanwhile as one batch on the first one's
-// queue (ClAccumulateBatch: three commands for all of them). batch_max_jobs held jobs go at once. Other
-// jobs, long ones included, never hold a small job back. Each job still completes on its own slot
-// with its own value; its device time is its share of the batch's. A lone job runs as before.
+// queue (ClAccumulateBatch: three commands for all of them). batch_max_jobs held jobs go at once, and
+// held jobs wait at most kMaxHoldNs (a small launch that hangs until its time limit holds nobody back
+// for long); a held job that times out is never launched. A job the batch has no room for runs alone.
+// Other jobs, long ones included, never hold a small job back. Each job still completes on its own
+// slot with its own value; its device time is its share of the batch's. A lone job runs as before.
 //
 // Faults: a program that does not build leaves its functions unloadable (build log in the
 // description of the error, `tandem status`); a job whose commands fail (device lost, out of
@@ -59,9 +61,10 @@ class OpenclDevice final : public Device {
   ClContext& context() { return context_; }
   ClAccess access() const { return access_; }
   void set_access(ClAccess access) { access_ = access; }  // per-job method until jobs carry one
+  // Since the device started: batches launched (enqueued, whatever became of them) and their jobs.
   struct BatchStats {
-    uint64_t batches = 0;  // launches of two jobs or more
-    uint64_t jobs = 0;     // jobs they ran
+    uint64_t batches = 0;
+    uint64_t jobs = 0;
   };
   BatchStats batch_stats() const { return batch_stats_; }
   bool batching() const { return batching_; }
@@ -99,6 +102,7 @@ class OpenclDevice final : public Device {
   bool batchable(const KernelJob& plan) const;
   void launch(Slot& s, const funcs::Call& call, const KernelJob& plan, bool small);
   void launch_held();
+  void drop_expired_held();
   Batch* free_batch();
   void finish_batch(Batch& b, const DeviceCompletion& c, int64_t now, std::vector<DeviceCompletion>& out);
   void complete_now(uint32_t slot, uint64_t token, Status status, std::string error = {});
@@ -121,6 +125,10 @@ class OpenclDevice final : public Device {
   // (1 KiB) on PoCL: 6 jobs per batch on average, and more jobs/s than with two launches in flight
   // (4.9 jobs per batch).
   static constexpr uint32_t kBatchSmallLaunches = 1;
+  // The longest a held job waits for the small launch before it (one that hangs until its time limit
+  // must not hold the others back): far above a batch's time on a device that works.
+  static constexpr int64_t kMaxHoldNs = 1'000'000;
+  int64_t held_since_ = 0;                 // when the first of held_ was held
   uint32_t small_launches_ = 0;            // lone small jobs and batches whose completion is not polled yet
   BatchStats batch_stats_;        // jobs and batches whose completion has not been polled
   std::atomic<int> callbacks_pending_{0};  // registered event callbacks that have not run yet
