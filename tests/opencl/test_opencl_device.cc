@@ -42,13 +42,18 @@ std::vector<DeviceCompletion> wait_for(devices::Device& d, size_t n) {
   return out;
 }
 
-// Submits `call` on `slot` and waits for the one completion it yields.
-DeviceCompletion run_one(devices::Device& d, uint32_t slot, uint64_t token, const funcs::Call& call) {
+// Submits `call` on `slot` as job `token`, starting now.
+void submit_job(devices::Device& d, uint32_t slot, uint64_t token, const funcs::Call& call) {
   DeviceJob job;
   job.token = token;
   job.start_ns = now_ns();
   job.call = call;
   d.submit(slot, job);
+}
+
+// Submits `call` on `slot` and waits for the one completion it yields.
+DeviceCompletion run_one(devices::Device& d, uint32_t slot, uint64_t token, const funcs::Call& call) {
+  submit_job(d, slot, token, call);
   auto done = wait_for(d, 1);
   EXPECT_EQ(done.size(), 1u);
   return done.empty() ? DeviceCompletion{token, slot, Status::cancelled, 0, 0, 0, {}} : done[0];
@@ -91,11 +96,7 @@ TEST(OpenclDevice, SubmitReturnsAtOnceAndTheWakeWordAnnouncesCompletions) {
   for (uint32_t slot = 0; slot < 3; ++slot) d.configure(slot, TANDEM_FN_ACCUMULATE);
   const uint32_t word_before = abi::load_acquire(*d.wake_word());
   auto big = KernelCase::accumulate(4'000'000, 0, 11);
-  DeviceJob job;
-  job.token = 42;
-  job.start_ns = now_ns();
-  job.call = big->device_call();
-  d.submit(1, job);
+  submit_job(d, 1, 42, big->device_call());
   auto done = wait_for(d, 1);
   ASSERT_EQ(done.size(), 1u);
   EXPECT_EQ(done[0].token, 42u);
@@ -115,11 +116,7 @@ TEST_P(OpenclDeviceAccess, EveryKernelOnItsOwnSlotConcurrently) {
   auto cases = catalog_cases();
   for (uint32_t i = 0; i < cases.size(); ++i) {
     d.configure(i, cases[i]->function);
-    DeviceJob job;
-    job.token = 100 + i;
-    job.start_ns = now_ns();
-    job.call = cases[i]->device_call();
-    d.submit(i, job);
+    submit_job(d, i, 100 + i, cases[i]->device_call());
   }
   auto done = wait_for(d, cases.size());
   ASSERT_EQ(done.size(), cases.size());
@@ -195,11 +192,7 @@ TEST(OpenclDevice, SmallAccumulateJobsHandedOverTogetherRunAsOneBatch) {
     d.configure(i, TANDEM_FN_ACCUMULATE);
   }
   for (uint32_t i = 0; i < 8; ++i) {
-    DeviceJob job;
-    job.token = 200 + i;
-    job.start_ns = now_ns();
-    job.call = cases[i]->device_call();
-    d.submit(i, job);
+    submit_job(d, i, 200 + i, cases[i]->device_call());
   }
   auto done = wait_for(d, cases.size());
   ASSERT_EQ(done.size(), cases.size());
@@ -230,11 +223,7 @@ TEST(OpenclDevice, ABatchHoldsAtMostBatchMaxJobs) {
   for (uint32_t i = 0; i < 7; ++i) {
     cases.push_back(KernelCase::accumulate(100 + 37 * i, 0, 40 + i));
     d.configure(i, TANDEM_FN_ACCUMULATE);
-    DeviceJob job;
-    job.token = i;
-    job.start_ns = now_ns();
-    job.call = cases[i]->device_call();
-    d.submit(i, job);
+    submit_job(d, i, i, cases[i]->device_call());
   }
   auto done = wait_for(d, cases.size());
   ASSERT_EQ(done.size(), cases.size());
@@ -256,11 +245,7 @@ TEST(OpenclDevice, WithoutTheBatchKernelEveryJobRunsOnItsOwn) {
   for (uint32_t i = 0; i < 4; ++i) {
     cases.push_back(KernelCase::accumulate(500 + i, 1, 60 + i));
     d.configure(i, TANDEM_FN_ACCUMULATE);
-    DeviceJob job;
-    job.token = i;
-    job.start_ns = now_ns();
-    job.call = cases[i]->device_call();
-    d.submit(i, job);
+    submit_job(d, i, i, cases[i]->device_call());
   }
   auto done = wait_for(d, cases.size());
   ASSERT_EQ(done.size(), cases.size());
@@ -274,10 +259,12 @@ TEST(OpenclDevice, WithoutTheBatchKernelEveryJobRunsOnItsOwn) {
 constexpr int32_t kHang = 123456789;
 devices::opencl::ClOptions hanging_accumulate() {
   const std::string_view text = devices::opencl::kernel_source(devices::KernelId::accumulate).text;
+  const size_t helper = text.find("// The sum of every work-item"), lone = text.find("__kernel", helper);
+  const std::string group_sum(text.substr(helper, lone - helper));
   const std::string batch(text.substr(text.find("// Many small accumulate jobs in one launch")));
   devices::opencl::ClOptions o;
   o.source_overrides[static_cast<size_t>(devices::KernelId::accumulate)] =
-      "__kernel __attribute__((reqd_work_group_size(TANDEM_WG, 1, 1)))\n"
+      group_sum + "__kernel __attribute__((reqd_work_group_size(TANDEM_WG, 1, 1)))\n"
       "void tandem_accumulate(__global const int* data, ulong count, ulong chunk, __global long* partials) {\n"
       "  ulong x = (ulong)(long)data[0];\n"
       "  if (data[0] == " + std::to_string(kHang) + " && get_local_id(0) == 0) {\n"
@@ -293,11 +280,7 @@ std::unique_ptr<KernelCase> start_hanging_job(OpenclDevice& d, std::vector<Devic
   auto hang = KernelCase::accumulate(16, 0, 70);
   funcs::Call call = hang->device_call();
   static_cast<int32_t*>(call.buffers[0])[0] = kHang;
-  DeviceJob job;
-  job.token = 900;
-  job.start_ns = now_ns();
-  job.call = call;
-  d.submit(0, job);
+  submit_job(d, 0, 900, call);
   d.poll(now_ns(), out);
   return hang;
 }
@@ -314,11 +297,7 @@ TEST(OpenclDevice, AHungSmallLaunchHoldsTheNextBatchBackOnlyBriefly) {
   EXPECT_TRUE(early.empty());
   auto a = KernelCase::accumulate(300, 0, 71), b = KernelCase::accumulate(500, 1, 72);
   for (uint32_t i = 1; i < 3; ++i) {
-    DeviceJob job;
-    job.token = i;
-    job.start_ns = now_ns();
-    job.call = (i == 1 ? a : b)->device_call();
-    d.submit(i, job);
+    submit_job(d, i, i, (i == 1 ? a : b)->device_call());
   }
   // Both complete within their 500 ms (held for 1 ms at most, then one batch beside the hung job);
   // the hung job times out.
@@ -352,11 +331,7 @@ TEST(OpenclDevice, AJobThatTimesOutWhileHeldIsNeverLaunched) {
   auto hang = start_hanging_job(d, out);
   auto a = KernelCase::accumulate(300, 0, 73), b = KernelCase::accumulate(500, 1, 74);
   for (uint32_t i = 1; i < 3; ++i) {
-    DeviceJob job;
-    job.token = i;
-    job.start_ns = now_ns();
-    job.call = (i == 1 ? a : b)->device_call();
-    d.submit(i, job);
+    submit_job(d, i, i, (i == 1 ? a : b)->device_call());
   }
   // Until the hung job's slot is back (about a second): every job times out exactly once.
   const int64_t deadline = now_ns() + 30'000'000'000;
