@@ -57,7 +57,7 @@ void LearnedCosts::observe(uint16_t function, const CallObservation& call) {
   if (cpu) e.estimator.observe_cpu(call.sw_units, call.sw_wall_s, call.share);
   for (uint32_t j = 0; j < call.job_count && j < CallObservation::kMaxJobs; ++j) {
     const CallObservation::Job& job = call.jobs[j];
-    e.estimator.observe_job(job.units, job.device_s, job.round_trip_s);
+    e.estimator.observe_job(job.units, job.device_s, job.round_trip_s, call.round_trip_bound_only);
   }
   if (call.overhead_jobs > 0) e.estimator.observe_job_overhead(call.job_overhead_s / call.overhead_jobs);
   publish(e);

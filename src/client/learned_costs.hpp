@@ -33,6 +33,8 @@ struct CallObservation {
   static constexpr uint32_t kMaxJobs = 8;
   std::array<Job, kMaxJobs> jobs{};
   uint32_t job_count = 0;
+  // The round trip includes waking a sleeping dispatcher: it bounds D_a's host part from above only.
+  bool round_trip_bound_only = false;
   double job_overhead_s = 0;  // CPU time the call's submissions took, summed
   uint32_t overhead_jobs = 0;
 };

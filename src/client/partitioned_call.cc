@@ -309,6 +309,8 @@ class Driver {
     // Jobs carry their arguments inline; a function with more words would need an argument block.
     const uint32_t flags = TANDEM_FLAG_ACCESS(access_.method);
     const int64_t submit_ns = tandem::now_ns();
+    // A call whose first job had to wake a sleeping dispatcher pays that wake-up once, not per job.
+    if (first_submit_ns_ == 0 && queue_.consumer_sleeping()) woke_dispatcher_ = true;
     Status s = part.arg_count <= TANDEM_INLINE_ARGS
                    ? queue_.dispatch(fn_.id, part.args.data(), part.arg_count, part.workload, rec, false, flags,
                                      trace_job_tag(step.job))
@@ -435,7 +437,11 @@ class Driver {
   // jobs finished learns as well as one that waited; without those times, only a thread that was
   // waiting for the last completion (it saw it when it came) takes a sample. Learning only from waiting
   // threads kept a first guess of D_a that was too high forever: the CPU got too much, finished last,
-  // and never waited again.
+  // and never waited again. A call that woke a sleeping dispatcher gives only an upper bound: D_a is a
+  // job's latency on a running engine, and a wake-up (50-200 us on a VM, paid once after an idle gap)
+  // spread over the call's few jobs made the first calls of a process teach a D_a 100x too high, which
+  // kept every later call in software (the demo's auto phase). The bound still corrects a figure above
+  // it: calls that explore from software find the dispatcher asleep.
   void finish_observation(uint32_t n_a) {
     if (round_jobs_ == 0 || observation_.job_count == 0 || first_submit_ns_ == 0) return;
     const bool engine_times = done_times_known_ && last_done_ns_ > first_submit_ns_;
@@ -444,6 +450,7 @@ class Driver {
     const double round_s = static_cast<double>(last_ns - first_submit_ns_) * 1e-9;
     const double excess = round_s - round_device_s_ / std::max<uint32_t>(n_a, 1);
     observation_.jobs[0].round_trip_s = std::max(0.0, excess / round_jobs_);
+    observation_.round_trip_bound_only = woke_dispatcher_;
   }
 
  private:
@@ -587,6 +594,7 @@ class Driver {
   std::array<uint64_t, kMaxCallJobs> records_units_{};
   bool seen_promptly_ = false;
   int64_t first_submit_ns_ = 0;
+  bool woke_dispatcher_ = false;  // the dispatcher slept when the call's first job was submitted
   int64_t last_seen_ns_ = 0;
   bool last_seen_promptly_ = false;
   int64_t last_done_ns_ = 0;       // the engine's time of the last completion seen

@@ -77,7 +77,7 @@ void CostEstimator::observe_cpu(double units, double wall_s, double share) {
   xc_.add(units / wall_s / std::min(share, 1.0));
 }
 
-void CostEstimator::observe_job(double units, double device_s, double round_trip_s) {
+void CostEstimator::observe_job(double units, double device_s, double round_trip_s, bool round_trip_bound) {
   if (!(units > 0) || !(device_s > 0)) return;
   ++jobs_;
   // X_a: the slope between this job and the previous one when their sizes differ enough for the
@@ -97,7 +97,9 @@ void CostEstimator::observe_job(double units, double device_s, double round_trip
   xa_.add(xa);
   last_units_ = units;
   last_device_s_ = device_s;
-  if (std::isfinite(round_trip_s) && round_trip_s >= 0) trip_.add(round_trip_s);
+  if (std::isfinite(round_trip_s) && round_trip_s >= 0 && !(round_trip_bound && round_trip_s >= trip_.mean())) {
+    trip_.add(round_trip_s);
+  }
 }
 
 void CostEstimator::observe_job_overhead(double seconds) { oc_.add(seconds); }
@@ -123,7 +125,11 @@ void CostEstimator::restore(const CostParams& learnt, uint64_t cpu_samples, uint
   xa_.restore(learnt.xa, job_samples);
   oc_.restore(learnt.oc, overhead_samples);
   if (job_samples > 0) {
-    trip_.restore(learnt.da, job_samples);
+    // D_a's host part depends on how busy the machine was when it was learnt (a run whose dispatcher
+    // was starved ends with round trips 20-100x an idle engine's), so it counts as one sample that
+    // this run's round trips outvote, not as a full window that would start every later run with the
+    // hardware looking slow.
+    trip_.restore(learnt.da, 1);
     device_latency_.restore(0, job_samples);
     jobs_ = job_samples;
   }

@@ -63,8 +63,10 @@ class CostEstimator {
   void observe_cpu(double units, double wall_s, double share);
   // A job of `units` whose device time was `device_s` (D_a's device part + W / X_a): learns X_a from
   // the slope over jobs of different sizes and D_a from the intercept; `round_trip_s` (submission to
-  // completion seen, less device_s, when the caller was waiting) adds the host's part of D_a.
-  void observe_job(double units, double device_s, double round_trip_s);
+  // completion seen, less device_s, when the caller was waiting) adds the host's part of D_a. An
+  // upper bound only (`round_trip_bound`: the round woke a sleeping dispatcher) is taken when it is
+  // below the figure in use, which it shows to be too high.
+  void observe_job(double units, double device_s, double round_trip_s, bool round_trip_bound = false);
   // The CPU time one job cost the caller (slicing, submitting, collecting): O_c.
   void observe_job_overhead(double seconds);
 
@@ -73,6 +75,7 @@ class CostEstimator {
   uint64_t cpu_samples() const { return xc_.samples(); }
   uint64_t job_samples() const { return jobs_; }
   uint64_t overhead_samples() const { return oc_.samples(); }
+  uint64_t round_trip_samples() const { return trip_.samples(); }  // D_a's host part: this run's samples
   // A persisted estimate: the parameters and how many samples backed X_c, the jobs, and O_c.
   void restore(const CostParams& learnt, uint64_t cpu_samples, uint64_t job_samples, uint64_t overhead_samples);
 

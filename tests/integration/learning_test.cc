@@ -92,6 +92,41 @@ TEST(SelfCalibration, AutoExploresWhenLearntFiguresKeepEveryCallInSoftware) {
   EXPECT_LT(rt->learned().params(TANDEM_FN_WORK).da, 0.5e-3);
 }
 
+// D_a is a job's latency on a running engine. A call whose first job has to wake a sleeping
+// dispatcher pays the wake-up once (50-200 us on this VM); spread over its few jobs it taught a D_a 100x
+// too high, and the first calls of a process kept every later one in software. Such a call's round
+// trip only bounds D_a from above: it never raises the figure.
+TEST(SelfCalibration, ACallThatWakesASleepingDispatcherDoesNotRaiseTheRoundTrip) {
+  // A monitor tick of 1 s: the idle dispatcher sleeps through the gaps instead of waking every ms.
+  auto rt = open_embedded("[monitor]\nperiod_ms = 1000\n" + fabric(4), client::Mode::hw);
+  ASSERT_TRUE(rt);
+  for (int i = 0; i < 20; ++i) work_call(*rt, 200'000);  // back to back: the dispatcher stays awake
+  const double awake_da = rt->learned().params(TANDEM_FN_WORK).da;
+  for (int i = 0; i < 12; ++i) {
+    ::usleep(5'000);  // 50x the dispatcher's idle spin: it sleeps when the call comes
+    work_call(*rt, 200'000);
+  }
+  // Twelve wake-ups as samples would own the 15-sample median; a few us of slack for a busy machine.
+  EXPECT_LE(rt->learned().params(TANDEM_FN_WORK).da, 2 * awake_da + 5e-6)
+      << "calls that woke the dispatcher raised D_a from " << awake_da * 1e6 << " us";
+}
+
+// A persisted D_a counts as one sample: a run that ended with a starved dispatcher (round trips 20-100x
+// an idle engine's) must not make the hardware look slow for the next run's first 8 calls.
+TEST(SelfCalibration, ARestoredRoundTripIsOutvotedByThisRunsOwn) {
+  auto rt = open_embedded(fabric(4), client::Mode::hw);
+  ASSERT_TRUE(rt);
+  client::Calibration slow_run = rt->learned().snapshot("emu");
+  model::CostParams p = rt->cost_params(TANDEM_FN_WORK);
+  p.da = 1e-3;
+  slow_run.functions[TANDEM_FN_WORK] = p;
+  slow_run.samples[TANDEM_FN_WORK] = client::SampleCounts{5000, 5000, 5000};
+  rt->learned().restore(slow_run);
+  ASSERT_GT(rt->learned().params(TANDEM_FN_WORK).da, 0.4e-3);  // one sample, averaged with the prior
+  for (int i = 0; i < 4; ++i) work_call(*rt, 200'000);  // a few rounds in this run
+  EXPECT_LT(rt->learned().params(TANDEM_FN_WORK).da, 0.5e-3);
+}
+
 // A call in automatic mode splits only when its thread has a core to itself: with every core taken by
 // other callers, a call the model accelerates goes wholly to the hardware, because its CPU share would
 // compete with the dispatcher that completes its jobs (docs/model.md, "No split without a free core").

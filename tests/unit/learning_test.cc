@@ -132,6 +132,35 @@ TEST(CostEstimator, ConvergesAfterTheDeviceSpeedChanges) {
   EXPECT_NEAR(e.params().da, latency + 1e-6, 0.05e-6);
 }
 
+// A round trip that includes waking a sleeping dispatcher is an upper bound on D_a's host part: it
+// lowers a figure above it and is dropped otherwise.
+TEST(CostEstimator, AWakeUpsRoundTripOnlyLowersTheFigure) {
+  CostParams seed;
+  seed.xc = 1e9;
+  seed.xa = 2e9;
+  seed.da = 2e-6;
+  CostEstimator e;
+  e.seed(seed);
+  for (int i = 0; i < 10; ++i) e.observe_job(100'000, 50e-6, 1e-6);
+  const double awake = e.params().da;
+  const uint64_t samples = e.round_trip_samples();
+  for (int i = 0; i < 10; ++i) e.observe_job(100'000, 50e-6, 150e-6, /*round_trip_bound=*/true);
+  EXPECT_EQ(e.round_trip_samples(), samples) << "bounds above the figure are dropped";
+  EXPECT_DOUBLE_EQ(e.params().da, awake);
+  // The same samples as full ones would have taken over the median.
+  CostEstimator plain;
+  plain.seed(seed);
+  for (int i = 0; i < 10; ++i) plain.observe_job(100'000, 50e-6, 1e-6);
+  for (int i = 0; i < 10; ++i) plain.observe_job(100'000, 50e-6, 150e-6);
+  EXPECT_GT(plain.params().da, 100e-6);
+  // A figure far too high (a slow start) is corrected by bounds below it.
+  CostEstimator high;
+  seed.da = 1e-3;
+  high.seed(seed);
+  for (int i = 0; i < 10; ++i) high.observe_job(100'000, 50e-6, 20e-6, /*round_trip_bound=*/true);
+  EXPECT_LT(high.params().da, 100e-6);
+}
+
 TEST(CostEstimator, LearnsAnIdleCoresThroughputFromContendedCalls) {
   CostParams seed;
   seed.xc = 1e9;
