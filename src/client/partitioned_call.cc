@@ -473,9 +473,11 @@ class Driver {
       return;
     }
     const int64_t start = tandem::now_ns();
+    // Spin-then-block spins only where no one needs the core (Runtime::waiting_may_spin).
     const int64_t spin_until = wait_.mode == rt::WaitMode::block  ? start
                                : wait_.mode == rt::WaitMode::spin ? std::numeric_limits<int64_t>::max()
-                                                                  : start + wait_.spin_ns;
+                               : rt_.waiting_may_spin()           ? start + wait_.spin_ns
+                                                                  : start;
     int64_t next_check = start + rt::kLivenessPeriodNs;
     for (uint32_t i = 0;; ++i) {
       if (any_event()) return;
@@ -505,9 +507,7 @@ class Driver {
       if (n == 0 || event) return;
       // Bounded slices so that a dead daemon is noticed (rt::Liveness).
       const int64_t slice_end = std::min(wake_ns, tandem::now_ns() + rt::kLivenessPeriodNs);
-      rt_.caller_sleeps(true);
       const int rc = abi::futex_waitv({targets.data(), n}, slice_end);
-      rt_.caller_sleeps(false);
       if (rc == ENOSYS) abi::futex_wait(targets[0].word, TANDEM_PENDING, 50'000);
       if (any_event() || tandem::now_ns() >= wake_ns) return;
       if (!alive()) return;

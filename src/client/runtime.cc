@@ -320,6 +320,11 @@ double Runtime::cpu_share() const {
   return model::cpu_share(load);
 }
 
+bool Runtime::waiting_may_spin() const {
+  const double engine = abi::load_relaxed(metrics_page().k_engine_cores);
+  return static_cast<double>(busy_callers_.load(std::memory_order_relaxed)) + engine <= cores_;
+}
+
 Status Runtime::save_learned() const {
   if (!learned_.learnt_anything()) return Status::ok;
   std::vector<std::string> kinds;

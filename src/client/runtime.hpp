@@ -276,8 +276,16 @@ class Runtime {
   const LearnedCosts& learned() const { return learned_; }
   // The fraction of a core one calling thread gets now (model::cpu_share): the cores this process may
   // use against the threads inside high-level calls and the engine's busy cores (metrics page).
+  // A caller asleep on its jobs counts: it wakes to compete again within microseconds, and counting
+  // only the runnable ones made a crowd of waiting threads look like free cores (8 threads on 2 vCPUs:
+  // calls went to software at a share 3-5x too high, auto 2-3x slower than hw).
   double cpu_share() const;
-  // Threads inside a high-level call that want a CPU (not sleeping on a completion).
+  // Whether a caller waiting for its jobs may spin (the wait policy's spin budget) without taking a
+  // core from anyone: the threads inside high-level calls and the engine's busy cores fit the
+  // process's CPUs. Else it sleeps at once: 4 callers on 2 vCPUs spinning 20 us each took the CPU
+  // from the dispatcher that completes their jobs.
+  bool waiting_may_spin() const;
+  // A thread inside a high-level call, for cpu_share and waiting_may_spin.
   class BusyCaller {
    public:
     explicit BusyCaller(Runtime& rt) : rt_(rt) { rt_.busy_callers_.fetch_add(1, std::memory_order_relaxed); }
@@ -298,8 +306,6 @@ class Runtime {
   bool explore_due(uint16_t function);
   void note_hardware_used(uint16_t function);
   static constexpr uint32_t kMaxExploreInterval = 64;
-  // A busy caller going to sleep on its completions (true) and waking up (false).
-  void caller_sleeps(bool asleep) { busy_callers_.fetch_add(asleep ? -1 : 1, std::memory_order_relaxed); }
   // Writes what was learnt to the per-device-kind files (learned_costs_path); no-op when nothing was
   // learnt or persistence is off. Also done when the runtime closes.
   Status save_learned() const;
@@ -389,7 +395,7 @@ class Runtime {
   std::atomic<AccessChoice> access_{AccessChoice::automatic};
   std::optional<model::HostAccessCosts> access_costs_;  // set once, by init_cost_params
   LearnedCosts learned_;
-  std::atomic<int32_t> busy_callers_{0};
+  std::atomic<int32_t> busy_callers_{0};  // threads inside high-level calls (BusyCaller)
   double cores_ = 1;  // CPUs this process may run on
   bool adaptive_ = true;
   struct Exploration {  // explore_now / explored_ok; relaxed: an extra or a missed probe is harmless

@@ -1,9 +1,11 @@
 // Self-calibration against the real embedded runtime (issue 15): the learnt X_a follows the emulated
 // fabric's real speed, also after the fabric is replaced by one with another speedup, within a bounded
 // number of calls; learnt figures persist per device kind and a corrupt file is ignored; a call is
-// split only when its thread has a free core.
+// split only when its thread has a free core, and a waiting caller spins only with a core to spare.
 #include <gtest/gtest.h>
 
+#include <sched.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -11,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "client/runtime.hpp"
@@ -36,6 +39,15 @@ void work_call(client::Runtime& rt, uint64_t units) {
   int64_t value = -1;
   ASSERT_EQ(rt.run(*fn, call, value), Status::ok);
   EXPECT_EQ(value, static_cast<int64_t>(units));
+}
+
+// hw mode runs a call in software until the function is resident: calls until one used the fabric.
+void until_work_is_resident(client::Runtime& rt) {
+  for (int i = 0; i < 200 && rt.stats().hw_jobs.load() == 0; ++i) {
+    work_call(rt, 200'000);
+    ::usleep(1'000);
+  }
+  ASSERT_GT(rt.stats().hw_jobs.load(), 0u) << "work never became resident";
 }
 
 // Calls until the learnt X_a is within 5% of the device's; how many it took (limit + 1 if never).
@@ -163,6 +175,63 @@ TEST(SelfCalibration, AutoSplitsACallOnlyWhenItsThreadHasAFreeCore) {
   EXPECT_GT(report.alpha, 0.0);
   EXPECT_LT(report.alpha, 1.0) << "with a free core the same call is split";
   EXPECT_GT(report.counters.sw_units, 0u);
+}
+
+// A high-level call waiting for its jobs spins (spin-then-block's budget) only while the process has
+// a core to spare; with every core wanted by callers it sleeps at once, leaving the CPU to the
+// dispatcher that completes its jobs (docs/model.md, "Waiting without a spare core").
+TEST(SelfCalibration, AWaitingCallerSpinsOnlyWithACoreToSpare) {
+  client::RuntimeOptions o;
+  o.embedded = true;
+  o.mode = client::Mode::hw;
+  o.config_text = "[functions.work]\nspeedup = 4\nlatency_us = 40000\n";  // each job 40 ms: a long wait
+  o.wait.mode = rt::WaitMode::spin_then_block;
+  o.wait.spin_ns = 10'000'000'000;  // 10 s: a spinning waiter spins through the whole call
+  auto opened = client::Runtime::open(o);
+  ASSERT_TRUE(opened.ok()) << opened.message();
+  client::Runtime& rt = *opened.value();
+  ASSERT_NO_FATAL_FAILURE(until_work_is_resident(rt));
+  const auto cpu_ms_of_one_call = [&] {
+    timespec a{}, b{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+    work_call(rt, 200'000);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+    return static_cast<double>(b.tv_sec - a.tv_sec) * 1e3 + static_cast<double>(b.tv_nsec - a.tv_nsec) * 1e-6;
+  };
+  {
+    std::vector<std::unique_ptr<client::Runtime::BusyCaller>> others;
+    for (int i = 0; i < 512; ++i) others.push_back(std::make_unique<client::Runtime::BusyCaller>(rt));
+    ASSERT_FALSE(rt.waiting_may_spin());
+    EXPECT_LT(cpu_ms_of_one_call(), 10.0) << "a crowded process's waiter slept (the call waits 80 ms or more)";
+  }
+  {
+    client::Runtime::BusyCaller me(rt);  // as inside the call
+    if (!rt.waiting_may_spin()) GTEST_SKIP() << "no core to spare on this machine: the crowded half alone was checked";
+  }
+  EXPECT_GT(cpu_ms_of_one_call(), 20.0) << "with a core to spare the waiter spins";
+}
+
+// A caller asleep on its jobs' completions still wants a core as soon as they complete: counting only
+// runnable callers made a crowd of waiting threads look like free cores (docs/model.md, "CPU
+// contention").
+TEST(SelfCalibration, ACallerAsleepOnItsJobsCountsForTheCpuShare) {
+  auto rt = open_embedded("[functions.work]\nspeedup = 4\nlatency_us = 30000\n", client::Mode::hw);
+  ASSERT_TRUE(rt);
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+  const int cores = CPU_COUNT(&set);
+  // As many other callers as cores: a share of a whole core (an idle engine) or just under it.
+  std::vector<std::unique_ptr<client::Runtime::BusyCaller>> others;
+  for (int i = 0; i < cores; ++i) others.push_back(std::make_unique<client::Runtime::BusyCaller>(*rt));
+  ASSERT_NO_FATAL_FAILURE(until_work_is_resident(*rt));
+  ::usleep(20'000);  // the engine's published CPU use settles on idle
+  const double without_sleeper = rt->cpu_share();
+  std::thread sleeper([&] { work_call(*rt, 200'000); });  // 3 rounds of 30 ms jobs: asleep on them
+  ::usleep(40'000);
+  const double with_sleeper = rt->cpu_share();
+  sleeper.join();
+  EXPECT_LT(with_sleeper, without_sleeper) << "the caller asleep on its jobs was not counted";
 }
 
 TEST(SelfCalibration, PersistsPerDeviceKindAndIgnoresACorruptFile) {
