@@ -348,6 +348,7 @@ class Driver {
   void drain_cancel() {
     rt::WaitPolicy p = wait_;
     p.timeout_ns = -1;
+    if (p.mode == rt::WaitMode::spin_then_block && !rt_.waiting_may_spin()) p.spin_ns = 0;
     const Status s = rt::wait_record(&records_[kCancelRecord], p, rt_.liveness());
     if (s == Status::disconnected) {
       fail_outstanding(s);

@@ -97,8 +97,13 @@ void CostEstimator::observe_job(double units, double device_s, double round_trip
   xa_.add(xa);
   last_units_ = units;
   last_device_s_ = device_s;
-  if (std::isfinite(round_trip_s) && round_trip_s >= 0 && !(round_trip_bound && round_trip_s >= trip_.mean())) {
-    trip_.add(round_trip_s);
+  if (std::isfinite(round_trip_s) && round_trip_s >= 0) {
+    // Where (nearly) every call wakes the dispatcher (calls 100 us or more apart), the wake-up is the
+    // round trip those calls pay: after a window of bounds in a row they count as samples again, or
+    // the figure would only ever fall.
+    bounds_in_a_row_ = round_trip_bound ? bounds_in_a_row_ + 1 : 0;
+    const bool only_a_bound = round_trip_bound && bounds_in_a_row_ < RunningMedian::kWindow;
+    if (!(only_a_bound && round_trip_s >= trip_.mean())) trip_.add(round_trip_s);
   }
 }
 
@@ -126,9 +131,11 @@ void CostEstimator::restore(const CostParams& learnt, uint64_t cpu_samples, uint
   oc_.restore(learnt.oc, overhead_samples);
   if (job_samples > 0) {
     // D_a's host part depends on how busy the machine was when it was learnt (a run whose dispatcher
-    // was starved ends with round trips 20-100x an idle engine's), so it counts as one sample that
-    // this run's round trips outvote, not as a full window that would start every later run with the
-    // hardware looking slow.
+    // was starved ends with round trips 20-100x an idle engine's), so it counts as one sample, and as
+    // the prior in place of the seed's, which this run's round trips outvote within three calls; not
+    // as a full window that would start every later run with the hardware looking slow. (With the
+    // seed as prior it was averaged with the seed at once and drifted towards it from run to run.)
+    trip_.seed(learnt.da);
     trip_.restore(learnt.da, 1);
     device_latency_.restore(0, job_samples);
     jobs_ = job_samples;

@@ -65,7 +65,8 @@ class CostEstimator {
   // the slope over jobs of different sizes and D_a from the intercept; `round_trip_s` (submission to
   // completion seen, less device_s, when the caller was waiting) adds the host's part of D_a. An
   // upper bound only (`round_trip_bound`: the round woke a sleeping dispatcher) is taken when it is
-  // below the figure in use, which it shows to be too high.
+  // below the figure in use, which it shows to be too high, or when the last kWindow round trips were
+  // all bounds (waking the dispatcher is then what every call pays).
   void observe_job(double units, double device_s, double round_trip_s, bool round_trip_bound = false);
   // The CPU time one job cost the caller (slicing, submitting, collecting): O_c.
   void observe_job_overhead(double seconds);
@@ -75,7 +76,7 @@ class CostEstimator {
   uint64_t cpu_samples() const { return xc_.samples(); }
   uint64_t job_samples() const { return jobs_; }
   uint64_t overhead_samples() const { return oc_.samples(); }
-  uint64_t round_trip_samples() const { return trip_.samples(); }  // D_a's host part: this run's samples
+  uint64_t round_trip_samples() const { return trip_.samples(); }  // D_a's host part (a restored figure counts)
   // A persisted estimate: the parameters and how many samples backed X_c, the jobs, and O_c.
   void restore(const CostParams& learnt, uint64_t cpu_samples, uint64_t job_samples, uint64_t overhead_samples);
 
@@ -90,6 +91,7 @@ class CostEstimator {
   RunningMedian xa_;     // X_a from pairs of jobs of different sizes
   double last_units_ = 0, last_device_s_ = 0;  // the previous job, for the pairwise slope
   uint64_t jobs_ = 0;
+  uint32_t bounds_in_a_row_ = 0;  // round trips in a row that were upper bounds only
 };
 
 }  // namespace tandem::model

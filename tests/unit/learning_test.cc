@@ -147,6 +147,11 @@ TEST(CostEstimator, AWakeUpsRoundTripOnlyLowersTheFigure) {
   for (int i = 0; i < 10; ++i) e.observe_job(100'000, 50e-6, 150e-6, /*round_trip_bound=*/true);
   EXPECT_EQ(e.round_trip_samples(), samples) << "bounds above the figure are dropped";
   EXPECT_DOUBLE_EQ(e.params().da, awake);
+  // Where every call wakes the dispatcher, the wake-up is what calls pay: after a window of bounds
+  // in a row they are samples again.
+  for (uint32_t i = 10; i < 2 * RunningMedian::kWindow; ++i) e.observe_job(100'000, 50e-6, 150e-6, true);
+  EXPECT_GT(e.round_trip_samples(), samples);
+  EXPECT_GT(e.params().da, 100e-6);
   // The same samples as full ones would have taken over the median.
   CostEstimator plain;
   plain.seed(seed);
