@@ -346,9 +346,8 @@ class Driver {
   }
 
   void drain_cancel() {
-    rt::WaitPolicy p = wait_;
+    rt::WaitPolicy p = wait_policy();
     p.timeout_ns = -1;
-    if (p.mode == rt::WaitMode::spin_then_block && !rt_.waiting_may_spin()) p.spin_ns = 0;
     const Status s = rt::wait_record(&records_[kCancelRecord], p, rt_.liveness());
     if (s == Status::disconnected) {
       fail_outstanding(s);
@@ -474,11 +473,10 @@ class Driver {
       return;
     }
     const int64_t start = tandem::now_ns();
-    // Spin-then-block spins only where no one needs the core (Runtime::waiting_may_spin).
-    const int64_t spin_until = wait_.mode == rt::WaitMode::block  ? start
-                               : wait_.mode == rt::WaitMode::spin ? std::numeric_limits<int64_t>::max()
-                               : rt_.waiting_may_spin()           ? start + wait_.spin_ns
-                                                                  : start;
+    const rt::WaitPolicy wait = wait_policy();
+    const int64_t spin_until = wait.mode == rt::WaitMode::block  ? start
+                               : wait.mode == rt::WaitMode::spin ? std::numeric_limits<int64_t>::max()
+                                                                 : start + wait.spin_ns;
     int64_t next_check = start + rt::kLivenessPeriodNs;
     for (uint32_t i = 0;; ++i) {
       if (any_event()) return;
@@ -513,6 +511,14 @@ class Driver {
       if (any_event() || tandem::now_ns() >= wake_ns) return;
       if (!alive()) return;
     }
+  }
+
+  // The call's wait policy, less spin-then-block's spin budget where no core is to spare
+  // (Runtime::waiting_may_spin): a spinning waiter would take the CPU from the dispatcher.
+  rt::WaitPolicy wait_policy() const {
+    rt::WaitPolicy p = wait_;
+    if (p.mode == rt::WaitMode::spin_then_block && !rt_.waiting_may_spin()) p.spin_ns = 0;
+    return p;
   }
 
   // False (and the call failed) once the runtime's engine is gone.

@@ -52,6 +52,16 @@ void until_work_is_resident(client::Runtime& rt) {
   ASSERT_GT(rt.stats().hw_jobs.load(), 0u) << "work never became resident";
 }
 
+// As if a persisted file held `work`'s seed figures with D_a = `da`, backed by `samples` of each kind.
+void restore_work_with_round_trip(client::Runtime& rt, double da, uint64_t samples) {
+  client::Calibration saved = rt.learned().snapshot("emu");
+  model::CostParams p = rt.cost_params(TANDEM_FN_WORK);
+  p.da = da;
+  saved.functions[TANDEM_FN_WORK] = p;
+  saved.samples[TANDEM_FN_WORK] = client::SampleCounts{samples, samples, samples};
+  rt.learned().restore(saved);
+}
+
 // Calls until the learnt X_a is within 5% of the device's; how many it took (limit + 1 if never).
 int calls_to_converge(client::Runtime& rt, int limit) {
   const double truth = rt.accel_model(TANDEM_FN_WORK).throughput;
@@ -86,12 +96,7 @@ TEST(SelfCalibration, LearntThroughputFollowsAFabricWhoseSpeedChanges) {
 TEST(SelfCalibration, AutoExploresWhenLearntFiguresKeepEveryCallInSoftware) {
   auto rt = open_embedded(fabric(4), client::Mode::auto_mode);
   ASSERT_TRUE(rt);
-  client::Calibration poisoned = rt->learned().snapshot("emu");
-  model::CostParams p = rt->cost_params(TANDEM_FN_WORK);
-  p.da = 1e-3;
-  poisoned.functions[TANDEM_FN_WORK] = p;
-  poisoned.samples[TANDEM_FN_WORK] = client::SampleCounts{1, 1, 1};
-  rt->learned().restore(poisoned);
+  restore_work_with_round_trip(*rt, 1e-3, 1);
   ASSERT_GT(rt->learned().params(TANDEM_FN_WORK).da, 1e-4);
   std::vector<uint64_t> jobs_per_call;
   for (int i = 0; i < 40; ++i) {
@@ -133,12 +138,7 @@ TEST(SelfCalibration, ACallThatWakesASleepingDispatcherDoesNotRaiseTheRoundTrip)
 TEST(SelfCalibration, ARestoredRoundTripIsOutvotedByThisRunsOwn) {
   auto rt = open_embedded(fabric(4), client::Mode::hw);
   ASSERT_TRUE(rt);
-  client::Calibration slow_run = rt->learned().snapshot("emu");
-  model::CostParams p = rt->cost_params(TANDEM_FN_WORK);
-  p.da = 1e-3;
-  slow_run.functions[TANDEM_FN_WORK] = p;
-  slow_run.samples[TANDEM_FN_WORK] = client::SampleCounts{5000, 5000, 5000};
-  rt->learned().restore(slow_run);
+  restore_work_with_round_trip(*rt, 1e-3, 5000);
   ASSERT_NEAR(rt->learned().params(TANDEM_FN_WORK).da, 1e-3, 1e-4);  // until this run has its own
   for (int i = 0; i < 4; ++i) work_call(*rt, 200'000);  // a few rounds in this run
   EXPECT_LT(rt->learned().params(TANDEM_FN_WORK).da, 0.5e-3);
