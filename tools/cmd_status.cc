@@ -102,12 +102,13 @@ void print_status(const nlohmann::json& j) {
     fmt::print("{}\n", slots.render());
   }
   if (!j["sessions"].empty()) {
-    bench::TextTable sessions({"asid", "pid", "uid", "queues", "regions", "registered", "connected"});
+    bench::TextTable sessions({"asid", "pid", "uid", "queues", "regions", "registered", "in calls", "connected"});
     for (const auto& s : j["sessions"]) {
       sessions.add_row({std::to_string(s["asid"].get<uint32_t>()), std::to_string(s["pid"].get<int>()),
                         std::to_string(s["uid"].get<uint32_t>()), std::to_string(s["queues"].get<int>()),
                         std::to_string(s["regions"].get<int>()),
                         bench::fixed(s["registered_bytes"].get<double>() / (1 << 20), 1) + " MiB",
+                        std::to_string(s.value("busy_callers", 0u)),
                         bench::fixed(s["connected_s"].get<double>(), 1) + " s"});
     }
     fmt::print("{}\n", sessions.render());

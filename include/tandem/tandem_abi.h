@@ -178,10 +178,14 @@ typedef struct tandem_ring_header {
   uint8_t pad0[TANDEM_CACHE_LINE - 32];
   /* line 1: producers */
   uint64_t k_write_index;     /* reserved by fetch_add (or CAS for try-reserve) */
-  uint8_t pad1[TANDEM_CACHE_LINE - 8];
+  uint32_t k_busy_callers;    /* the client's threads inside high-level calls (its default ring; the
+                                 engine's monitor reads it once a period and never trusts it further) */
+  uint8_t pad1[TANDEM_CACHE_LINE - 12];
   /* line 2: consumer */
   uint64_t k_read_index;      /* release-stored by the consumer after resetting a header */
-  uint8_t pad2[TANDEM_CACHE_LINE - 8];
+  uint32_t k_other_callers;   /* the other sessions' k_busy_callers summed at the last monitoring
+                                 period: the threads this client's CPU share competes with */
+  uint8_t pad2[TANDEM_CACHE_LINE - 12];
   /* line 3: wake-up protocol */
   uint32_t k_flags;           /* TANDEM_RING_NEED_WAKEUP, set by the consumer before it sleeps */
   uint32_t k_doorbell;        /* futex word: producers increment it and wake */

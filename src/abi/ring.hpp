@@ -115,6 +115,12 @@ class RingProducer {
 
   const tandem_ring_header_t* header() const { return header_; }
 
+  // The process's threads inside high-level calls, counted in the shared header for the engine's
+  // monitor; and the other sessions' count it publishes back (docs/abi.md, "The submission ring").
+  void add_busy_callers(int32_t delta) { fetch_add_acq_rel(header_->k_busy_callers, static_cast<uint32_t>(delta)); }
+  uint32_t busy_callers() const { return load_relaxed(header_->k_busy_callers); }
+  uint32_t other_callers() const { return load_relaxed(header_->k_other_callers); }
+
  private:
   tandem_ring_header_t* header_ = nullptr;
   tandem_packet_t* packets_ = nullptr;
@@ -177,6 +183,10 @@ class RingConsumer {
   }
   void wake_up() { fetch_and_seq_cst(header_->k_flags, ~uint32_t{TANDEM_RING_NEED_WAKEUP}); }
   const uint32_t* doorbell_word() const { return &header_->k_doorbell; }
+
+  // The client's published count of its threads inside calls: untrusted, the caller bounds it.
+  uint32_t published_callers() const { return load_relaxed(header_->k_busy_callers); }
+  void set_other_callers(uint32_t count) { store_relaxed(header_->k_other_callers, count); }
 
  private:
   tandem_ring_header_t* header_ = nullptr;

@@ -312,17 +312,22 @@ void Runtime::note_hardware_used(uint16_t function) {
   if (e.streak.load(std::memory_order_relaxed) != 0) e.streak.store(0, std::memory_order_relaxed);
 }
 
+double Runtime::busy_callers() const {
+  const Queue& q = *default_queue_;
+  return static_cast<double>(q.busy_callers()) + static_cast<double>(q.other_callers());
+}
+
 double Runtime::cpu_share() const {
   model::CpuLoad load;
   load.cores = cores_;
-  load.runnable_threads = std::max<int32_t>(busy_callers_.load(std::memory_order_relaxed), 1);
+  load.runnable_threads = std::max(busy_callers(), 1.0);
   load.engine_cores = abi::load_relaxed(metrics_page().k_engine_cores);
   return model::cpu_share(load);
 }
 
 bool Runtime::waiting_may_spin() const {
   const double engine = abi::load_relaxed(metrics_page().k_engine_cores);
-  return static_cast<double>(busy_callers_.load(std::memory_order_relaxed)) + engine <= cores_;
+  return busy_callers() + engine <= cores_;
 }
 
 Status Runtime::save_learned() const {

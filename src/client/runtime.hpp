@@ -156,6 +156,11 @@ class Queue {
   bool consumer_sleeping() const {
     return (abi::load_relaxed(producer_.header()->k_flags) & TANDEM_RING_NEED_WAKEUP) != 0;
   }
+  // The runtime's threads inside high-level calls live in its default ring's header, where the
+  // engine's monitor reads them; it answers with the other sessions' total (docs/abi.md).
+  void add_busy_callers(int32_t delta) { producer_.add_busy_callers(delta); }
+  uint32_t busy_callers() const { return producer_.busy_callers(); }
+  uint32_t other_callers() const { return producer_.other_callers(); }
 
   // One dispatch packet with up to TANDEM_INLINE_ARGS inline words; `record` may be null.
   Status dispatch(uint16_t function, const uint64_t* args, uint32_t arg_count, uint64_t workload,
@@ -275,26 +280,31 @@ class Runtime {
   LearnedCosts& learned() { return learned_; }
   const LearnedCosts& learned() const { return learned_; }
   // The fraction of a core one calling thread gets now (model::cpu_share): the cores this process may
-  // use against the threads inside high-level calls and the engine's busy cores (metrics page).
+  // use against the threads inside high-level calls (this process's, and under tandemd the other
+  // client processes' as the engine last published them) and the engine's busy cores (metrics page).
+  // Other processes are assumed to run on the same CPUs (their affinity is not known here).
   // A caller asleep on its jobs counts: it wakes to compete again within microseconds, and counting
   // only the runnable ones made a crowd of waiting threads look like free cores (8 threads on 2 vCPUs:
   // calls went to software at a share 3-5x too high, auto 2-3x slower than hw).
   double cpu_share() const;
   // Whether a caller waiting for its jobs may spin (the wait policy's spin budget) without taking a
-  // core from anyone: the threads inside high-level calls and the engine's busy cores fit the
-  // process's CPUs. Else it sleeps at once: 4 callers on 2 vCPUs spinning 20 us each took the CPU
+  // core from anyone: the threads inside high-level calls (every client process's, as for cpu_share)
+  // and the engine's busy cores fit the process's CPUs. Else it sleeps at once: 4 callers on 2 vCPUs spinning 20 us each took the CPU
   // from the dispatcher that completes their jobs.
   bool waiting_may_spin() const;
-  // A thread inside a high-level call, for cpu_share and waiting_may_spin.
+  // Threads inside high-level calls: this process's (live) and the other sessions' (as published).
+  double busy_callers() const;
+  // A thread inside a high-level call, for cpu_share and waiting_may_spin; counted in the default
+  // ring's header, so that the engine can tell the other client processes (other_callers).
   class BusyCaller {
    public:
-    explicit BusyCaller(Runtime& rt) : rt_(rt) { rt_.busy_callers_.fetch_add(1, std::memory_order_relaxed); }
-    ~BusyCaller() { rt_.busy_callers_.fetch_sub(1, std::memory_order_relaxed); }
+    explicit BusyCaller(Runtime& rt) : queue_(rt.default_queue()) { queue_.add_busy_callers(1); }
+    ~BusyCaller() { queue_.add_busy_callers(-1); }
     BusyCaller(const BusyCaller&) = delete;
     BusyCaller& operator=(const BusyCaller&) = delete;
 
    private:
-    Runtime& rt_;
+    Queue& queue_;
   };
   // Whether automatic mode plans with the learnt, contention-adjusted figures (default) or with the
   // calibration's as they are ($TANDEM_AUTO_ADAPT=0: the behaviour before issue 15, for comparisons).
@@ -395,7 +405,6 @@ class Runtime {
   std::atomic<AccessChoice> access_{AccessChoice::automatic};
   std::optional<model::HostAccessCosts> access_costs_;  // set once, by init_cost_params
   LearnedCosts learned_;
-  std::atomic<int32_t> busy_callers_{0};  // threads inside high-level calls (BusyCaller)
   double cores_ = 1;  // CPUs this process may run on
   bool adaptive_ = true;
   struct Exploration {  // explore_now / explored_ok; relaxed: an extra or a missed probe is harmless

@@ -1032,6 +1032,7 @@ std::string Daemon::status_json() {
                         {"rejected_jobs", stats != nullptr ? stats->refused : 0},
                         {"bytes_in", stats != nullptr ? stats->bytes_in : 0},
                         {"bytes_out", stats != nullptr ? stats->bytes_out : 0},
+                        {"busy_callers", stats != nullptr ? stats->busy_callers : 0},
                         {"connected_s", static_cast<double>(tandem::now_ns() - c->connected_ns) / 1e9}});
   }
   j["sessions"] = sessions;

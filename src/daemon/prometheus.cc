@@ -209,6 +209,9 @@ std::string prometheus_text(const Figures& f) {
               [&](const rt::SessionStats& ss) { return d(ss.refused); });
   per_session("tandem_session_jobs_in_flight", "gauge", "Jobs of each session queued or running.",
               [&](const rt::SessionStats& ss) { return d(ss.in_flight); });
+  per_session("tandem_session_busy_callers", "gauge",
+              "Threads of each session inside high-level calls at the last monitoring period (the CPU share's crowd).",
+              [&](const rt::SessionStats& ss) { return d(ss.busy_callers); });
   p.family("tandem_session_bytes_total", "counter", "Host bytes the jobs of each session read (in) and wrote (out).");
   for (const rt::SessionStats& ss : s.session_stats) {
     p.sample("tandem_session_bytes_total", {{"session", std::to_string(ss.session)}, {"direction", "in"}}, d(ss.bytes_in));

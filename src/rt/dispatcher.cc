@@ -273,6 +273,7 @@ Snapshot Dispatcher::snapshot() {
       ++s.sessions;
       s.session_stats.push_back(sessions_[i].stats);
       s.session_stats.back().in_flight = e.session_jobs(i);
+      s.session_stats.back().busy_callers = static_cast<uint32_t>(sessions_[i].busy_callers);
     }
     s.refused = refused_;
     s.rings = static_cast<uint32_t>(active_rings_.size());
@@ -752,6 +753,7 @@ void Dispatcher::monitor_tick(int64_t now) {
   for (engine::SessionId s = 0; s < sessions_.size(); ++s) {
     if (sessions_[s].open && sessions_[s].memory && engine_.session_jobs(s) == 0) sessions_[s].memory->quiescent();
   }
+  publish_callers();
   timespec cpu{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
   const int64_t cpu_ns = static_cast<int64_t>(cpu.tv_sec) * 1'000'000'000 + cpu.tv_nsec;
@@ -762,6 +764,23 @@ void Dispatcher::monitor_tick(int64_t now) {
   tick_wall_ns_ = now;
   abi::write_page_header(*metrics_page_, static_cast<uint64_t>(now), monitor_.config().available_bandwidth, engine_cores);
   next_tick_ = now + monitor_.config().period_ns;
+}
+
+void Dispatcher::publish_callers() {
+  // A client's word is its own to scribble on: bounded, it can only make the others' CPU share look
+  // smaller (their calls lean to the accelerators), never break the sum.
+  constexpr uint32_t kMaxCallersPerRing = 1u << 16;
+  uint64_t total = 0;
+  for (SessionEntry& s : sessions_) s.busy_callers = 0;
+  for (engine::RingId id : active_rings_) {
+    const uint32_t n = std::min(rings_[id].consumer.published_callers(), kMaxCallersPerRing);
+    sessions_[rings_[id].session].busy_callers += n;
+    total += n;
+  }
+  for (engine::RingId id : active_rings_) {
+    const uint64_t others = total - sessions_[rings_[id].session].busy_callers;
+    rings_[id].consumer.set_other_callers(static_cast<uint32_t>(std::min<uint64_t>(others, UINT32_MAX)));
+  }
 }
 
 void Dispatcher::sleep_until(int64_t deadline) {

@@ -77,6 +77,7 @@ struct SessionStats {
   uint64_t bytes_in = 0;   // host bytes its jobs read
   uint64_t bytes_out = 0;  // host bytes they wrote
   uint32_t in_flight = 0;
+  uint32_t busy_callers = 0;  // its threads inside high-level calls, at the last monitoring period
 };
 
 // A device as `tandem status` shows it: its slots are [first_slot, first_slot + info.slots).
@@ -200,6 +201,7 @@ class Dispatcher {
     devices::TlbCounts tlb;
     SessionStats stats;
     std::shared_ptr<ServiceChannel> service;  // its service-request ring, once attached
+    uint64_t busy_callers = 0;  // its rings' published threads inside calls (publish_callers' scratch)
   };
   struct RingEntry {
     abi::RingConsumer consumer;
@@ -250,6 +252,8 @@ class Dispatcher {
   void on_timer(uint32_t id, int64_t now);
   void sleep_until(int64_t deadline);
   void monitor_tick(int64_t now);
+  // Tells every ring the other sessions' threads inside calls (abi: k_busy_callers, k_other_callers).
+  void publish_callers();
   void publish(engine::FunctionId f);
   void refresh_metrics(engine::FunctionId f);
   void note_drained(engine::FunctionId f);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <poll.h>
+#include <sched.h>
 #include <sys/mman.h>
 
 #include <atomic>
@@ -399,6 +400,74 @@ TEST(Daemon, SecondDaemonOnTheSameSocketIsRefused) {
   }
   EXPECT_EQ(join(pid), 1);
   EXPECT_TRUE(d.connectable()) << "the first daemon still owns the socket";
+}
+
+// A client process's CPU share counts the other client processes' callers (docs/model.md, "CPU
+// contention"): each publishes its threads inside calls in its ring header, the daemon's monitor tells
+// every session the others' total; a scribbled count is bounded, and goes with its session.
+TEST(Daemon, EachClientCountsTheOtherProcessesCallers) {
+  DaemonProcess d;
+  constexpr uint32_t kCallers = 3;
+  int to_child[2], from_child[2];
+  ASSERT_EQ(pipe(to_child), 0);
+  ASSERT_EQ(pipe(from_child), 0);
+  const auto step = [](int fd) {
+    char c = 's';
+    return write(fd, &c, 1) == 1;
+  };
+  const auto await = [](int fd) {
+    char c = 0;
+    return read(fd, &c, 1) == 1;
+  };
+  const pid_t child = spawn([&] {
+    auto rt = d.open();
+    if (!rt) return 2;
+    std::vector<std::unique_ptr<client::Runtime::BusyCaller>> callers;
+    for (uint32_t i = 0; i < kCallers; ++i) callers.push_back(std::make_unique<client::Runtime::BusyCaller>(*rt));
+    if (!step(from_child[1]) || !await(to_child[0])) return 3;
+    callers.clear();
+    if (!step(from_child[1]) || !await(to_child[0])) return 4;
+    rt->default_queue().add_busy_callers(-1);  // a count below zero: 2^32 - 1 in the shared word
+    if (!step(from_child[1]) || !await(to_child[0])) return 5;
+    return 0;  // its session closes with the process
+  });
+  auto me = d.open(client::Mode::auto_mode);
+  ASSERT_TRUE(me);
+  const auto others_become = [&](uint32_t n) {
+    const int64_t until = tandem::now_ns() + 5'000'000'000;
+    while (tandem::now_ns() < until) {
+      if (me->default_queue().other_callers() == n) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    ADD_FAILURE() << "other_callers stayed at " << me->default_queue().other_callers() << ", not " << n;
+    return false;
+  };
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+  const double cores = CPU_COUNT(&set);
+
+  ASSERT_TRUE(await(from_child[0]));
+  EXPECT_TRUE(others_become(kCallers));
+  {
+    client::Runtime::BusyCaller mine(*me);
+    EXPECT_EQ(me->busy_callers(), kCallers + 1.0);
+    EXPECT_LE(me->cpu_share(), std::min(1.0, cores / (kCallers + 1)) + 1e-9) << "four callers share the cores";
+  }
+  const nlohmann::json status = daemon_status(d);
+  uint32_t published = 0;
+  for (const auto& s : status["sessions"]) published += s.value("busy_callers", 0u);
+  EXPECT_EQ(published, kCallers) << "tandem status shows the sessions' callers";
+
+  ASSERT_TRUE(step(to_child[1]) && await(from_child[0]));
+  EXPECT_TRUE(others_become(0)) << "callers that left are no longer counted";
+  ASSERT_TRUE(step(to_child[1]) && await(from_child[0]));
+  EXPECT_TRUE(others_become(1u << 16)) << "a scribbled count is bounded";
+  EXPECT_FALSE(daemon_status(d).is_null()) << "the daemon still answers";
+  ASSERT_TRUE(step(to_child[1]));
+  EXPECT_EQ(join(child), 0);
+  EXPECT_TRUE(others_become(0)) << "a closed session's callers are gone";
+  for (int fd : {to_child[0], to_child[1], from_child[0], from_child[1]}) close(fd);
 }
 
 TEST(Daemon, PerSessionLimitsAreErrorsNotCrashes) {
