@@ -658,11 +658,13 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
   const bool learning = runtime_policy && part.config().policy == PartitionPolicy::automatic && rt.adaptive();
   model::CostParams prior = runtime_policy ? *runtime_prior : part.base_params();
   prior.xc *= share;
+  // What this call plans with. Automatic mode plans with what the runtime learnt, at the CPU
+  // throughput this thread gets now; the partitioner takes them only if the call is not all software
+  // (its derived limits cost a small call as much again as the model's arithmetic).
+  model::CostParams planned = part.base_params();
   if (learning) {
-    // Automatic mode plans with what the runtime learnt, at the CPU throughput this thread gets now.
-    model::CostParams learnt = rt.learned().params(fn.id);
-    learnt.xc *= share;
-    part.set_base_params(learnt);
+    planned = rt.learned().params(fn.id);
+    planned.xc *= share;
   }
   const engine::PartitionerConfig& config = part.config();
   const uint64_t units = call.workload;
@@ -684,12 +686,12 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
   if (learning && units > 0 && m.n_a > 0) {
     prior_accelerates = units > model::break_even_work(prior, model::effective_accel_throughput(prior, m));
     if (prior_accelerates && rt.explore_due(fn.id)) {
-      part.set_base_params(prior);
+      planned = prior;
       exploring = true;
     }
   }
-  const uint64_t nl = model::break_even_work(part.base_params(), model::effective_accel_throughput(part.base_params(), m));
-  const model::CostParams& params = part.base_params();
+  const model::CostParams& params = planned;
+  const uint64_t nl = model::break_even_work(params, model::effective_accel_throughput(params, m));
   // Device-local buffers are not this process's memory: such a call never takes the plain software path.
   bool device_buffers = false;
   for (void* b : call.buffers) device_buffers = device_buffers || (reinterpret_cast<uintptr_t>(b) & TANDEM_DEVICE_ADDRESS_BIT) != 0;
@@ -735,6 +737,7 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
     return Status::ok;
   }
 
+  if (learning) part.set_base_params(planned);
   // How the call's data reaches the device, chosen with the split (access.hpp): the method's costs
   // become this call's X_a and D_a, so the partitioner plans with them.
   CallAccess access;
