@@ -289,8 +289,8 @@ class Runtime {
   double cpu_share() const;
   // Whether a caller waiting for its jobs may spin (the wait policy's spin budget) without taking a
   // core from anyone: the threads inside high-level calls (every client process's, as for cpu_share)
-  // and the engine's busy cores fit the process's CPUs. Else it sleeps at once: 4 callers on 2 vCPUs spinning 20 us each took the CPU
-  // from the dispatcher that completes their jobs.
+  // and the engine's busy cores fit the process's CPUs. Else it sleeps at once: 4 callers on 2 vCPUs
+  // spinning 20 us each took the CPU from the dispatcher that completes their jobs.
   bool waiting_may_spin() const;
   // Threads inside high-level calls: this process's (live) and the other sessions' (as published).
   double busy_callers() const;
