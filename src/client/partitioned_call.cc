@@ -737,7 +737,6 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
     return Status::ok;
   }
 
-  if (learning) part.set_base_params(planned);
   // How the call's data reaches the device, chosen with the split (access.hpp): the method's costs
   // become this call's X_a and D_a, so the partitioner plans with them.
   CallAccess access;
@@ -758,6 +757,7 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
     local_partitioner.emplace(params, hw);
     used = &*local_partitioner;
   }
+  if (learning && used == &part) part.set_base_params(planned);
   used->set_access_costs(access.params.xa, access.params.da);
 
   if (config.max_outstanding_jobs > kMaxCallJobs) return Status::invalid_argument;  // more jobs than records

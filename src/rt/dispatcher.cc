@@ -767,16 +767,18 @@ void Dispatcher::monitor_tick(int64_t now) {
 }
 
 void Dispatcher::publish_callers() {
-  // A client's word is its own to scribble on: bounded, it can only make the others' CPU share look
-  // smaller (their calls lean to the accelerators), never break the sum.
-  constexpr uint32_t kMaxCallersPerRing = 1u << 16;
-  uint64_t total = 0;
+  // A client's words are its own to scribble on. Each session's sum is bounded at 4 callers per core:
+  // beyond that a call has no core to spare at any count, so an honest count loses nothing, and a
+  // scribbled one makes the others' CPU share look at most that crowded (their calls lean to the
+  // accelerators), never breaks the sum.
+  static const uint64_t max_per_session = 4 * uint64_t{std::max(1u, std::thread::hardware_concurrency())};
   for (SessionEntry& s : sessions_) s.busy_callers = 0;
   for (engine::RingId id : active_rings_) {
-    const uint32_t n = std::min(rings_[id].consumer.published_callers(), kMaxCallersPerRing);
-    sessions_[rings_[id].session].busy_callers += n;
-    total += n;
+    SessionEntry& s = sessions_[rings_[id].session];
+    s.busy_callers = std::min<uint64_t>(s.busy_callers + rings_[id].consumer.published_callers(), max_per_session);
   }
+  uint64_t total = 0;
+  for (const SessionEntry& s : sessions_) total += s.busy_callers;
   for (engine::RingId id : active_rings_) {
     const uint64_t others = total - sessions_[rings_[id].session].busy_callers;
     rings_[id].consumer.set_other_callers(static_cast<uint32_t>(std::min<uint64_t>(others, UINT32_MAX)));
