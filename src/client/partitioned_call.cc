@@ -659,8 +659,8 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
   model::CostParams prior = runtime_policy ? *runtime_prior : part.base_params();
   prior.xc *= share;
   // What this call plans with. Automatic mode plans with what the runtime learnt, at the CPU
-  // throughput this thread gets now; the partitioner takes them only if the call is not all software
-  // (its derived limits cost a small call as much again as the model's arithmetic).
+  // throughput this thread gets now; the thread's partitioner takes them only for a call it plans
+  // (its derived limits cost a small software call as much again as the model's arithmetic).
   model::CostParams planned = part.base_params();
   if (learning) {
     planned = rt.learned().params(fn.id);
