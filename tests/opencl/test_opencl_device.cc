@@ -206,12 +206,47 @@ TEST(OpenclDevice, SmallAccumulateJobsHandedOverTogetherRunAsOneBatch) {
   // the device's next poll, ran as one batch.
   EXPECT_EQ(d.batch_stats().batches, 1u);
   EXPECT_EQ(d.batch_stats().jobs, 7u);
-  EXPECT_EQ(d.activity(), "batching: 7 small jobs ran in 1 batches (7.0 per batch)");  // `tandem status`
+  const bool svm = (d.context().device().svm & CL_DEVICE_SVM_FINE_GRAIN_BUFFER) != 0;  // PoCL: yes
+  EXPECT_EQ(d.activity(), std::string("batching: 7 small jobs ran in 1 batches (7.0 per batch), staged ") +
+                              (svm ? "in SVM" : "by copies"));  // `tandem status`
   // A lone small job on an idle device runs on its own.
   auto lone = KernelCase::accumulate(77, 0, 30);
   const DeviceCompletion c = run_one(d, 3, 300, lone->device_call());
   EXPECT_EQ(c.value, lone->reference_value());
   EXPECT_EQ(d.batch_stats().batches, 1u);
+}
+
+// The batch object on both of its paths: SVM staging (the kernel its one command) where the device
+// offers fine-grain buffer SVM, as PoCL does, and the copy path's write / launch / read. Every add past
+// the table grows the staging buffer (its contents kept), and a second round after clear() reuses it.
+TEST(OpenclBatch, SumsAreRightOnTheSvmAndTheCopyPaths) {
+  devices::opencl::ClContext context{devices::opencl::ClOptions{}};
+  devices::opencl::ClSlot slot{context, 0};
+  const bool has_svm = (context.device().svm & CL_DEVICE_SVM_FINE_GRAIN_BUFFER) != 0;
+  for (const bool allow_svm : {true, false}) {
+    SCOPED_TRACE(allow_svm ? "svm allowed" : "copy path");
+    devices::opencl::ClAccumulateBatch batch(context, 6, allow_svm);
+    EXPECT_EQ(batch.uses_svm(), allow_svm && has_svm);
+    for (int round = 0; round < 2; ++round) {
+      const uint64_t counts[] = {1, 2000, 7, 16384, 255, 9000};
+      std::vector<std::unique_ptr<KernelCase>> cases;
+      batch.clear();
+      for (uint32_t i = 0; i < 6; ++i) {
+        cases.push_back(KernelCase::accumulate(counts[(i + round) % 6], i % 2, 60 + i + 10 * round));
+        devices::KernelJob plan;
+        ASSERT_EQ(devices::plan_kernel_job(cases.back()->device_call(), plan), Status::ok);
+        ASSERT_TRUE(batch.add(cases.back()->device_call(), plan)) << i;
+      }
+      devices::KernelJob plan;
+      ASSERT_EQ(devices::plan_kernel_job(cases[0]->device_call(), plan), Status::ok);
+      EXPECT_FALSE(batch.add(cases[0]->device_call(), plan));  // full: max_jobs
+      cl_event done = nullptr;
+      ASSERT_EQ(batch.enqueue(slot.queue(), &done), Status::ok) << batch.last_error();
+      devices::opencl::EventPtr owner(done);
+      ASSERT_EQ(clWaitForEvents(1, &done), CL_SUCCESS);
+      for (uint32_t i = 0; i < 6; ++i) EXPECT_EQ(batch.value(i), cases[i]->reference_value()) << cases[i]->name;
+    }
+  }
 }
 
 // batch_max_jobs caps a batch: a full one goes at once, even behind another launch.

@@ -394,39 +394,71 @@ Result<int64_t> ClSlot::run(const funcs::Call& call, ClAccess access) {
 // ---------------------------------------------------------------------------------------------------
 // ClAccumulateBatch
 
-ClAccumulateBatch::ClAccumulateBatch(ClContext& context, uint32_t max_jobs) : context_(context), max_jobs_(max_jobs) {
+ClAccumulateBatch::ClAccumulateBatch(ClContext& context, uint32_t max_jobs, bool allow_svm)
+    : context_(context), max_jobs_(max_jobs) {
   const ClProgram& p = context.program(KernelId::accumulate);
   if (p.status != Status::ok) throw Error(Status::device_error, "opencl: accumulate did not build: " + p.log);
   cl_int err = CL_SUCCESS;
   kernel_.reset(clCreateKernel(p.program.get(), "tandem_accumulate_batch", &err));
   if (err != CL_SUCCESS) throw Error(status_from_cl(err), cl_message("opencl: clCreateKernel(tandem_accumulate_batch)", err));
-  sums_.assign(max_jobs, 0);
+  if (allow_svm && (context.device().svm & CL_DEVICE_SVM_FINE_GRAIN_BUFFER) != 0) {
+    // Fine-grain: what the host wrote before the launch is what the kernel reads, and the sums are
+    // the host's to read once the launch's event completed, with no map or copy command.
+    const cl_svm_mem_flags flags = CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER;
+    svm_sums_ = SvmPtr(clSVMAlloc(context.context(), flags, uint64_t{max_jobs} * 8, 0), SvmFree{context.context()});
+    svm_ = svm_sums_ != nullptr;  // else the copy path, as on a device without SVM
+  }
+  if (svm_) {
+    sums_ = static_cast<int64_t*>(svm_sums_.get());
+  } else {
+    sums_host_.assign(max_jobs, 0);
+    sums_ = sums_host_.data();
+  }
   clear();
+  if (words_ == nullptr) throw Error(Status::no_memory, "opencl batch: no memory for the batch's table");
+}
+
+bool ClAccumulateBatch::reserve(uint64_t words) {
+  if (words <= capacity_words_) return true;
+  if (!svm_) {
+    try {
+      host_.resize(words);
+    } catch (const std::bad_alloc&) {
+      return false;
+    }
+    words_ = host_.data();
+    capacity_words_ = words;
+    return true;
+  }
+  const cl_svm_mem_flags flags = CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER;
+  SvmPtr bigger(clSVMAlloc(context_.context(), flags, words * 8, 64), SvmFree{context_.context()});
+  if (bigger == nullptr) return false;
+  if (words_ != nullptr) std::memcpy(bigger.get(), words_, used_words_ * 8);  // not in flight: ours to copy
+  svm_words_ = std::move(bigger);
+  words_ = static_cast<uint64_t*>(svm_words_.get());
+  capacity_words_ = words;
+  return true;
 }
 
 void ClAccumulateBatch::clear() {
   jobs_ = 0;
-  used_words_ = round_up(2 * uint64_t{max_jobs_}, 8);  // the table, then data from a 64-byte line
-  if (host_.size() < used_words_) host_.resize(used_words_);
+  used_words_ = 0;
+  const uint64_t table = round_up(2 * uint64_t{max_jobs_}, 8);  // the table, then data from a 64-byte line
+  if (reserve(table)) used_words_ = table;
 }
 
 bool ClAccumulateBatch::add(const funcs::Call& call, const KernelJob& job) {
   const uint64_t words = round_up((job.count + 1) / 2, 8);
   const uint64_t limit = std::min<uint64_t>(context_.device().max_alloc_bytes, kMaxBytes) / 8;
-  if (jobs_ >= max_jobs_ || used_words_ + words > limit) return false;
-  if (host_.size() < used_words_ + words) {
-    try {
-      host_.resize(std::max<uint64_t>(used_words_ + words, std::min<uint64_t>(host_.size() * 2, limit)));
-    } catch (const std::bad_alloc&) {
-      return false;  // the job runs on its own
-    }
-  }
+  if (used_words_ == 0 || jobs_ >= max_jobs_ || used_words_ + words > limit) return false;
+  // Grown by doubling (rare reallocations); a job that cannot have the room runs on its own.
+  if (!reserve(std::max<uint64_t>(used_words_ + words, std::min<uint64_t>(capacity_words_ * 2, limit)))) return false;
   const void* input = call.buffers[job.buffers[0].slot];
   const uint64_t first = used_words_ * 2;  // in int32 elements from the buffer's start
   used_words_ += words;
-  std::memcpy(reinterpret_cast<int32_t*>(host_.data()) + first, input, job.count * sizeof(int32_t));
-  host_[2 * jobs_] = first;
-  host_[2 * jobs_ + 1] = job.count;
+  std::memcpy(reinterpret_cast<int32_t*>(words_) + first, input, job.count * sizeof(int32_t));
+  words_[2 * jobs_] = first;
+  words_[2 * jobs_ + 1] = job.count;
   ++jobs_;
   return true;
 }
@@ -449,6 +481,31 @@ Status ClAccumulateBatch::enqueue(cl_command_queue queue, cl_event* done) {
   if (bytes > context_.device().max_alloc_bytes) {
     return fail(queue, Status::job_too_large, fmt::format("{} bytes exceed the device's largest allocation", bytes));
   }
+  const size_t global = size_t{jobs_} * kClWorkGroup, local = kClWorkGroup;
+  cl_event ev = nullptr;
+  if (svm_) {
+    err = clSetKernelArgSVMPointer(kernel_.get(), 0, words_);
+    if (err == CL_SUCCESS) err = clSetKernelArgSVMPointer(kernel_.get(), 1, sums_);
+    if (err != CL_SUCCESS) return fail(queue, status_from_cl(err), cl_message("clSetKernelArgSVMPointer", err));
+    err = clEnqueueNDRangeKernel(queue, kernel_.get(), 1, nullptr, &global, &local, 0, nullptr, &ev);
+    if (err != CL_SUCCESS) return fail(queue, status_from_cl(err), cl_message("launching tandem_accumulate_batch", err));
+    first_event_.reset(ev);
+    clRetainEvent(ev);
+    last_event_.reset(ev);
+  } else {
+    if (Status s = enqueue_copies(queue, bytes, global, local, ev); s != Status::ok) return s;
+  }
+  err = clFlush(queue);
+  if (err != CL_SUCCESS) return fail(queue, status_from_cl(err), cl_message("clFlush", err));
+  clRetainEvent(ev);
+  *done = ev;
+  return Status::ok;
+}
+
+// The copy method's three commands: write the gathered buffer, launch, read the sums (`ev`: the last).
+Status ClAccumulateBatch::enqueue_copies(cl_command_queue queue, uint64_t bytes, size_t global, size_t local,
+                                         cl_event& ev) {
+  cl_int err = CL_SUCCESS;
   if (input_ == nullptr || input_bytes_ < bytes) {
     const uint64_t size = std::max(bytes, input_bytes_ * 2);  // grow by doubling: rare reallocations
     input_.reset();
@@ -461,25 +518,19 @@ Status ClAccumulateBatch::enqueue(cl_command_queue queue, cl_event* done) {
     output_.reset(clCreateBuffer(context_.context(), CL_MEM_WRITE_ONLY, uint64_t{max_jobs_} * 8, nullptr, &err));
     if (err != CL_SUCCESS) return fail(queue, status_from_cl(err), cl_message("batch sums buffer", err));
   }
-  cl_event ev = nullptr;
-  err = clEnqueueWriteBuffer(queue, input_.get(), CL_FALSE, 0, bytes, host_.data(), 0, nullptr, &ev);
+  err = clEnqueueWriteBuffer(queue, input_.get(), CL_FALSE, 0, bytes, words_, 0, nullptr, &ev);
   if (err != CL_SUCCESS) return fail(queue, status_from_cl(err), cl_message("clEnqueueWriteBuffer", err));
   first_event_.reset(ev);
   cl_mem input = input_.get(), output = output_.get();
   err = clSetKernelArg(kernel_.get(), 0, sizeof input, &input);
   if (err == CL_SUCCESS) err = clSetKernelArg(kernel_.get(), 1, sizeof output, &output);
   if (err != CL_SUCCESS) return fail(queue, status_from_cl(err), cl_message("clSetKernelArg", err));
-  const size_t global = size_t{jobs_} * kClWorkGroup, local = kClWorkGroup;
   err = clEnqueueNDRangeKernel(queue, kernel_.get(), 1, nullptr, &global, &local, 0, nullptr, &ev);
   if (err != CL_SUCCESS) return fail(queue, status_from_cl(err), cl_message("launching tandem_accumulate_batch", err));
   last_event_.reset(ev);
-  err = clEnqueueReadBuffer(queue, output, CL_FALSE, 0, uint64_t{jobs_} * 8, sums_.data(), 0, nullptr, &ev);
+  err = clEnqueueReadBuffer(queue, output, CL_FALSE, 0, uint64_t{jobs_} * 8, sums_, 0, nullptr, &ev);
   if (err != CL_SUCCESS) return fail(queue, status_from_cl(err), cl_message("reading the sums", err));
   last_event_.reset(ev);
-  err = clFlush(queue);
-  if (err != CL_SUCCESS) return fail(queue, status_from_cl(err), cl_message("clFlush", err));
-  clRetainEvent(ev);
-  *done = ev;
   return Status::ok;
 }
 

@@ -143,13 +143,15 @@ class ClSlot {
 // the dispatcher hands it in one turn of its loop). add() gathers a job's input into one host buffer
 // behind a table of (first element, count) per job (the copy method); enqueue() writes that buffer,
 // runs tandem_accumulate_batch (a work-group per job) and reads the sums back: three commands for the
-// whole batch instead of three per job. One batch in flight per object; the caller keeps it until
-// the event enqueue() returned has completed.
+// whole batch instead of three per job. On a device with fine-grain buffer SVM the gathered buffer and
+// the sums live in SVM instead, and the kernel is the batch's one command: no write, no read (on PoCL
+// this halves a batch's round trip). One batch in flight per object; the caller keeps it until the
+// event enqueue() returned has completed.
 class ClAccumulateBatch {
  public:
   // Room for `max_jobs` jobs. Throws tandem::Error when the accumulate program has no batch kernel
-  // (a source override) or the kernel cannot be made.
-  ClAccumulateBatch(ClContext& context, uint32_t max_jobs);
+  // (a source override) or the kernel cannot be made. `allow_svm` false: the copy path on any device.
+  ClAccumulateBatch(ClContext& context, uint32_t max_jobs, bool allow_svm = true);
   ClAccumulateBatch(const ClAccumulateBatch&) = delete;
   ClAccumulateBatch& operator=(const ClAccumulateBatch&) = delete;
 
@@ -165,19 +167,36 @@ class ClAccumulateBatch {
   int64_t value(uint32_t i) const { return sums_[i]; }
   int64_t device_ns() const;
   const std::string& last_error() const { return last_error_; }
+  bool uses_svm() const { return svm_; }
 
  private:
   Status fail(cl_command_queue queue, Status status, std::string message);
+  // Room for `words` gathered words (the used ones kept); false when it cannot be had.
+  bool reserve(uint64_t words);
+  Status enqueue_copies(cl_command_queue queue, uint64_t bytes, size_t global, size_t local, cl_event& ev);
+  struct SvmFree {
+    cl_context context;
+    void operator()(void* p) const noexcept {
+      if (p != nullptr) clSVMFree(context, p);
+    }
+  };
+  using SvmPtr = std::unique_ptr<void, SvmFree>;
 
   ClContext& context_;
   uint32_t max_jobs_;
   KernelPtr kernel_;
   uint32_t jobs_ = 0;
   // What is written: the table, two words per job (its first element counted from the buffer's
-  // start, its count), room for max_jobs; then each job's input from a 64-byte line.
+  // start, its count), room for max_jobs; then each job's input from a 64-byte line. `words_` is
+  // host_'s data or the SVM buffer; `sums_` likewise sums_host_'s or the SVM sums.
+  bool svm_ = false;
   std::vector<uint64_t> host_;
+  SvmPtr svm_words_, svm_sums_;
+  uint64_t* words_ = nullptr;
+  uint64_t capacity_words_ = 0;
   uint64_t used_words_ = 0;
-  std::vector<int64_t> sums_;
+  std::vector<int64_t> sums_host_;
+  int64_t* sums_ = nullptr;
   MemPtr input_, output_;
   uint64_t input_bytes_ = 0;
   EventPtr first_event_, last_event_;

@@ -438,8 +438,10 @@ std::string OpenclDevice::activity() const {
   if (!batching_) return "batching off";
   if (access_ != ClAccess::copy) return "batching off (zero_copy access)";
   const BatchStats& b = batch_stats_;
-  return fmt::format("batching: {} small jobs ran in {} batches ({:.1f} per batch)", b.jobs, b.batches,
-                     b.batches > 0 ? static_cast<double>(b.jobs) / static_cast<double>(b.batches) : 0.0);
+  const bool svm = !batches_.empty() && batches_.front()->work->uses_svm();
+  return fmt::format("batching: {} small jobs ran in {} batches ({:.1f} per batch), staged {}", b.jobs, b.batches,
+                     b.batches > 0 ? static_cast<double>(b.jobs) / static_cast<double>(b.batches) : 0.0,
+                     svm ? "in SVM" : "by copies");
 }
 
 SlotHealth OpenclDevice::slot_health(uint32_t slot) const {

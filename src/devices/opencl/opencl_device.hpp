@@ -13,7 +13,7 @@
 // submit() but held; poll() launches what is held once no other small launch (a lone small job or a
 // batch) is on the device, so an idle device gets a job at the dispatcher's next turn and a busy one,
 // when its last small launch ends, every job that arrived meanwhile as one batch on the first one's
-// queue (ClAccumulateBatch: three commands for all of them). batch_max_jobs held jobs go at once, and
+// queue (ClAccumulateBatch: three commands for all of them, one with SVM). batch_max_jobs held jobs go at once, and
 // held jobs wait at most kMaxHoldNs (a small launch that hangs until its time limit holds nobody back
 // for long); a held job that times out is never launched. A job the batch has no room for runs alone.
 // Other jobs, long ones included, never hold a small job back. Each job still completes on its own
