@@ -54,7 +54,11 @@ void LearnedCosts::observe(uint16_t function, const CallObservation& call) {
   if (!cpu && call.job_count == 0 && call.overhead_jobs == 0) return;
   Entry& e = (*entries_)[function];
   std::lock_guard lock(e.mutex);
-  if (cpu) e.estimator.observe_cpu(call.sw_units, call.sw_wall_s, call.share);
+  if (cpu && call.sw_cpu_s > 0) {
+    e.estimator.observe_cpu(call.sw_units, call.sw_cpu_s, 1.0);
+  } else if (cpu) {
+    e.estimator.observe_cpu(call.sw_units, call.sw_wall_s, call.share);
+  }
   for (uint32_t j = 0; j < call.job_count && j < CallObservation::kMaxJobs; ++j) {
     const CallObservation::Job& job = call.jobs[j];
     e.estimator.observe_job(job.units, job.device_s, job.round_trip_s, call.round_trip_bound_only);

@@ -25,6 +25,9 @@ struct CallObservation {
   double sw_units = 0;   // units its CPU share processed
   double sw_wall_s = 0;  // wall time those took on this thread
   double share = 1;      // model::cpu_share when the call began
+  // CPU time those took on this thread (a long enough software call measures it); < 0: not measured.
+  // It gives an idle core's X_c directly; wall time / share is only as good as the share was.
+  double sw_cpu_s = -1;
   struct Job {
     double units = 0;
     double device_s = 0;    // the completion record's device time

@@ -145,6 +145,10 @@ Status plan_access(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call
 // spans are mostly clock and cache noise.
 constexpr double kMeasuredRateMinS = 8e-6;
 
+// A software call expected to take at least this long on a whole core reads the thread's CPU clock
+// around its work (two system calls, about 0.7 us here: under 4% of such a call).
+constexpr double kCpuClockMinS = 20e-6;
+
 // Performs one call's steps. Times given to the partitioner are seconds since the call began.
 class Driver {
  public:
@@ -712,14 +716,21 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
   }
   if (software) {
     trace.split(TANDEM_ACCESS_ZERO_COPY, false);
-    // Calls long enough to measure teach X_c (two clock readings; tiny calls skip them).
+    // Calls long enough to measure teach X_c (two clock readings; tiny calls skip them). Longer ones
+    // (kCpuClockMinS on a whole core) read the thread's CPU clock as well. Wall time / share taught
+    // the demo's 4 threads on 2 cores an X_c 2.5x too high: the share counted the threads blocked on
+    // their jobs as competing, a call that in fact had a core to itself looked 2.5x faster than a
+    // core, and from then on every accumulate call went to software (15-26 ms against hw's 10-13).
     const bool measure = static_cast<double>(units) > 2e-6 * params.xc;
+    const bool measure_cpu = static_cast<double>(units) > kCpuClockMinS * params.xc / share;
     const int64_t t0 = measure ? tandem::now_ns() : 0;
+    const int64_t c0 = measure_cpu ? tandem::thread_cpu_ns() : 0;
     value = fn.run_sw(call, 0, units);
     if (prior_accelerates && !exploring) rt.note_software_choice(fn.id);
     if (measure) {
       CallObservation o;
       o.sw_units = static_cast<double>(units);
+      if (measure_cpu) o.sw_cpu_s = static_cast<double>(tandem::thread_cpu_ns() - c0) * 1e-9;
       o.sw_wall_s = static_cast<double>(tandem::now_ns() - t0) * 1e-9;
       o.share = share;
       rt.learned().observe(fn.id, o);

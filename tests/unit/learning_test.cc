@@ -222,6 +222,31 @@ TEST(LearnedCosts, RoundTripsThroughTheLearntFile) {
   std::remove(path.c_str());
 }
 
+// A software call that read the thread's CPU clock teaches an idle core's X_c from it, whatever share
+// was assumed: a share counted too low (threads blocked on their jobs counted as competing) must not
+// make the core look faster than it is. Without a CPU time, wall time / share as before.
+TEST(LearnedCosts, ACallsCpuTimeTeachesXcWhateverTheShareAssumed) {
+  const funcs::FunctionInfo* fn = funcs::find_function("accumulate");
+  ASSERT_NE(fn, nullptr);
+  model::CostParams seed;
+  seed.xc = 3e9;
+  seed.granularity = fn->granularity;
+  CallObservation o;
+  o.sw_units = 1e6;
+  o.sw_wall_s = 1.1e-3;  // it had a core to itself: wall time about its CPU time
+  o.share = 0.4;         // but was planned as one of many
+  LearnedCosts measured;
+  measured.seed(fn->id, seed);
+  o.sw_cpu_s = 1e-3;
+  for (int i = 0; i < 8; ++i) measured.observe(fn->id, o);
+  EXPECT_NEAR(measured.params(fn->id).xc, 1e9, 1);
+  LearnedCosts wall_only;
+  wall_only.seed(fn->id, seed);
+  o.sw_cpu_s = -1;
+  for (int i = 0; i < 8; ++i) wall_only.observe(fn->id, o);
+  EXPECT_NEAR(wall_only.params(fn->id).xc, 1e6 / 1.1e-3 / 0.4, 1);  // 2.3x the core's real rate
+}
+
 TEST(LearnedCosts, CorruptFileIsIgnoredWithAWarning) {
   const std::string path = temp_file("learned-corrupt.toml", "[calibration\nversion = = 1\n\x01\x02");
   std::string warning;
