@@ -2,8 +2,10 @@
 // device used directly by one process (what a user has today), all measured in one run.
 //
 //  1. 8 processes each running short jobs (accumulate of 1 KiB): each with its own context (its start-up
-//     cost and memory, then jobs/s), against 8 clients of one tandemd that holds the device. Runs first,
-//     before this process touches the device (a process that forks must not own a driver's threads).
+//     cost and memory, then jobs/s), against 8 clients of one tandemd that holds the device. Both sets
+//     of processes stay alive and take turns in windows (4 rounds of 2 s each); the ratio is the median
+//     of the rounds' ratios. Runs first, before this process touches the device (a process that forks
+//     must not own a driver's threads).
 //  2. The no-op round trip through tandem (embedded runtime) against a raw enqueue + finish of an
 //     empty kernel on the same device (OpenCL: clEnqueueNDRangeKernel + clFinish; CUDA: a launch +
 //     cudaStreamSynchronize).
@@ -13,10 +15,17 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
+#include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <memory>
+#include <new>
+#include <optional>
 #include <cstring>
 #include <fstream>
 #include <thread>
@@ -46,7 +55,8 @@ namespace {
 struct DeviceBenchOptions {
   std::string device = "opencl";
   uint32_t processes = 8;
-  double window_s = 3;      // each process's measuring window (phase 1)
+  uint32_t rounds = 4;      // phase 1: windows of each set-up, alternating
+  double window_s = 2;      // each window's length (phase 1)
   size_t noop_samples = 5000;
   bool quick = false;
   bool json_output = false;
@@ -60,14 +70,20 @@ int64_t rss_bytes() {
   return static_cast<int64_t>(resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)));
 }
 
+// Phase 1 alternates the two set-ups in windows (separate contexts, tandemd, separate, tandemd, ...),
+// every process of both alive throughout and asleep outside its own windows: each round's ratio
+// compares two windows a few seconds apart, so the slow swings of a shared machine's speed (the
+// separate contexts alone ranged 59-94k jobs/s between runs) cancel out of it.
+constexpr uint32_t kMaxRounds = 8;
+
 // What one process of phase 1 reports through its pipe.
 struct ProcessReport {
   int64_t setup_ns = 0;     // from nothing to ready for the first job
   int64_t rss_delta = 0;    // resident memory that setup added
-  uint64_t jobs = 0;
-  double seconds = 0;
+  uint64_t jobs[kMaxRounds] = {};     // per round: jobs completed in this process's window
+  double seconds[kMaxRounds] = {};    // per round: the window's measured length
   int32_t errors = 0;       // failed or wrong jobs
-  int32_t late = 0;         // 1: setup ended after the common start
+  int32_t late = 0;         // 1: setup ended after the first window began
 };
 
 // A short job: accumulate over 256 int32 (1 KiB); its expected sum.
@@ -89,33 +105,101 @@ struct ShortJob {
   }
 };
 
-// Runs `body(report)` in `n` child processes that start measuring at `start_at`; collects the reports.
-template <class Body>
-std::vector<ProcessReport> run_processes(uint32_t n, Body body) {
-  std::vector<std::pair<pid_t, int>> children;
+void sleep_until_ns(int64_t t) {
+  const timespec ts{static_cast<time_t>(t / 1'000'000'000), static_cast<long>(t % 1'000'000'000)};
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
+  }
+}
+
+// When the windows are: set by the parent in shared memory once every process is ready (0 until then).
+struct WindowPlan {
+  std::atomic<int64_t> start_at{0};
+  int64_t window_ns = 0;
+  int64_t gap_ns = 0;
+  uint32_t rounds = 0;
+  // Group g's window of round r (groups alternate within a round).
+  int64_t begin(uint32_t round, uint32_t group) const {
+    return start_at.load(std::memory_order_acquire) + (2 * int64_t{round} + group) * (window_ns + gap_ns);
+  }
+};
+
+// One group of phase 1's processes: each runs `setup(report)` then, in every round's window of its
+// group, `one_job()` (true: a right result) as often as it can.
+struct ProcessGroup {
+  std::vector<std::pair<pid_t, int>> children;  // pid, its report pipe
+  int ready_fd = -1;                              // a byte per process once its setup ended
+};
+
+template <class Setup>
+ProcessGroup spawn_group(uint32_t n, uint32_t group, const WindowPlan& plan, Setup setup) {
+  ProcessGroup g;
+  int ready[2];
+  if (pipe(ready) != 0) throw Error(Status::io_error, "pipe");
+  g.ready_fd = ready[0];
   for (uint32_t i = 0; i < n; ++i) {
     int fds[2];
     if (pipe(fds) != 0) throw Error(Status::io_error, "pipe");
     const pid_t pid = fork();
     if (pid == 0) {
       close(fds[0]);
+      close(ready[0]);
       ProcessReport r;
+      bool signalled = false;
+      auto signal_ready = [&] {
+        const char byte = 1;
+        if (!signalled) signalled = write(ready[1], &byte, 1) == 1;
+      };
       try {
-        body(r);
+        auto one_job = setup(r);  // a callable: one job, true if its result was right
+        signal_ready();
+        while (plan.start_at.load(std::memory_order_acquire) == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        if (now_ns() > plan.begin(0, group)) r.late = 1;
+        for (uint32_t round = 0; round < plan.rounds; ++round) {
+          const int64_t begin = plan.begin(round, group), end = begin + plan.window_ns;
+          sleep_until_ns(begin);
+          const int64_t t0 = now_ns();
+          while (now_ns() < end) {
+            if (!one_job()) r.errors++;
+            r.jobs[round]++;
+          }
+          r.seconds[round] = static_cast<double>(now_ns() - t0) * 1e-9;
+        }
       } catch (const std::exception&) {
         r.errors += 1;
+        signal_ready();
       }
       const ssize_t w = write(fds[1], &r, sizeof r);
       _exit(w == static_cast<ssize_t>(sizeof r) ? 0 : 1);
     }
     close(fds[1]);
-    children.emplace_back(pid, fds[0]);
+    g.children.emplace_back(pid, fds[0]);
   }
+  close(ready[1]);
+  return g;
+}
+
+// Waits (at most 120 s) until every process of `g` finished its setup or exited.
+void wait_ready(ProcessGroup& g) {
+  size_t got = 0;
+  const int64_t deadline = now_ns() + 120'000'000'000;
+  char buf[64];
+  while (got < g.children.size() && now_ns() < deadline) {
+    const ssize_t k = read(g.ready_fd, buf, sizeof buf);
+    if (k <= 0) break;  // every writer gone: the rest failed before signalling
+    got += static_cast<size_t>(k);
+  }
+  close(g.ready_fd);
+  g.ready_fd = -1;
+}
+
+std::vector<ProcessReport> collect(ProcessGroup& g) {
   std::vector<ProcessReport> reports;
-  for (auto [pid, fd] : children) {
+  for (auto [pid, fd] : g.children) {
     ProcessReport r;
-    r.errors = 1;
-    if (read(fd, &r, sizeof r) != static_cast<ssize_t>(sizeof r)) r.errors = 1;
+    if (read(fd, &r, sizeof r) != static_cast<ssize_t>(sizeof r)) {
+      r = ProcessReport{};
+      r.errors = 1;
+    }
     close(fd);
     int status = 0;
     waitpid(pid, &status, 0);
@@ -124,24 +208,28 @@ std::vector<ProcessReport> run_processes(uint32_t n, Body body) {
   return reports;
 }
 
-void wait_until(int64_t t, ProcessReport& r) {
-  if (now_ns() > t) r.late = 1;
-  while (now_ns() < t) std::this_thread::sleep_for(std::chrono::microseconds(200));
+// A group's aggregate jobs/s in one round: every process's jobs over its window, summed.
+double round_jobs_per_s(const std::vector<ProcessReport>& reports, uint32_t round) {
+  double sum = 0;
+  for (const ProcessReport& r : reports) {
+    if (r.seconds[round] > 0) sum += static_cast<double>(r.jobs[round]) / r.seconds[round];
+  }
+  return sum;
 }
 
-nlohmann::ordered_json summarize_processes(const std::vector<ProcessReport>& reports) {
+nlohmann::ordered_json summarize_processes(const std::vector<ProcessReport>& reports, uint32_t rounds) {
   nlohmann::ordered_json j;
-  double jobs_per_s = 0;
-  std::vector<double> setup, rss;
+  std::vector<double> per_round, setup, rss;
   int errors = 0, late = 0;
+  for (uint32_t k = 0; k < rounds; ++k) per_round.push_back(round_jobs_per_s(reports, k));
   for (const ProcessReport& r : reports) {
-    if (r.seconds > 0) jobs_per_s += static_cast<double>(r.jobs) / r.seconds;
     setup.push_back(static_cast<double>(r.setup_ns) * 1e-6);
     rss.push_back(static_cast<double>(r.rss_delta) / (1 << 20));
     errors += r.errors;
     late += r.late;
   }
-  j["aggregate_jobs_per_s"] = jobs_per_s;
+  j["aggregate_jobs_per_s"] = median(per_round);
+  j["aggregate_jobs_per_s_per_round"] = per_round;
   j["setup_ms_median"] = median(setup);
   j["setup_ms_max"] = setup.empty() ? 0 : *std::max_element(setup.begin(), setup.end());
   j["rss_mib_per_process_median"] = median(rss);
@@ -205,78 +293,86 @@ std::unique_ptr<RawDevice> open_raw(const std::string& device) {
 
 // Phase 1.
 nlohmann::ordered_json bench_processes(const DeviceBenchOptions& o) {
+  auto* plan = static_cast<WindowPlan*>(
+      mmap(nullptr, sizeof(WindowPlan), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  if (plan == MAP_FAILED) throw Error(Status::no_memory, "mmap");
+  new (plan) WindowPlan;
+  plan->window_ns = static_cast<int64_t>(o.window_s * 1e9);
+  plan->gap_ns = 100'000'000;  // the last window's jobs drain and its threads go to sleep
+  plan->rounds = o.rounds;
+  // Each process with its own context (group 0), set up first and alone.
+  ProcessGroup separate = spawn_group(o.processes, 0, *plan, [&](ProcessReport& r) {
+    const int64_t rss0 = rss_bytes();
+    const int64_t t0 = now_ns();
+    auto raw = std::shared_ptr<RawDevice>(open_raw(o.device));
+    auto memory = std::make_shared<std::vector<int32_t>>(256);
+    auto job = std::make_shared<ShortJob>();
+    job->init(memory->data());
+    if (!raw->run(job->call).ok()) r.errors++;  // the first job completes the set-up (kernel selection)
+    r.setup_ns = now_ns() - t0;
+    r.rss_delta = rss_bytes() - rss0;
+    return [raw, memory, job] {
+      auto v = raw->run(job->call);
+      return v.ok() && v.value() == job->expected;
+    };
+  });
+  wait_ready(separate);
+  // One tandemd holding the device (group 1), each process a client session. A slot per client, every
+  // one holding accumulate: each client can have its job in flight.
+  const uint32_t slots = o.processes;
+  std::string resident;
+  for (uint32_t i = 0; i < slots; ++i) resident += std::string(i ? ", " : "") + "\"accumulate\"";
+  std::optional<DaemonLauncher> daemon;
+  try {
+    daemon.emplace(device_section(o, resident, slots));
+  } catch (...) {
+    plan->start_at.store(1, std::memory_order_release);  // the separate contexts' windows are long past: they end
+    (void)collect(separate);
+    throw;
+  }
+  ProcessGroup clients = spawn_group(o.processes, 1, *plan, [&](ProcessReport& r) {
+    const int64_t rss0 = rss_bytes();
+    const int64_t t0 = now_ns();
+    client::RuntimeOptions ro;
+    ro.socket_path = daemon->socket();
+    ro.mode = client::Mode::hw;
+    ro.wait.mode = rt::WaitMode::block;
+    auto opened = client::Runtime::open(ro);
+    if (!opened) throw Error(opened.status(), opened.message());
+    std::shared_ptr<client::Runtime> rt(std::move(opened.value()));
+    auto job = std::make_shared<ShortJob>();
+    job->init(static_cast<int32_t*>(rt->alloc(1024)));
+    auto* rec = static_cast<tandem_completion_t*>(rt->alloc(sizeof(tandem_completion_t)));
+    rt::WaitPolicy policy;
+    policy.mode = rt::WaitMode::block;
+    policy.timeout_ns = 10'000'000'000;
+    auto one = [rt, job, rec, policy] {
+      rt::reset_record(rec);
+      Status s = rt->default_queue().dispatch(TANDEM_FN_ACCUMULATE, job->call.args.data(), 2, 1024, rec);
+      if (s == Status::ok) s = rt->wait(rec, policy);
+      return s == Status::ok && static_cast<int64_t>(rec->value) == job->expected;
+    };
+    if (!one()) r.errors++;
+    r.setup_ns = now_ns() - t0;
+    r.rss_delta = rss_bytes() - rss0;
+    return one;
+  });
+  wait_ready(clients);
+  plan->start_at.store(now_ns() + 200'000'000, std::memory_order_release);
+  const std::vector<ProcessReport> sep_reports = collect(separate), tan_reports = collect(clients);
+  munmap(plan, sizeof(WindowPlan));
   nlohmann::ordered_json j;
-  const int64_t lead = static_cast<int64_t>((o.quick ? 3.0 : 6.0) * 1e9);
-  // Each process with its own context.
-  {
-    const int64_t start_at = now_ns() + lead;
-    auto reports = run_processes(o.processes, [&](ProcessReport& r) {
-      const int64_t rss0 = rss_bytes();
-      const int64_t t0 = now_ns();
-      auto raw = open_raw(o.device);
-      std::vector<int32_t> memory(256);
-      ShortJob job;
-      job.init(memory.data());
-      if (!raw->run(job.call).ok()) r.errors++;  // the first job completes the set-up (kernel selection)
-      r.setup_ns = now_ns() - t0;
-      r.rss_delta = rss_bytes() - rss0;
-      wait_until(start_at, r);
-      const int64_t begin = now_ns(), end = begin + static_cast<int64_t>(o.window_s * 1e9);
-      while (now_ns() < end) {
-        auto v = raw->run(job.call);
-        if (!v.ok() || v.value() != job.expected) r.errors++;
-        r.jobs++;
-      }
-      r.seconds = static_cast<double>(now_ns() - begin) * 1e-9;
-    });
-    j["separate_contexts"] = summarize_processes(reports);
+  j["rounds"] = o.rounds;
+  j["window_s"] = o.window_s;
+  j["separate_contexts"] = summarize_processes(sep_reports, o.rounds);
+  j["through_tandemd"] = summarize_processes(tan_reports, o.rounds);
+  std::vector<double> ratios;
+  for (uint32_t k = 0; k < o.rounds; ++k) {
+    const double sep = round_jobs_per_s(sep_reports, k), tan = round_jobs_per_s(tan_reports, k);
+    ratios.push_back(sep > 0 ? tan / sep : 0);
   }
-  // One tandemd holding the device; each process a client session.
-  {
-    // A slot per client, every one holding accumulate: each client can have its job in flight.
-    const uint32_t slots = o.processes;
-    std::string resident;
-    for (uint32_t i = 0; i < slots; ++i) resident += std::string(i ? ", " : "") + "\"accumulate\"";
-    DaemonLauncher daemon(device_section(o, resident, slots));
-    const int64_t start_at = now_ns() + lead;
-    auto reports = run_processes(o.processes, [&](ProcessReport& r) {
-      const int64_t rss0 = rss_bytes();
-      const int64_t t0 = now_ns();
-      client::RuntimeOptions ro;
-      ro.socket_path = daemon.socket();
-      ro.mode = client::Mode::hw;
-      ro.wait.mode = rt::WaitMode::block;
-      auto opened = client::Runtime::open(ro);
-      if (!opened) throw Error(opened.status(), opened.message());
-      client::Runtime& rt = *opened.value();
-      ShortJob job;
-      job.init(static_cast<int32_t*>(rt.alloc(1024)));
-      auto* rec = static_cast<tandem_completion_t*>(rt.alloc(sizeof(tandem_completion_t)));
-      rt::WaitPolicy policy;
-      policy.mode = rt::WaitMode::block;
-      policy.timeout_ns = 10'000'000'000;
-      auto one = [&]() {
-        rt::reset_record(rec);
-        Status s = rt.default_queue().dispatch(TANDEM_FN_ACCUMULATE, job.call.args.data(), 2, 1024, rec);
-        if (s == Status::ok) s = rt.wait(rec, policy);
-        return s == Status::ok && static_cast<int64_t>(rec->value) == job.expected;
-      };
-      if (!one()) r.errors++;
-      r.setup_ns = now_ns() - t0;
-      r.rss_delta = rss_bytes() - rss0;
-      wait_until(start_at, r);
-      const int64_t begin = now_ns(), end = begin + static_cast<int64_t>(o.window_s * 1e9);
-      while (now_ns() < end) {
-        if (!one()) r.errors++;
-        r.jobs++;
-      }
-      r.seconds = static_cast<double>(now_ns() - begin) * 1e-9;
-    });
-    j["through_tandemd"] = summarize_processes(reports);
-  }
-  const double sep = j["separate_contexts"]["aggregate_jobs_per_s"].get<double>();
-  const double tan = j["through_tandemd"]["aggregate_jobs_per_s"].get<double>();
-  j["aggregate_jobs_per_s_over_separate_contexts"] = sep > 0 ? tan / sep : 0;
+  j["ratio_per_round"] = ratios;
+  j["aggregate_jobs_per_s_over_separate_contexts"] = median(ratios);
   return j;
 }
 
@@ -402,7 +498,8 @@ nlohmann::ordered_json bench_split(const DeviceBenchOptions& o) {
 void run_device_bench(const DeviceBenchOptions& in) {
   DeviceBenchOptions o = in;
   if (o.quick) {
-    o.window_s = 1;
+    o.rounds = std::min<uint32_t>(o.rounds, 2);
+    o.window_s = 0.5;
     o.noop_samples = 500;
   }
   nlohmann::ordered_json report;
@@ -423,14 +520,18 @@ void run_device_bench(const DeviceBenchOptions& in) {
              n["raw_median_ns"].get<double>() / 1e3, n["noop_rtt_over_raw"].get<double>());
   const auto& p = report["processes"];
   for (const char* k : {"separate_contexts", "through_tandemd"}) {
-    fmt::print("{} processes, {:<17}: {:>9.0f} jobs/s aggregate, start-up {:.1f} ms median (max {:.1f}), +{:.1f} MiB "
+    fmt::print("{} processes, {:<17}: {:>9.0f} jobs/s aggregate (median round), start-up {:.1f} ms median (max {:.1f}), +{:.1f} MiB "
                "resident each, {} errors, {} late starts\n",
                o.processes, k, p[k]["aggregate_jobs_per_s"].get<double>(), p[k]["setup_ms_median"].get<double>(),
                p[k]["setup_ms_max"].get<double>(), p[k]["rss_mib_per_process_median"].get<double>(),
                p[k]["errors"].get<int>(), p[k]["late_starts"].get<int>());
   }
-  fmt::print("aggregate jobs/s through tandemd over separate contexts: {:.2f}x\n",
-             p["aggregate_jobs_per_s_over_separate_contexts"].get<double>());
+  std::string rounds;
+  for (const auto& r : p["ratio_per_round"]) rounds += fmt::format(" {:.2f}", r.get<double>());
+  fmt::print("aggregate jobs/s through tandemd over separate contexts: {:.2f}x (median of {} rounds of {:.1f} s "
+             "windows, taking turns:{})\n",
+             p["aggregate_jobs_per_s_over_separate_contexts"].get<double>(), p["rounds"].get<uint32_t>(),
+             p["window_s"].get<double>(), rounds);
   fmt::print("{:<11} {:>10} {:>12} {:>12} {:>12} {:>12} {:>8}\n", "function", "bytes", "cpu only", "device only",
              "one packet", "split", "gain");
   for (const auto& r : report["split"]) {
@@ -448,6 +549,9 @@ void add_device_bench(CLI::App& bench) {
       "device", "A real device (opencl, cuda) through tandem vs used directly: no-op round trip, 8 processes, split sweep");
   cmd->add_option("--device", o->device, "opencl or cuda")->check(CLI::IsMember({"opencl", "cuda"}));
   cmd->add_option("--processes", o->processes, "client processes of the sharing comparison")->check(CLI::Range(1, 64));
+  cmd->add_option("--rounds", o->rounds, "alternating windows of each set-up in the sharing comparison (ratio: their median)")
+      ->check(CLI::Range(1u, kMaxRounds))
+      ->capture_default_str();
   cmd->add_flag("--quick", o->quick, "seconds instead of a minute (the tests run it)");
   cmd->add_flag("--json", o->json_output, "print the JSON report");
   cmd->add_option("--out", o->out, "write the JSON report to this file");

@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+"""Runs `tandem bench device ... --json` and checks the sharing comparison's shape: every round of both
+set-ups measured jobs, no errors or late starts, and the headline ratio is the median of the rounds'
+ratios (the figures themselves are not judged: this machine's noise).
+
+usage: check_bench_device.py TANDEM_BINARY ROUNDS BENCH_ARGS...
+"""
+import json
+import statistics
+import subprocess
+import sys
+
+
+def fail(msg):
+    print("check_bench_device: FAIL: " + msg)
+    sys.exit(1)
+
+
+def main():
+    tandem, rounds, args = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+    run = subprocess.run([tandem, "bench", "device", *args, "--json"], capture_output=True, text=True, timeout=280)
+    if run.returncode != 0:
+        fail("exit %d: %s" % (run.returncode, run.stderr[-2000:]))
+    report = json.loads(run.stdout)
+    p = report["processes"]
+    if p["rounds"] != rounds:
+        fail("rounds %s, expected %d" % (p["rounds"], rounds))
+    for group in ("separate_contexts", "through_tandemd"):
+        g = p[group]
+        per_round = g["aggregate_jobs_per_s_per_round"]
+        if len(per_round) != rounds or min(per_round) <= 0:
+            fail("%s: jobs/s per round %s" % (group, per_round))
+        if g["errors"] != 0 or g["late_starts"] != 0:
+            fail("%s: %d errors, %d late starts" % (group, g["errors"], g["late_starts"]))
+        if abs(g["aggregate_jobs_per_s"] - statistics.median(per_round)) > 1e-6 * g["aggregate_jobs_per_s"]:
+            fail("%s: aggregate is not the median round" % group)
+    ratios = p["ratio_per_round"]
+    expected = [t / s for t, s in zip(p["through_tandemd"]["aggregate_jobs_per_s_per_round"],
+                                      p["separate_contexts"]["aggregate_jobs_per_s_per_round"])]
+    if len(ratios) != rounds or any(abs(a - b) > 1e-9 * b for a, b in zip(ratios, expected)):
+        fail("ratio per round %s, expected %s" % (ratios, expected))
+    headline = report["aggregate_jobs_per_s_over_separate_contexts"]
+    if abs(headline - statistics.median(ratios)) > 1e-9 * headline:
+        fail("headline ratio %s is not the median of %s" % (headline, ratios))
+    print("check_bench_device: ok (rounds %s, ratio %.2f)" % (["%.2f" % r for r in ratios], headline))
+
+
+if __name__ == "__main__":
+    main()
