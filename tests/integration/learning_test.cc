@@ -182,6 +182,33 @@ TEST(SelfCalibration, AutoSplitsACallOnlyWhenItsThreadHasAFreeCore) {
   EXPECT_GT(report.counters.sw_units, 0u);
 }
 
+// Without a free core, a call whose function has no replica yet is not kept in software for good: it
+// asks for one, runs on the CPU in chunks until it is loaded, and the rest on it (docs/model.md, "No
+// split without a free core"). Deciding "software" at the start kept 2 of 3 calls of the multitasking
+// workload (calls of 1-10 ms, functions loaded on demand) on the CPU.
+TEST(SelfCalibration, ACrowdedCallMovesToAReplicaLoadedWhileItRuns) {
+  auto rt = open_embedded("[device.emu]\nslots = 2\nresident = []\n[reconfig]\npolicy = \"algorithm1\"\n"
+                          "[functions.work]\nspeedup = 4\nlatency_us = 1.0\nreconfig_ms = 1\n",
+                          client::Mode::auto_mode);
+  ASSERT_TRUE(rt);
+  std::vector<std::unique_ptr<client::Runtime::BusyCaller>> others;
+  for (int i = 0; i < 512; ++i) others.push_back(std::make_unique<client::Runtime::BusyCaller>(*rt));
+  ASSERT_LT(rt->cpu_share(), 1.0);
+  const funcs::FunctionInfo* fn = funcs::find_function(TANDEM_FN_WORK);
+  const uint64_t args[1] = {100'000'000};  // tens of ms on a core: the replica comes within the call
+  funcs::Call c;
+  funcs::BufferList buffers;
+  ASSERT_EQ(funcs::describe_call(*fn, args, c, buffers), Status::ok);
+  int64_t value = -1;
+  client::CallReport report;
+  ASSERT_EQ(rt->run(*fn, c, value, &report), Status::ok);
+  EXPECT_EQ(value, 100'000'000);
+  EXPECT_GT(report.counters.demand_jobs, 0u) << "it asked for a replica";
+  EXPECT_GT(report.counters.hw_units, 0u) << "the rest went to the replica once loaded (sw_units "
+                                          << report.counters.sw_units << ")";
+  EXPECT_EQ(report.counters.hw_units + report.counters.sw_units, 100'000'000u);
+}
+
 // A high-level call waiting for its jobs spins (spin-then-block's budget) only while the process has
 // a core to spare; with every core wanted by callers it sleeps at once, leaving the CPU to the
 // dispatcher that completes its jobs (docs/model.md, "Waiting without a spare core").
