@@ -69,27 +69,6 @@ double cpu_seconds_self() {
   return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
-// CPU seconds of another process (the daemon), from /proc.
-double cpu_seconds_of(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const size_t close = text.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::vector<std::string> fields;
-  std::string field;
-  for (size_t i = close + 2; i <= text.size(); ++i) {
-    if (i == text.size() || text[i] == ' ') {
-      fields.push_back(field);
-      field.clear();
-    } else {
-      field += text[i];
-    }
-  }
-  if (fields.size() < 13) return 0;
-  const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
-  return (std::stod(fields[11]) + std::stod(fields[12])) / ticks;  // utime, stime
-}
-
 // Measured CPU energy where the machine exposes RAPL (package 0), joules; -1 where it does not.
 double rapl_joules() {
   std::ifstream in("/sys/class/powercap/intel-rapl:0/energy_uj");
@@ -309,11 +288,11 @@ class Experiment {
         double one = 0;
         for (unsigned n : threads) {
           const json before = fetch_status(daemon_.socket());
-          const double cpu0 = cpu_seconds_self() + cpu_seconds_of(daemon_.pid());
+          const double cpu0 = cpu_seconds_self() + bench::process_cpu_seconds(daemon_.pid());
           const double rapl0 = rapl_joules();
           const uint64_t frames_done = run_threads(m, w, h, n, seconds);
           const double rapl1 = rapl_joules();
-          const double cpu1 = cpu_seconds_self() + cpu_seconds_of(daemon_.pid());
+          const double cpu1 = cpu_seconds_self() + bench::process_cpu_seconds(daemon_.pid());
           const json after = fetch_status(daemon_.socket());
           const double rate = static_cast<double>(frames_done) / seconds;
           if (n == 1) one = rate;

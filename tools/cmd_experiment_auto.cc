@@ -39,6 +39,7 @@
 #include "output.hpp"
 #include "sim/simulator.hpp"
 #include "sim/workload.hpp"
+#include "support/measure.hpp"
 #include "tandem/tandem.h"
 
 namespace tandem::tools {
@@ -153,37 +154,31 @@ double embedded_run(const Workload& w, unsigned threads, const std::string& mode
   return s;
 }
 
-// P client processes, one thread each, of the daemon at `socket`; the makespan from the first start
-// to the last finish (the processes start together on a shared flag).
-double daemon_run(const Workload& w, unsigned processes, const std::string& mode, const std::string& socket) {
+// Runs `n` child processes that start together: child i runs `body(i, start, words)`, which sets up,
+// calls start() (it returns once every child is ready), does its work and returns its exit code;
+// `words` is a page the parent reads after the children ended (from words[2]: the children's own
+// words). The makespan from the start to the last exit (s), or < 0 if a child failed.
+double run_together(size_t n, const std::function<int(size_t, const std::function<void()>&, int64_t*)>& body,
+                    const std::function<void(const int64_t*)>& read_words = nullptr) {
   void* page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (page == MAP_FAILED) throw Error(Status::no_memory, "mmap");
   auto* words = static_cast<int64_t*>(page);  // zeroed: [0] processes ready, [1] go
-  std::atomic_ref<int64_t> shared[2] = {std::atomic_ref<int64_t>(words[0]), std::atomic_ref<int64_t>(words[1])};
+  std::atomic_ref<int64_t> ready(words[0]), go(words[1]);
   std::vector<pid_t> children;
-  for (unsigned p = 0; p < processes; ++p) {
+  for (size_t i = 0; i < n; ++i) {
     const pid_t pid = fork();
     if (pid == 0) {
-      tandem_options_t opts;
-      tandem_options_init(&opts);
-      opts.socket_path = socket.c_str();
-      opts.mode = mode_of(mode);
-      tandem_runtime_t* rt = nullptr;
-      if (tandem_open(&opts, &rt) != TANDEM_OK) _exit(2);
-      Inputs in;
-      fill(in, w, 1, rt);
-      shared[0].fetch_add(1);
-      while (shared[1].load() == 0) std::this_thread::yield();
-      const double s = run_threads(rt, w, 1, in.data, in.expected);
-      for (int32_t* d : in.data) tandem_free(rt, d);
-      tandem_close(rt);
-      _exit(s >= 0 ? 0 : 1);
+      const std::function<void()> start = [&] {
+        ready.fetch_add(1);
+        while (go.load() == 0) std::this_thread::yield();
+      };
+      _exit(body(i, start, words));
     }
     children.push_back(pid);
   }
-  while (shared[0].load() < static_cast<int64_t>(processes)) std::this_thread::yield();
+  while (ready.load() < static_cast<int64_t>(n)) std::this_thread::yield();
   const int64_t t0 = now_ns();
-  shared[1].store(1);
+  go.store(1);
   bool ok = true;
   for (pid_t c : children) {
     int status = 0;
@@ -191,8 +186,29 @@ double daemon_run(const Workload& w, unsigned processes, const std::string& mode
     ok = ok && WIFEXITED(status) && WEXITSTATUS(status) == 0;
   }
   const double s = static_cast<double>(now_ns() - t0) * 1e-9;
+  if (read_words) read_words(words);
   munmap(page, 4096);
   return ok ? s : -1;
+}
+
+// P client processes, one thread each, of the daemon at `socket`; the makespan from the first start
+// to the last finish (the processes start together on a shared flag).
+double daemon_run(const Workload& w, unsigned processes, const std::string& mode, const std::string& socket) {
+  return run_together(processes, [&](size_t, const std::function<void()>& start, int64_t*) {
+    tandem_options_t opts;
+    tandem_options_init(&opts);
+    opts.socket_path = socket.c_str();
+    opts.mode = mode_of(mode);
+    tandem_runtime_t* rt = nullptr;
+    if (tandem_open(&opts, &rt) != TANDEM_OK) return 2;
+    Inputs in;
+    fill(in, w, 1, rt);
+    start();
+    const double s = run_threads(rt, w, 1, in.data, in.expected);
+    for (int32_t* d : in.data) tandem_free(rt, d);
+    tandem_close(rt);
+    return s >= 0 ? 0 : 1;
+  });
 }
 
 // Thesis 5.5's dynamic multitasking, scaled down: processes making calls of random work functions and
@@ -211,45 +227,49 @@ struct Multitasking {
   }
 };
 
+// What the client processes of one multitasking run did, summed: units run in software and on the
+// accelerators, calls wholly in software.
+struct MultitaskingCalls {
+  uint64_t sw_units = 0, hw_units = 0, calls = 0, sw_calls = 0;
+};
+
 // Every application's call list in its own client process; the makespan (s) or < 0 on a failure.
-double multitasking_run(const std::vector<sim::AppSpec>& apps, const std::string& mode, const std::string& socket) {
-  void* page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (page == MAP_FAILED) throw Error(Status::no_memory, "mmap");
-  auto* words = static_cast<int64_t*>(page);
-  std::atomic_ref<int64_t> ready(words[0]), go(words[1]);
-  std::vector<pid_t> children;
-  for (const sim::AppSpec& app : apps) {
-    const pid_t pid = fork();
-    if (pid == 0) {
-      tandem_options_t opts;
-      tandem_options_init(&opts);
-      opts.socket_path = socket.c_str();
-      opts.mode = mode_of(mode);
-      tandem_runtime_t* rt = nullptr;
-      if (tandem_open(&opts, &rt) != TANDEM_OK) _exit(2);
-      ready.fetch_add(1);
-      while (go.load() == 0) std::this_thread::yield();
-      int rc = 0;
-      for (const sim::LibraryCall& c : app.calls) {
-        if (tandem_work_fn(rt, c.function, c.units) != TANDEM_OK) rc = 1;
-      }
-      tandem_close(rt);
-      _exit(rc);
+double multitasking_run(const std::vector<sim::AppSpec>& apps, const std::string& mode, const std::string& socket,
+                        MultitaskingCalls& calls) {
+  // Each child's call statistics: 4 words from words[2 + 4 * i].
+  if (2 + 4 * apps.size() > 4096 / sizeof(int64_t)) throw Error(Status::invalid_argument, "too many applications");
+  const auto child = [&](size_t i, const std::function<void()>& start, int64_t* words) {
+    tandem_options_t opts;
+    tandem_options_init(&opts);
+    opts.socket_path = socket.c_str();
+    opts.mode = mode_of(mode);
+    tandem_runtime_t* rt = nullptr;
+    if (tandem_open(&opts, &rt) != TANDEM_OK) return 2;
+    start();
+    int rc = 0;
+    for (const sim::LibraryCall& c : apps[i].calls) {
+      if (tandem_work_fn(rt, c.function, c.units) != TANDEM_OK) rc = 1;
     }
-    children.push_back(pid);
-  }
-  while (ready.load() < static_cast<int64_t>(apps.size())) std::this_thread::yield();
-  const int64_t t0 = now_ns();
-  go.store(1);
-  bool ok = true;
-  for (pid_t c : children) {
-    int status = 0;
-    waitpid(c, &status, 0);
-    ok = ok && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  }
-  const double s = static_cast<double>(now_ns() - t0) * 1e-9;
-  munmap(page, 4096);
-  return ok ? s : -1;
+    tandem_call_stats_t st;
+    if (tandem_get_call_stats(rt, &st, sizeof st) == TANDEM_OK) {
+      int64_t* mine = words + 2 + 4 * i;
+      mine[0] = static_cast<int64_t>(st.sw_units);
+      mine[1] = static_cast<int64_t>(st.hw_units);
+      mine[2] = static_cast<int64_t>(st.calls);
+      mine[3] = static_cast<int64_t>(st.sw_calls);
+    }
+    tandem_close(rt);
+    return rc;
+  };
+  return run_together(apps.size(), child, [&](const int64_t* words) {
+    for (size_t i = 0; i < apps.size(); ++i) {
+      const int64_t* theirs = words + 2 + 4 * i;
+      calls.sw_units += static_cast<uint64_t>(theirs[0]);
+      calls.hw_units += static_cast<uint64_t>(theirs[1]);
+      calls.calls += static_cast<uint64_t>(theirs[2]);
+      calls.sw_calls += static_cast<uint64_t>(theirs[3]);
+    }
+  });
 }
 
 double median(std::vector<double> v) {
@@ -351,14 +371,22 @@ void run_auto(const AutoOptions& o) {
     mt.spec.cpu_hz = funcs::software_throughput(TANDEM_FN_WORK);  // a work unit is one TSC tick
     mt.spec.seed = 11;
     const std::vector<sim::AppSpec> apps = sim::make_workload(mt.spec);
+    // auto_static (TANDEM_AUTO_ADAPT=0: the thesis's partitioner without issue 15's corrections) runs
+    // too: it shows what the corrections cost or gain on this workload.
+    const char* const kMultitaskingModes[] = {"sw", "auto", "auto_static"};
     std::map<std::string, std::vector<double>> real;
+    std::map<std::string, MultitaskingCalls> seen;     // what each mode's calls did, over the repetitions
+    std::map<std::string, double> daemon_cpu_s, makespan_sum_s;  // the engine's CPU use per mode
     {
       DaemonLauncher daemon(mt.daemon_config());
       for (unsigned r = 0; r < reps; ++r) {
-        for (const char* mode : {"sw", "auto"}) {
+        for (const char* mode : kMultitaskingModes) {
           prepare_mode(o, mode);
-          const double s = multitasking_run(apps, mode, daemon.socket());
+          const double cpu0 = bench::process_cpu_seconds(daemon.pid());
+          const double s = multitasking_run(apps, mode, daemon.socket(), seen[mode]);
           if (s < 0) throw Error(Status::device_error, fmt::format("multitasking run failed in mode {}", mode));
+          daemon_cpu_s[mode] += bench::process_cpu_seconds(daemon.pid()) - cpu0;
+          makespan_sum_s[mode] += s;
           real[mode].push_back(s);
         }
       }
@@ -381,6 +409,42 @@ void run_auto(const AutoOptions& o) {
     const double sim_norm = static_cast<double>(with.makespan) / static_cast<double>(sw.makespan);
     const double real_norm = median(real["auto"]) / median(real["sw"]);
     const double error = std::abs(sim_norm - real_norm) / real_norm;
+    const auto hw_fraction = [](uint64_t hw_units, uint64_t sw_units) {
+      return hw_units + sw_units > 0 ? static_cast<double>(hw_units) / static_cast<double>(hw_units + sw_units) : 0.0;
+    };
+    const auto sw_call_fraction = [](const MultitaskingCalls& c) {
+      return c.calls > 0 ? static_cast<double>(c.sw_calls) / static_cast<double>(c.calls) : 0.0;
+    };
+    const auto engine_cores = [&](const char* mode) {
+      return makespan_sum_s[mode] > 0 ? daemon_cpu_s[mode] / makespan_sum_s[mode] : 0.0;
+    };
+    // Where the worlds differ: the same simulation with one of the real world's differences put in,
+    // each normalised by the same software-only baseline.
+    nlohmann::ordered_json variants;
+    const auto variant = [&](const char* name, const std::string& what, sim::SimConfig v) {
+      const double norm = static_cast<double>(sim::simulate(v, apps).makespan) / static_cast<double>(sw.makespan);
+      variants[name] = {{"what", what}, {"sim_normalised_makespan", norm},
+                        {"error_against_real", std::abs(norm - real_norm) / real_norm}};
+    };
+    {
+      // Linux's CFS gives 3 runnable threads on 2 CPUs slices of about 3 ms, not a fixed 10 ms.
+      sim::SimConfig v = sc;
+      v.time_slice_ns = 3'000'000;
+      variant("time_slice_3ms", "3 ms time slices", v);
+      // A job's real round trip through tandemd (a process boundary, wake-ups) is tens of microseconds.
+      v = sc;
+      v.da_s = 20e-6;
+      variant("da_20us", "D_a 20 us", v);
+    }
+    nlohmann::ordered_json real_modes;
+    for (const char* mode : kMultitaskingModes) {
+      const MultitaskingCalls& c = seen[mode];
+      real_modes[mode] = {{"makespan_s", median(real[mode])},
+                          {"normalised_makespan", median(real[mode]) / median(real["sw"])},
+                          {"hw_unit_fraction", hw_fraction(c.hw_units, c.sw_units)},
+                          {"sw_call_fraction", sw_call_fraction(c)},
+                          {"engine_cores", engine_cores(mode)}};
+    }
     summary["multitasking"] = {{"apps", mt.spec.apps},
                                {"functions", mt.spec.functions},
                                {"total_sw_s", mt.spec.total_sw_s},
@@ -391,7 +455,10 @@ void run_auto(const AutoOptions& o) {
                                {"sim_sw_s", static_cast<double>(sw.makespan) * 1e-9},
                                {"sim_auto_s", static_cast<double>(with.makespan) * 1e-9},
                                {"sim_normalised_makespan", sim_norm},
-                               {"sim_reconfigurations", with.reconfigurations}};
+                               {"sim_reconfigurations", with.reconfigurations},
+                               {"sim_hw_unit_fraction", hw_fraction(with.hw_units, with.sw_units)},
+                               {"real", real_modes},
+                               {"sim_variants", variants}};
     summary["sim_vs_real_makespan_error"] = error;
     summary["targets"]["sim_vs_real_makespan_error_le_0.15"] = error <= 0.15;
     fmt::print("  multitasking ({} processes, {} functions, {:.2f} s of SW work, {} slots, Algorithm 1): real "
@@ -399,6 +466,20 @@ void run_auto(const AutoOptions& o) {
                mt.spec.apps, mt.spec.functions, mt.spec.total_sw_s, mt.slots, real_norm, median(real["auto"]) * 1e3,
                median(real["sw"]) * 1e3, sim_norm, static_cast<double>(with.makespan) * 1e-6,
                static_cast<double>(sw.makespan) * 1e-6);
+    for (const char* mode : {"auto", "auto_static"}) {
+      const auto& r = real_modes[mode];
+      fmt::print("    real {:<11} auto/sw {:.3f}: {:.0f}% of the work units on the accelerators, {:.0f}% of the calls "
+                 "wholly in software, tandemd {:.2f} cores busy\n",
+                 mode, r["normalised_makespan"].get<double>(), r["hw_unit_fraction"].get<double>() * 100,
+                 r["sw_call_fraction"].get<double>() * 100, r["engine_cores"].get<double>());
+    }
+    fmt::print("    simulated:         {:.0f}% of the work units on the accelerators; with one difference:",
+               hw_fraction(with.hw_units, with.sw_units) * 100);
+    for (const auto& [name, v] : variants.items()) {
+      fmt::print(" {} {:.3f} (error {:.2f});", v["what"].get<std::string>(), v["sim_normalised_makespan"].get<double>(),
+                 v["error_against_real"].get<double>());
+    }
+    fmt::print("\n");
   }
   std::filesystem::remove_all(o.out + "/xdg");
   summary["cases"] = cases;

@@ -78,6 +78,10 @@ struct Summary {
 
 Summary summarize(std::span<const double> samples);
 
+// CPU seconds (user + system) every thread of process `pid` has run so far, from /proc/PID/stat (clock
+// ticks: 10 ms resolution); 0 when it cannot be read.
+double process_cpu_seconds(int pid);
+
 // ---------------------------------------------------------------------------------------------------
 // CPU placement
 
