@@ -15,6 +15,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
+#include <poll.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -75,6 +77,8 @@ int64_t rss_bytes() {
 // compares two windows a few seconds apart, so the slow swings of a shared machine's speed (the
 // separate contexts alone ranged 59-94k jobs/s between runs) cancel out of it.
 constexpr uint32_t kMaxRounds = 8;
+// A process gives up waiting for the window plan after this long (its parent failed).
+constexpr int64_t kPlanTimeoutNs = 300'000'000'000;
 
 // What one process of phase 1 reports through its pipe.
 struct ProcessReport {
@@ -140,9 +144,15 @@ ProcessGroup spawn_group(uint32_t n, uint32_t group, const WindowPlan& plan, Set
     int fds[2];
     if (pipe(fds) != 0) throw Error(Status::io_error, "pipe");
     const pid_t pid = fork();
+    if (pid < 0) {
+      close(fds[0]);
+      close(fds[1]);
+      break;  // fewer processes: the parent's wait and collection cover those that exist
+    }
     if (pid == 0) {
       close(fds[0]);
       close(ready[0]);
+      signal(SIGPIPE, SIG_IGN);  // a parent that stopped waiting for us: a failed write, not a death
       ProcessReport r;
       bool signalled = false;
       auto signal_ready = [&] {
@@ -152,7 +162,13 @@ ProcessGroup spawn_group(uint32_t n, uint32_t group, const WindowPlan& plan, Set
       try {
         auto one_job = setup(r);  // a callable: one job, true if its result was right
         signal_ready();
-        while (plan.start_at.load(std::memory_order_acquire) == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        // The parent plans the windows once both groups are ready; a parent that never does (it
+        // failed) must not leave us behind for good.
+        const int64_t give_up = now_ns() + kPlanTimeoutNs;
+        while (plan.start_at.load(std::memory_order_acquire) == 0) {
+          if (now_ns() > give_up) throw Error(Status::timeout, "no window plan");
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
         if (now_ns() > plan.begin(0, group)) r.late = 1;
         for (uint32_t round = 0; round < plan.rounds; ++round) {
           const int64_t begin = plan.begin(round, group), end = begin + plan.window_ns;
@@ -164,7 +180,7 @@ ProcessGroup spawn_group(uint32_t n, uint32_t group, const WindowPlan& plan, Set
           }
           r.seconds[round] = static_cast<double>(now_ns() - t0) * 1e-9;
         }
-      } catch (const std::exception&) {
+      } catch (...) {
         r.errors += 1;
         signal_ready();
       }
@@ -178,12 +194,19 @@ ProcessGroup spawn_group(uint32_t n, uint32_t group, const WindowPlan& plan, Set
   return g;
 }
 
-// Waits (at most 120 s) until every process of `g` finished its setup or exited.
+// Waits until every process of `g` finished its setup, or all that are left exited, or 120 s passed
+// (a process that is still setting up then counts as late).
 void wait_ready(ProcessGroup& g) {
   size_t got = 0;
   const int64_t deadline = now_ns() + 120'000'000'000;
   char buf[64];
-  while (got < g.children.size() && now_ns() < deadline) {
+  while (got < g.children.size()) {
+    const int64_t left_ms = (deadline - now_ns()) / 1'000'000;
+    if (left_ms <= 0) break;
+    pollfd p{g.ready_fd, POLLIN, 0};
+    const int ready = poll(&p, 1, static_cast<int>(std::min<int64_t>(left_ms, 1000)));
+    if (ready < 0 && errno != EINTR) break;
+    if (ready <= 0) continue;
     const ssize_t k = read(g.ready_fd, buf, sizeof buf);
     if (k <= 0) break;  // every writer gone: the rest failed before signalling
     got += static_cast<size_t>(k);
@@ -299,9 +322,27 @@ nlohmann::ordered_json bench_processes(const DeviceBenchOptions& o) {
   new (plan) WindowPlan;
   plan->window_ns = static_cast<int64_t>(o.window_s * 1e9);
   plan->gap_ns = 100'000'000;  // the last window's jobs drain and its threads go to sleep
-  plan->rounds = o.rounds;
+  plan->rounds = std::clamp<uint32_t>(o.rounds, 1, kMaxRounds);
+  std::optional<ProcessGroup> separate, clients;
+  // On a failure after a fork: windows planned in the past end every process at once; then reap them.
+  struct Cleanup {
+    WindowPlan* plan;
+    std::optional<ProcessGroup>& a;
+    std::optional<ProcessGroup>& b;
+    bool armed = true;
+    ~Cleanup() {
+      if (!armed) return;
+      plan->start_at.store(1, std::memory_order_release);
+      for (std::optional<ProcessGroup>* g : {&a, &b}) {
+        if (!*g) continue;
+        if ((*g)->ready_fd >= 0) close((*g)->ready_fd);
+        (void)collect(**g);
+      }
+      munmap(plan, sizeof(WindowPlan));
+    }
+  } cleanup{plan, separate, clients};
   // Each process with its own context (group 0), set up first and alone.
-  ProcessGroup separate = spawn_group(o.processes, 0, *plan, [&](ProcessReport& r) {
+  separate = spawn_group(o.processes, 0, *plan, [&](ProcessReport& r) {
     const int64_t rss0 = rss_bytes();
     const int64_t t0 = now_ns();
     auto raw = std::shared_ptr<RawDevice>(open_raw(o.device));
@@ -316,25 +357,18 @@ nlohmann::ordered_json bench_processes(const DeviceBenchOptions& o) {
       return v.ok() && v.value() == job->expected;
     };
   });
-  wait_ready(separate);
+  wait_ready(*separate);
   // One tandemd holding the device (group 1), each process a client session. A slot per client, every
   // one holding accumulate: each client can have its job in flight.
   const uint32_t slots = o.processes;
   std::string resident;
   for (uint32_t i = 0; i < slots; ++i) resident += std::string(i ? ", " : "") + "\"accumulate\"";
-  std::optional<DaemonLauncher> daemon;
-  try {
-    daemon.emplace(device_section(o, resident, slots));
-  } catch (...) {
-    plan->start_at.store(1, std::memory_order_release);  // the separate contexts' windows are long past: they end
-    (void)collect(separate);
-    throw;
-  }
-  ProcessGroup clients = spawn_group(o.processes, 1, *plan, [&](ProcessReport& r) {
+  DaemonLauncher daemon(device_section(o, resident, slots));  // on a failure, `cleanup` ends the first group
+  clients = spawn_group(o.processes, 1, *plan, [&](ProcessReport& r) {
     const int64_t rss0 = rss_bytes();
     const int64_t t0 = now_ns();
     client::RuntimeOptions ro;
-    ro.socket_path = daemon->socket();
+    ro.socket_path = daemon.socket();
     ro.mode = client::Mode::hw;
     ro.wait.mode = rt::WaitMode::block;
     auto opened = client::Runtime::open(ro);
@@ -357,17 +391,19 @@ nlohmann::ordered_json bench_processes(const DeviceBenchOptions& o) {
     r.rss_delta = rss_bytes() - rss0;
     return one;
   });
-  wait_ready(clients);
+  wait_ready(*clients);
   plan->start_at.store(now_ns() + 200'000'000, std::memory_order_release);
-  const std::vector<ProcessReport> sep_reports = collect(separate), tan_reports = collect(clients);
+  const std::vector<ProcessReport> sep_reports = collect(*separate), tan_reports = collect(*clients);
+  cleanup.armed = false;
+  const uint32_t plan_rounds = plan->rounds;
   munmap(plan, sizeof(WindowPlan));
   nlohmann::ordered_json j;
-  j["rounds"] = o.rounds;
+  j["rounds"] = plan_rounds;
   j["window_s"] = o.window_s;
-  j["separate_contexts"] = summarize_processes(sep_reports, o.rounds);
-  j["through_tandemd"] = summarize_processes(tan_reports, o.rounds);
+  j["separate_contexts"] = summarize_processes(sep_reports, plan_rounds);
+  j["through_tandemd"] = summarize_processes(tan_reports, plan_rounds);
   std::vector<double> ratios;
-  for (uint32_t k = 0; k < o.rounds; ++k) {
+  for (uint32_t k = 0; k < plan_rounds; ++k) {
     const double sep = round_jobs_per_s(sep_reports, k), tan = round_jobs_per_s(tan_reports, k);
     ratios.push_back(sep > 0 ? tan / sep : 0);
   }

@@ -154,37 +154,60 @@ double embedded_run(const Workload& w, unsigned threads, const std::string& mode
   return s;
 }
 
+// The shared page of run_together(): [0] children ready, [1] go, [2] children that ended before they
+// were ready; the children's own words from kFirstChildWord.
+constexpr size_t kFirstChildWord = 3;
+
 // Runs `n` child processes that start together: child i runs `body(i, start, words)`, which sets up,
 // calls start() (it returns once every child is ready), does its work and returns its exit code;
-// `words` is a page the parent reads after the children ended (from words[2]: the children's own
-// words). The makespan from the start to the last exit (s), or < 0 if a child failed.
+// `read_words` sees the page after the children ended. The makespan from the start to the last exit
+// (s), or < 0 if a child failed (also one that failed before it was ready).
 double run_together(size_t n, const std::function<int(size_t, const std::function<void()>&, int64_t*)>& body,
                     const std::function<void(const int64_t*)>& read_words = nullptr) {
   void* page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (page == MAP_FAILED) throw Error(Status::no_memory, "mmap");
-  auto* words = static_cast<int64_t*>(page);  // zeroed: [0] processes ready, [1] go
-  std::atomic_ref<int64_t> ready(words[0]), go(words[1]);
+  auto* words = static_cast<int64_t*>(page);  // zeroed
+  std::atomic_ref<int64_t> ready(words[0]), go(words[1]), gave_up(words[2]);
   std::vector<pid_t> children;
+  const auto reap = [&] {
+    bool ok = true;
+    for (pid_t c : children) {
+      int status = 0;
+      waitpid(c, &status, 0);
+      ok = ok && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    }
+    return ok;
+  };
   for (size_t i = 0; i < n; ++i) {
     const pid_t pid = fork();
+    if (pid < 0) {
+      go.store(1);  // those already forked run and end
+      reap();
+      munmap(page, 4096);
+      throw Error(Status::io_error, "fork");
+    }
     if (pid == 0) {
+      bool started = false;
       const std::function<void()> start = [&] {
+        started = true;
         ready.fetch_add(1);
         while (go.load() == 0) std::this_thread::yield();
       };
-      _exit(body(i, start, words));
+      int rc = 3;
+      try {
+        rc = body(i, start, words);
+      } catch (...) {  // never unwind into the parent's frames (its daemon's destructor) in a child
+        rc = 3;
+      }
+      if (!started) gave_up.fetch_add(1);
+      _exit(rc);
     }
     children.push_back(pid);
   }
-  while (ready.load() < static_cast<int64_t>(n)) std::this_thread::yield();
+  while (ready.load() + gave_up.load() < static_cast<int64_t>(n)) std::this_thread::yield();
   const int64_t t0 = now_ns();
   go.store(1);
-  bool ok = true;
-  for (pid_t c : children) {
-    int status = 0;
-    waitpid(c, &status, 0);
-    ok = ok && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  }
+  const bool ok = reap();
   const double s = static_cast<double>(now_ns() - t0) * 1e-9;
   if (read_words) read_words(words);
   munmap(page, 4096);
@@ -236,8 +259,8 @@ struct MultitaskingCalls {
 // Every application's call list in its own client process; the makespan (s) or < 0 on a failure.
 double multitasking_run(const std::vector<sim::AppSpec>& apps, const std::string& mode, const std::string& socket,
                         MultitaskingCalls& calls) {
-  // Each child's call statistics: 4 words from words[2 + 4 * i].
-  if (2 + 4 * apps.size() > 4096 / sizeof(int64_t)) throw Error(Status::invalid_argument, "too many applications");
+  // Each child's call statistics: 4 words from words[kFirstChildWord + 4 * i].
+  if (kFirstChildWord + 4 * apps.size() > 4096 / sizeof(int64_t)) throw Error(Status::invalid_argument, "too many applications");
   const auto child = [&](size_t i, const std::function<void()>& start, int64_t* words) {
     tandem_options_t opts;
     tandem_options_init(&opts);
@@ -252,7 +275,7 @@ double multitasking_run(const std::vector<sim::AppSpec>& apps, const std::string
     }
     tandem_call_stats_t st;
     if (tandem_get_call_stats(rt, &st, sizeof st) == TANDEM_OK) {
-      int64_t* mine = words + 2 + 4 * i;
+      int64_t* mine = words + kFirstChildWord + 4 * i;
       mine[0] = static_cast<int64_t>(st.sw_units);
       mine[1] = static_cast<int64_t>(st.hw_units);
       mine[2] = static_cast<int64_t>(st.calls);
@@ -263,7 +286,7 @@ double multitasking_run(const std::vector<sim::AppSpec>& apps, const std::string
   };
   return run_together(apps.size(), child, [&](const int64_t* words) {
     for (size_t i = 0; i < apps.size(); ++i) {
-      const int64_t* theirs = words + 2 + 4 * i;
+      const int64_t* theirs = words + kFirstChildWord + 4 * i;
       calls.sw_units += static_cast<uint64_t>(theirs[0]);
       calls.hw_units += static_cast<uint64_t>(theirs[1]);
       calls.calls += static_cast<uint64_t>(theirs[2]);
@@ -380,7 +403,9 @@ void run_auto(const AutoOptions& o) {
     {
       DaemonLauncher daemon(mt.daemon_config());
       for (unsigned r = 0; r < reps; ++r) {
-        for (const char* mode : kMultitaskingModes) {
+        // Replicas stay loaded from one run to the next: auto and auto_static take turns following sw.
+        const char* const order[] = {"sw", r % 2 == 0 ? "auto" : "auto_static", r % 2 == 0 ? "auto_static" : "auto"};
+        for (const char* mode : order) {
           prepare_mode(o, mode);
           const double cpu0 = bench::process_cpu_seconds(daemon.pid());
           const double s = multitasking_run(apps, mode, daemon.socket(), seen[mode]);

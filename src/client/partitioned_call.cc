@@ -710,14 +710,15 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
   const uint32_t round_jobs = config.jobs_per_round == 0 ? std::max<uint32_t>(m.n_a, 1) : config.jobs_per_round;
   if (!software && no_free_core && !device_buffers && config.policy == PartitionPolicy::automatic) {
     const double n = static_cast<double>(units);
-    // No replica yet: judged as if one were loaded. The hardware-only partitioner then asks for one and
-    // runs the call on the CPU in chunks until it comes, and the rest on it (Algorithm 2 lines 7-12).
-    // Deciding "software" for the whole call instead kept 2 of 3 calls of the multitasking workload on
-    // the CPU for good (calls of 1-10 ms, functions loaded on demand within 1 ms).
+    // No replica yet, but a device can load one: judged as if one were loaded after the function's
+    // reconfiguration delay. The hardware-only partitioner then asks for one and runs the call on the
+    // CPU in chunks until it comes, and the rest on it (Algorithm 2 lines 7-12). Deciding "software"
+    // for the whole call instead kept 2 of 3 calls of the multitasking workload on the CPU for good
+    // (calls of 1-10 ms, functions loaded on demand within 1 ms).
     model::LiveMetrics judged = m;
-    if (judged.n_a == 0) {
+    if (judged.n_a == 0 && rt.host_device(fn.id) != nullptr) {
       judged.n_a = 1;
-      judged.d_q = 0;
+      judged.d_q = std::max(0.0, rt.accel_model(fn.id).reconfig_s);
     }
     const model::Times hw_only = model::partitioned_times(
         params, model::effective_accel_throughput(params, judged), judged.n_a, round_jobs, judged.d_q, 1.0, n);
@@ -731,7 +732,8 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
     // their jobs as competing, a call that in fact had a core to itself looked 2.5x faster than a
     // core, and from then on every accumulate call went to software (15-26 ms against hw's 10-13).
     const bool measure = static_cast<double>(units) > 2e-6 * params.xc;
-    const bool measure_cpu = static_cast<double>(units) > kCpuClockMinS * params.xc / share;
+    const double core_xc = learning ? params.xc / share : params.xc;  // automatic mode scaled it by the share
+    const bool measure_cpu = static_cast<double>(units) > kCpuClockMinS * core_xc;
     const int64_t t0 = measure ? tandem::now_ns() : 0;
     const int64_t c0 = measure_cpu ? tandem::thread_cpu_ns() : 0;
     value = fn.run_sw(call, 0, units);
@@ -774,6 +776,9 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
       config.policy != PartitionPolicy::sw_only) {
     engine::PartitionerConfig hw = config;
     hw.policy = PartitionPolicy::hw_only;
+    // While it waits for a replica the call runs CPU chunks of C_COWORK_MAX on a whole core (not of
+    // the share's slower rate), each after a demand packet: a policy counts a packet as that much work.
+    if (share > 0 && share < 1) hw.cowork_max_seconds = config.cowork_max_seconds / share;
     local_partitioner.emplace(params, hw);
     used = &*local_partitioner;
   }

@@ -217,8 +217,9 @@ TEST(OpenclDevice, SmallAccumulateJobsHandedOverTogetherRunAsOneBatch) {
 }
 
 // The batch object on both of its paths: SVM staging (the kernel its one command) where the device
-// offers fine-grain buffer SVM, as PoCL does, and the copy path's write / launch / read. Every add past
-// the table grows the staging buffer (its contents kept), and a second round after clear() reuses it.
+// offers fine-grain buffer SVM, as PoCL does, and the copy path's write / launch / read. The first round
+// grows the staging buffer from the table's size several times (its contents kept), and a second round
+// after clear() reuses it.
 TEST(OpenclBatch, SumsAreRightOnTheSvmAndTheCopyPaths) {
   devices::opencl::ClContext context{devices::opencl::ClOptions{}};
   devices::opencl::ClSlot slot{context, 0};
