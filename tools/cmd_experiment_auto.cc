@@ -214,16 +214,22 @@ double run_together(size_t n, const std::function<int(size_t, const std::functio
   return ok ? s : -1;
 }
 
+// A client session of the daemon at `socket` in `mode`, or null.
+tandem_runtime_t* open_client(const std::string& socket, const std::string& mode) {
+  tandem_options_t opts;
+  tandem_options_init(&opts);
+  opts.socket_path = socket.c_str();
+  opts.mode = mode_of(mode);
+  tandem_runtime_t* rt = nullptr;
+  return tandem_open(&opts, &rt) == TANDEM_OK ? rt : nullptr;
+}
+
 // P client processes, one thread each, of the daemon at `socket`; the makespan from the first start
 // to the last finish (the processes start together on a shared flag).
 double daemon_run(const Workload& w, unsigned processes, const std::string& mode, const std::string& socket) {
   return run_together(processes, [&](size_t, const std::function<void()>& start, int64_t*) {
-    tandem_options_t opts;
-    tandem_options_init(&opts);
-    opts.socket_path = socket.c_str();
-    opts.mode = mode_of(mode);
-    tandem_runtime_t* rt = nullptr;
-    if (tandem_open(&opts, &rt) != TANDEM_OK) return 2;
+    tandem_runtime_t* rt = open_client(socket, mode);
+    if (rt == nullptr) return 2;
     Inputs in;
     fill(in, w, 1, rt);
     start();
@@ -262,12 +268,8 @@ double multitasking_run(const std::vector<sim::AppSpec>& apps, const std::string
   // Each child's call statistics: 4 words from words[kFirstChildWord + 4 * i].
   if (kFirstChildWord + 4 * apps.size() > 4096 / sizeof(int64_t)) throw Error(Status::invalid_argument, "too many applications");
   const auto child = [&](size_t i, const std::function<void()>& start, int64_t* words) {
-    tandem_options_t opts;
-    tandem_options_init(&opts);
-    opts.socket_path = socket.c_str();
-    opts.mode = mode_of(mode);
-    tandem_runtime_t* rt = nullptr;
-    if (tandem_open(&opts, &rt) != TANDEM_OK) return 2;
+    tandem_runtime_t* rt = open_client(socket, mode);
+    if (rt == nullptr) return 2;
     start();
     int rc = 0;
     for (const sim::LibraryCall& c : apps[i].calls) {
