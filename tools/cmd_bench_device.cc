@@ -364,6 +364,7 @@ nlohmann::ordered_json bench_processes(const DeviceBenchOptions& o) {
   std::string resident;
   for (uint32_t i = 0; i < slots; ++i) resident += std::string(i ? ", " : "") + "\"accumulate\"";
   DaemonLauncher daemon(device_section(o, resident, slots));  // on a failure, `cleanup` ends the first group
+  const int64_t daemon_startup_ns = daemon.startup_ns();
   clients = spawn_group(o.processes, 1, *plan, [&](ProcessReport& r) {
     const int64_t rss0 = rss_bytes();
     const int64_t t0 = now_ns();
@@ -402,6 +403,7 @@ nlohmann::ordered_json bench_processes(const DeviceBenchOptions& o) {
   j["window_s"] = o.window_s;
   j["separate_contexts"] = summarize_processes(sep_reports, plan_rounds);
   j["through_tandemd"] = summarize_processes(tan_reports, plan_rounds);
+  j["daemon_startup_ms"] = static_cast<double>(daemon_startup_ns) * 1e-6;  // once, before any client
   std::vector<double> ratios;
   for (uint32_t k = 0; k < plan_rounds; ++k) {
     const double sep = round_jobs_per_s(sep_reports, k), tan = round_jobs_per_s(tan_reports, k);
@@ -562,6 +564,7 @@ void run_device_bench(const DeviceBenchOptions& in) {
                p[k]["setup_ms_max"].get<double>(), p[k]["rss_mib_per_process_median"].get<double>(),
                p[k]["errors"].get<int>(), p[k]["late_starts"].get<int>());
   }
+  fmt::print("tandemd's own start-up (once, before its first client): {:.1f} ms\n", p["daemon_startup_ms"].get<double>());
   std::string rounds;
   for (const auto& r : p["ratio_per_round"]) rounds += fmt::format(" {:.2f}", r.get<double>());
   fmt::print("aggregate jobs/s through tandemd over separate contexts: {:.2f}x (median of {} rounds of {:.1f} s "

@@ -14,6 +14,8 @@
 #include <thread>
 
 #include "abi/status.hpp"
+#include "base/clock.hpp"
+#include "rt/control_channel.hpp"
 
 namespace tandem::tools {
 
@@ -46,6 +48,7 @@ DaemonLauncher::DaemonLauncher(const std::string& config_toml, bool quiet) {
 void DaemonLauncher::start() {
   const bool quiet = quiet_;
   const std::string binary = find_binary();
+  const int64_t t0 = now_ns();
   pid_ = fork();
   if (pid_ == 0) {
     prctl(PR_SET_PDEATHSIG, SIGTERM);  // the daemon does not outlive the tool that started it
@@ -57,23 +60,42 @@ void DaemonLauncher::start() {
            static_cast<char*>(nullptr));
     _exit(127);
   }
-  for (int i = 0; i < 1000; ++i) {
+  // Ready means answering: tandemd listens before its devices are set up (an OpenCL device builds its
+  // kernels then, hundreds of ms), and a connection made meanwhile waits in the backlog. A tool that
+  // timed its clients from the socket's appearance would charge them the daemon's own start-up.
+  const int64_t deadline = t0 + 60'000'000'000;
+  while (now_ns() < deadline) {
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     std::strncpy(addr.sun_path, socket_.c_str(), sizeof addr.sun_path - 1);
-    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    const bool up = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-    close(fd);
-    if (up) return;
-    int status;
-    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+    rt::UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (fd.valid() && ::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+        rt::send_frame(fd.get(), abi::control::MessageType::status, 1, nullptr, 0) == Status::ok) {
+      // Wait for the answer in short steps, so that a daemon dying during start-up is noticed.
+      while (now_ns() < deadline) {
+        auto reply = rt::recv_frame(fd.get(), 200'000'000);
+        if (reply) {
+          if (reply.value().type() != abi::control::MessageType::status_reply) break;
+          (void)rt::send_frame(fd.get(), abi::control::MessageType::bye, 2, nullptr, 0);
+          startup_ns_ = now_ns() - t0;
+          return;
+        }
+        if (reply.status() != Status::timeout || !alive()) break;
+      }
+    }
+    if (!alive()) {
       pid_ = -1;
       throw Error(Status::io_error, "tandemd (" + binary + ") exited during start-up");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   stop();
-  throw Error(Status::timeout, "tandemd did not start listening");
+  throw Error(Status::timeout, "tandemd did not answer within 60 s of starting");
+}
+
+bool DaemonLauncher::alive() {
+  int status;
+  return pid_ > 0 && waitpid(pid_, &status, WNOHANG) != pid_;
 }
 
 void DaemonLauncher::kill_hard() {

@@ -4,13 +4,15 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <string>
 
 namespace tandem::tools {
 
 class DaemonLauncher {
  public:
-  // Throws tandem::Error if tandemd cannot be found or does not start listening within 10 s.
+  // Returns once tandemd answers a status request (its devices are set up). Throws tandem::Error if
+  // tandemd cannot be found, exits, or does not answer within 60 s.
   explicit DaemonLauncher(const std::string& config_toml, bool quiet = true);
   ~DaemonLauncher();
   DaemonLauncher(const DaemonLauncher&) = delete;
@@ -18,6 +20,8 @@ class DaemonLauncher {
 
   const std::string& socket() const { return socket_; }
   pid_t pid() const { return pid_; }
+  // From the fork to the first answer, of the last start().
+  int64_t startup_ns() const { return startup_ns_; }
   // SIGTERM, then wait for it to drain and exit; returns its exit status.
   int stop();
   // SIGKILL and reap (a crash, for the chaos tier); start() brings up a new daemon on the same socket
@@ -34,6 +38,9 @@ class DaemonLauncher {
   std::string dir_, socket_, config_;
   bool quiet_ = true;
   pid_t pid_ = -1;
+  int64_t startup_ns_ = 0;
+
+  bool alive();  // not exited (reaps it if it did)
 };
 
 }  // namespace tandem::tools

@@ -34,6 +34,11 @@ def main():
             fail("%s: %d errors, %d late starts" % (group, g["errors"], g["late_starts"]))
         if abs(g["aggregate_jobs_per_s"] - statistics.median(per_round)) > 1e-6 * g["aggregate_jobs_per_s"]:
             fail("%s: aggregate is not the median round" % group)
+        if not g["setup_ms_median"] > 0:
+            fail("%s: start-up %s ms" % (group, g["setup_ms_median"]))
+    # The daemon's own start-up is timed apart from its clients' (they start once it answers).
+    if not p["daemon_startup_ms"] > 0:
+        fail("daemon start-up %s ms" % p["daemon_startup_ms"])
     ratios = p["ratio_per_round"]
     expected = [t / s for t, s in zip(p["through_tandemd"]["aggregate_jobs_per_s_per_round"],
                                       p["separate_contexts"]["aggregate_jobs_per_s_per_round"])]
