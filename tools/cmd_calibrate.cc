@@ -15,6 +15,7 @@
 #include "daemon_launcher.hpp"
 #include "base/clock.hpp"
 #include "base/stats.hpp"
+#include "rt/host_access.hpp"
 #include "client/access.hpp"
 #include "rt/completion.hpp"
 #include "commands.hpp"
@@ -123,7 +124,7 @@ void run_calibrate(const CalibrateOptions& o) {
   }
   // The host side of the access methods: the staging copy measured here; scatter-gather's hand-off and
   // page gathering measured through a private tandemd (calibration_probe.hpp).
-  model::HostAccessCosts access = client::host_access_costs();
+  model::HostAccessCosts access = rt::host_access_costs();
   if (!o.json_output) fmt::print("  measuring the access methods' host costs (a private tandemd)\n");
   (void)measure_remote_gather(o.quick, access);  // else the in-process figures stand
   cal.access = access;

@@ -32,6 +32,7 @@
 #include "base/clock.hpp"
 #include "base/stats.hpp"
 #include "calibration_probe.hpp"
+#include "rt/host_access.hpp"
 #include "client/runtime.hpp"
 #include "commands.hpp"
 #include "config/config.hpp"
@@ -87,7 +88,7 @@ class Experiment {
     // The host costs as calibrate measures them, the daemon's hand-off included.
     client::Calibration cal;
     cal.device = "emu";
-    model::HostAccessCosts h = client::host_access_costs();
+    model::HostAccessCosts h = rt::host_access_costs();
     (void)measure_remote_gather(o.quick, h);
     cal.access = h;
     ro.calibration = cal;

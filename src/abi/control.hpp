@@ -25,7 +25,7 @@
 namespace tandem::abi::control {
 
 inline constexpr uint32_t kMagic = 0x4c525443;  // "CTRL"
-inline constexpr uint16_t kVersion = 3;  // 2: hello_ok lists the daemon's devices; 3: tracing
+inline constexpr uint16_t kVersion = 4;  // 2: hello_ok lists the daemon's devices; 3: tracing; 4: host figures
 inline constexpr uint32_t kMaxPayload = 64 * 1024;  // no frame may announce more
 
 enum class MessageType : uint16_t {
@@ -73,7 +73,8 @@ static_assert(sizeof(Hello) == 8);
 
 // Followed by `device_count` DeviceEntry records, each followed by its `function_count` FunctionEntry
 // records: the devices the daemon drives (slot ranges in order) and the timing of what each can hold,
-// so that a client applies the calibration made for the device that runs a function.
+// so that a client applies the calibration made for the device that runs a function. Then one
+// HostEntry and its `function_count` HostRate records: this machine's CPU figures.
 struct HelloOk {
   uint32_t asid = 0;             // the session's address-space id, assigned by the daemon
   uint32_t slot_count = 0;
@@ -119,6 +120,26 @@ struct FunctionEntry {  // a function the device can hold, and its timing there 
   double bandwidth_bps = 0;
 };
 static_assert(sizeof(FunctionEntry) == 40);
+
+// What the daemon measured of this machine's CPU when it started (funcs::software_throughput,
+// funcs::cycles_per_second, rt::host_access_costs): a client on the same machine takes these rather than measuring them again,
+// which cost each process about 20 ms of its first tandem_open (and more when many start at once).
+struct HostEntry {
+  uint32_t function_count = 0;  // HostRate records that follow (at most TANDEM_FN_MAX)
+  uint32_t reserved = 0;
+  double cycles_per_s = 0;  // the TSC's rate: what a `work` unit is (funcs::cycles_per_second)
+  double memcpy_bps = 0;
+  double gather_bps = 0;
+  double gather_page_s = 0;
+};
+static_assert(sizeof(HostEntry) == 40);
+
+struct HostRate {  // a function's software throughput on one core, units per second
+  uint16_t function = 0;
+  uint16_t reserved[3] = {};
+  double units_per_s = 0;
+};
+static_assert(sizeof(HostRate) == 16);
 
 struct CreateQueue {
   uint32_t capacity = 0;  // power of two

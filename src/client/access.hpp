@@ -27,9 +27,8 @@ enum class AccessChoice : uint8_t { automatic, zero_copy, copy, scatter_gather, 
 bool parse_access(std::string_view text, AccessChoice& out);
 std::string_view access_name(uint8_t method);  // TANDEM_ACCESS_*: "zero_copy", "copy", "sg", "local"
 
-// The host side's costs of the access methods (model/access_model.hpp), measured on this machine once
-// per process (`tandem calibrate` records them too).
+// The host side's costs of the access methods: rt::host_access_costs() (rt/host_access.hpp), or
+// tandemd's figures, or `tandem calibrate`'s.
 using model::HostAccessCosts;
-const HostAccessCosts& host_access_costs();
 
 }  // namespace tandem::client

@@ -6,11 +6,14 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <optional>
 
 #include "abi/ring.hpp"
 #include "client/trace.hpp"
+#include "funcs/throughput.hpp"
+#include "model/access_model.hpp"
 
 namespace tandem::client {
 
@@ -30,11 +33,11 @@ Status status_of_error(const rt::Frame& f, std::string& message) {
   return s == Status::ok ? Status::protocol_error : s;
 }
 
-// The device list after HelloOk (abi/control.hpp), checked against the payload's size.
-Result<std::vector<DeviceSummary>> parse_devices(const rt::Frame& frame, const abi::control::HelloOk& ok) {
+// The device list after HelloOk (abi/control.hpp), checked against the payload's size; `p` moves past it.
+Result<std::vector<DeviceSummary>> parse_devices(const rt::Frame& frame, const abi::control::HelloOk& ok,
+                                                 const std::byte*& p) {
   using R = Result<std::vector<DeviceSummary>>;
   namespace ctl = abi::control;
-  const std::byte* p = frame.payload.data() + sizeof ok;
   const std::byte* end = frame.payload.data() + frame.payload.size();
   if (ok.device_count == 0 || ok.device_count > ctl::kMaxDevices) return R(Status::protocol_error, "hello: bad device count");
   const auto name_of = [](const char (&field)[ctl::kDeviceNameBytes]) {
@@ -70,6 +73,37 @@ Result<std::vector<DeviceSummary>> parse_devices(const rt::Frame& frame, const a
   return devices;
 }
 
+// The host figures after the device list (HostEntry): the software rates and the TSC's rate go to the
+// process's tables (funcs::adopt_software_throughput, adopt_cycles_per_second; one already known stays), the access costs to `access` when
+// they are usable. A figure that is not positive and finite is measured here instead.
+Status parse_host(const rt::Frame& frame, const std::byte* p, std::optional<model::HostAccessCosts>& access) {
+  namespace ctl = abi::control;
+  const std::byte* end = frame.payload.data() + frame.payload.size();
+  ctl::HostEntry h;
+  if (end - p < static_cast<std::ptrdiff_t>(sizeof h)) return Status::protocol_error;
+  std::memcpy(&h, p, sizeof h);
+  p += sizeof h;
+  if (h.function_count > TANDEM_FN_MAX || end - p != static_cast<std::ptrdiff_t>(h.function_count * sizeof(ctl::HostRate))) {
+    return Status::protocol_error;
+  }
+  for (uint32_t i = 0; i < h.function_count; ++i) {
+    ctl::HostRate r;
+    std::memcpy(&r, p, sizeof r);
+    p += sizeof r;
+    (void)funcs::adopt_software_throughput(r.function, r.units_per_s);
+  }
+  (void)funcs::adopt_cycles_per_second(h.cycles_per_s);
+  const auto usable = [](double v) { return std::isfinite(v) && v > 0; };
+  if (usable(h.memcpy_bps) && usable(h.gather_bps) && std::isfinite(h.gather_page_s) && h.gather_page_s >= 0) {
+    model::HostAccessCosts c;
+    c.memcpy_bps = h.memcpy_bps;
+    c.gather_bps = h.gather_bps;
+    c.gather_page_s = h.gather_page_s;
+    access = c;
+  }
+  return Status::ok;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Runtime>> DaemonRuntime::connect(const RuntimeOptions& options, const std::string& socket_path) {
@@ -97,8 +131,11 @@ Result<std::unique_ptr<Runtime>> DaemonRuntime::connect(const RuntimeOptions& op
   if (frame.payload.size() < sizeof ok || ok.metrics_bytes < sizeof(tandem_metrics_page_t)) {
     return R(Status::protocol_error, "malformed reply to hello");
   }
-  auto devices = parse_devices(frame, ok);
+  const std::byte* cursor = frame.payload.data() + sizeof ok;
+  auto devices = parse_devices(frame, ok, cursor);
   if (!devices) return R(devices.status(), devices.message());
+  std::optional<model::HostAccessCosts> host_access;
+  if (parse_host(frame, cursor, host_access) != Status::ok) return R(Status::protocol_error, "hello: host figures malformed");
   auto metrics = rt::map_fd(reply.value().fd.get(), ok.metrics_bytes, 0, false);  // read-only for clients
   if (!metrics) return R(metrics.status(), metrics.message());
   rt->metrics_ = metrics.value();
@@ -117,7 +154,7 @@ Result<std::unique_ptr<Runtime>> DaemonRuntime::connect(const RuntimeOptions& op
   }
   rt->attach_trace_area();
   rt->init_devices(std::move(devices).value());
-  rt->init_cost_params(calibration ? &*calibration : nullptr);
+  rt->init_cost_params(calibration ? &*calibration : nullptr, host_access ? &*host_access : nullptr);
   if (Status s = rt->init_default_queue(); s != Status::ok) return R(s, "cannot create the default queue");
   return std::unique_ptr<Runtime>(std::move(rt));
 }

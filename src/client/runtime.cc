@@ -250,15 +250,18 @@ std::string_view Runtime::device_kind(uint16_t function) const {
   return d != nullptr ? std::string_view(d->kind) : std::string_view{};
 }
 
-void Runtime::init_cost_params(const Calibration* calibration) {
+void Runtime::init_cost_params(const Calibration* calibration, const model::HostAccessCosts* daemon_host) {
   std::lock_guard lock(policy_mutex_);
   if (calibration != nullptr && calibration->access) {
     access_costs_ = calibration->access;
+  } else if (daemon_host != nullptr) {
+    access_costs_ = *daemon_host;
   } else {
     // Measured once per process (about 8 ms): here, with the runtime's start-up, rather than inside the
     // first accelerated call, where it made that call 500x slower than the next.
-    (void)host_access_costs();
+    (void)rt::host_access_costs();
   }
+  funcs::prepare_work_loop();  // its own loop's speed (under 1 ms): not inside the first `work` call
   bool used = false;
   for (const funcs::FunctionInfo* fn : funcs::all_functions()) {
     const DeviceSummary* host = host_device(fn->id);

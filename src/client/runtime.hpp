@@ -21,6 +21,7 @@
 #include "client/calibration.hpp"
 #include "client/learned_costs.hpp"
 #include "client/service.hpp"
+#include "rt/host_access.hpp"
 #include "devices/device.hpp"
 #include "engine/partitioner.hpp"
 #include "funcs/function.hpp"
@@ -224,7 +225,7 @@ class Runtime {
   // it, on a copy engine; waits for it. Either address may be a device address.
   Status copy_local(uint64_t dst, uint64_t src, size_t bytes);
   // The host side's access costs: the calibration's [access], else measured in this process.
-  const model::HostAccessCosts& access_costs() const { return access_costs_ ? *access_costs_ : host_access_costs(); }
+  const model::HostAccessCosts& access_costs() const { return access_costs_ ? *access_costs_ : rt::host_access_costs(); }
   AccessChoice access_choice() const { return access_.load(std::memory_order_relaxed); }
   void set_access_choice(AccessChoice choice) { access_.store(choice, std::memory_order_relaxed); }
   // This thread's staging memory for the copy method (session memory, reused call after call).
@@ -366,7 +367,8 @@ class Runtime {
   void init_devices(std::vector<DeviceSummary> devices) { devices_ = std::move(devices); }
   // The session's trace area (a daemon runtime, once attached; `area` stays mapped while this lives).
   void init_trace_area(const abi::trace::AreaView& area) { trace_area_ = area; }
-  void init_cost_params(const Calibration* calibration);
+  // `daemon_host`: this machine's access costs as tandemd measured them (its hello), else measured here.
+  void init_cost_params(const Calibration* calibration, const model::HostAccessCosts* daemon_host = nullptr);
   // Derived destructors call these first and last: the queue needs release_ring(), the records free().
   // close_default_queue() also cuts the link of queues the application still holds.
   void close_default_queue();

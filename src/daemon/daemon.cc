@@ -30,6 +30,8 @@
 #include "funcs/function.hpp"
 #include "model/access_model.hpp"
 #include "base/clock.hpp"
+#include "funcs/throughput.hpp"
+#include "rt/host_access.hpp"
 #include "rt/runtime_setup.hpp"
 
 namespace tandem::daemon {
@@ -122,6 +124,20 @@ std::vector<std::byte> hello_payload(abi::control::HelloOk ok, const rt::Dispatc
       append(fe);
     }
   }
+  ctl::HostEntry host;
+  host.cycles_per_s = funcs::cycles_per_second();
+  const model::HostAccessCosts& access = rt::host_access_costs();
+  host.memcpy_bps = access.memcpy_bps;
+  host.gather_bps = access.gather_bps;
+  host.gather_page_s = access.gather_page_s;
+  std::vector<ctl::HostRate> rates;
+  for (const funcs::FunctionInfo* fn : funcs::all_functions()) {
+    const double rate = funcs::software_throughput(fn->id);  // measured once, at start (Daemon::start)
+    if (rate > 0) rates.push_back(ctl::HostRate{fn->id, {}, rate});
+  }
+  host.function_count = static_cast<uint32_t>(rates.size());
+  append(host);
+  for (const ctl::HostRate& r : rates) append(r);
   return out;
 }
 
@@ -179,6 +195,9 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const DaemonOptions& options) {
     return Result<std::unique_ptr<Daemon>>(e.status(), e.what());
   }
   d->dispatcher_->start();
+  // The host figures every hello carries (HostEntry): measured now, not inside the first client's hello.
+  (void)rt::host_access_costs();
+  for (const funcs::FunctionInfo* fn : funcs::all_functions()) (void)funcs::software_throughput(fn->id);
   // Per-job records (docs/tracing.md): the collector reads the dispatcher's ring and each session's area.
   const config::TraceSettings& trace = options.config.trace;
   rt::TraceSettings ts;

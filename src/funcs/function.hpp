@@ -116,9 +116,13 @@ Status describe_call(const FunctionInfo& fn, std::span<const uint64_t> args, Cal
 inline int64_t run_sw(const FunctionInfo& fn, const Call& call) { return fn.run_sw(call, 0, call.workload); }
 
 // ---- the `work` function's calibrated loop (thesis 5.5.2: one unit is one CPU cycle) ----
-// CPU cycles per second that define a work unit (the TSC rate, measured once).
+// CPU cycles per second that define a work unit (the TSC rate, measured once per process, about 2 ms,
+// unless adopted: tandemd's figure, from its hello; false for a figure already known or not positive).
 double cycles_per_second();
+bool adopt_cycles_per_second(double ticks_per_second);
 // Spends `units` CPU cycles of computation on this thread (progresses only while it runs).
 void burn_cycles(uint64_t units);
+// Measures the loop's speed now (under 1 ms; each process its own), so that the first `work` call does not.
+void prepare_work_loop();
 
 }  // namespace tandem::funcs

@@ -1,7 +1,9 @@
 #include "funcs/throughput.hpp"
 
-
 #include <algorithm>
+#include <array>
+#include <atomic>
+#include <cmath>
 #include <mutex>
 #include <vector>
 
@@ -50,30 +52,56 @@ double measure_list_walk() {
   return best;
 }
 
+bool is_work(uint16_t function) {
+  return function == TANDEM_FN_WORK ||
+         (function >= TANDEM_FN_WORK_BASE && function < TANDEM_FN_WORK_BASE + TANDEM_WORK_FUNCTIONS);
+}
+
+double measure(uint16_t function) {
+  if (function == TANDEM_FN_ACCUMULATE) return measure_accumulate();
+  if (function == TANDEM_FN_LIST_WALK) return measure_list_walk();
+  // The kernels with Verilog accelerators.
+  if (function >= TANDEM_FN_SOBEL && function <= TANDEM_FN_PRIORITY_QUEUE) return kernels::measure_software_throughput(function);
+  return 0;
+}
+
+// The process's figures: 0 until measured or adopted. Measuring holds the lock (one at a time; each
+// takes a few ms), reading a known figure does not.
+struct Rates {
+  std::mutex mutex;
+  std::array<std::atomic<double>, TANDEM_FN_MAX> known{};
+};
+
+Rates& rates() {
+  static Rates r;
+  return r;
+}
+
 }  // namespace
 
 double software_throughput(uint16_t function) {
-  if (function == TANDEM_FN_WORK || (function >= TANDEM_FN_WORK_BASE &&
-                                     function < TANDEM_FN_WORK_BASE + TANDEM_WORK_FUNCTIONS)) {
-    return cycles_per_second();  // one unit is one cycle by definition
+  if (is_work(function)) return cycles_per_second();  // one unit is one cycle by definition
+  if (function >= TANDEM_FN_MAX) return 0;
+  Rates& r = rates();
+  if (const double v = r.known[function].load(std::memory_order_acquire); v > 0) return v;
+  std::lock_guard lock(r.mutex);
+  double v = r.known[function].load(std::memory_order_relaxed);
+  if (v <= 0) {
+    v = measure(function);
+    if (v > 0) r.known[function].store(v, std::memory_order_release);
   }
-  if (function == TANDEM_FN_ACCUMULATE) {
-    static const double rate = measure_accumulate();
-    return rate;
+  return v;
+}
+
+bool adopt_software_throughput(uint16_t function, double units_per_second) {
+  if (is_work(function) || function >= TANDEM_FN_MAX || !std::isfinite(units_per_second) || units_per_second <= 0) {
+    return false;
   }
-  if (function == TANDEM_FN_LIST_WALK) {
-    static const double rate = measure_list_walk();
-    return rate;
-  }
-  // The kernels with Verilog accelerators: measured once each, on first use.
-  static std::once_flag once[4];
-  static double rates[4];
-  if (function >= TANDEM_FN_SOBEL && function <= TANDEM_FN_PRIORITY_QUEUE) {
-    const size_t i = function - TANDEM_FN_SOBEL;
-    std::call_once(once[i], [&] { rates[i] = kernels::measure_software_throughput(function); });
-    return rates[i];
-  }
-  return 0;
+  Rates& r = rates();
+  std::lock_guard lock(r.mutex);
+  if (r.known[function].load(std::memory_order_relaxed) > 0) return false;
+  r.known[function].store(units_per_second, std::memory_order_release);
+  return true;
 }
 
 }  // namespace tandem::funcs

@@ -6,6 +6,10 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
+#include <cstring>
+#include <set>
+#include <vector>
+
 #include "mp_util.hpp"
 #include "rt/shm.hpp"
 
@@ -69,6 +73,54 @@ class Protocol : public ::testing::Test {
  protected:
   DaemonProcess daemon;
 };
+
+// hello_ok ends with this machine's CPU figures (HostEntry), measured once by the daemon; a client of
+// it takes the access costs from there instead of measuring its own.
+TEST_F(Protocol, HelloEndsWithTheHostFiguresAndClientsUseThem) {
+  namespace ctl = abi::control;
+  auto fd = connect();
+  abi::control::Hello h;
+  h.abi_version = TANDEM_ABI_VERSION;
+  auto r = exchange(fd.get(), MessageType::hello, &h, sizeof h);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r.value().type(), MessageType::hello_ok);
+  const std::vector<std::byte>& payload = r.value().payload;
+  size_t at = 0;
+  const auto take = [&](auto& record) {
+    ASSERT_LE(at + sizeof record, payload.size());
+    std::memcpy(&record, payload.data() + at, sizeof record);
+    at += sizeof record;
+  };
+  ctl::HelloOk ok;
+  take(ok);
+  for (uint32_t d = 0; d < ok.device_count; ++d) {
+    ctl::DeviceEntry e;
+    take(e);
+    at += e.function_count * sizeof(ctl::FunctionEntry);
+  }
+  ctl::HostEntry host;
+  take(host);
+  EXPECT_GT(host.cycles_per_s, 1e8);
+  EXPECT_GT(host.memcpy_bps, 0);
+  EXPECT_GT(host.gather_bps, 0);
+  EXPECT_GE(host.gather_page_s, 0);
+  ASSERT_EQ(payload.size() - at, host.function_count * sizeof(ctl::HostRate)) << "the rates end the payload";
+  std::set<uint16_t> rated;
+  for (uint32_t i = 0; i < host.function_count; ++i) {
+    ctl::HostRate rate;
+    take(rate);
+    EXPECT_LT(rate.function, TANDEM_FN_MAX);
+    EXPECT_GT(rate.units_per_s, 0) << "function " << rate.function;
+    rated.insert(rate.function);
+  }
+  for (uint16_t f : {TANDEM_FN_ACCUMULATE, TANDEM_FN_SOBEL, TANDEM_FN_LIST_WALK}) EXPECT_TRUE(rated.count(f)) << f;
+  // The same daemon, so the same figures: the client took them rather than measuring.
+  auto rt = daemon.open();
+  ASSERT_TRUE(rt);
+  EXPECT_EQ(rt->access_costs().memcpy_bps, host.memcpy_bps);
+  EXPECT_EQ(rt->access_costs().gather_bps, host.gather_bps);
+  EXPECT_EQ(rt->access_costs().gather_page_s, host.gather_page_s);
+}
 
 TEST_F(Protocol, BadMagicVersionTypeAndLengthCloseTheConnection) {
   const FrameHeader good{};

@@ -1,6 +1,10 @@
 // The function catalog: argument rules, split/combine equal to the whole, calibrated work loop.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -96,6 +100,41 @@ TEST(Funcs, WorkLoopSpendsRoughlyItsCycles) {
   EXPECT_DOUBLE_EQ(software_throughput(TANDEM_FN_WORK_BASE + 3), hz);
   EXPECT_GT(software_throughput(TANDEM_FN_ACCUMULATE), 0);
   EXPECT_EQ(software_throughput(TANDEM_FN_NOP), 0);
+}
+
+// A figure adopted from tandemd's hello replaces the process's own measurement, but never one it already
+// has, and nothing that is not a positive rate. In a fresh process (the death test re-runs the binary),
+// where no figure is known yet.
+TEST(Funcs, AdoptedFiguresReplaceMeasurementOnlyWhereNothingIsKnown) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        int failures = 0;
+        const auto check = [&](bool ok, const char* what) {
+          if (!ok) {
+            std::fprintf(stderr, "failed: %s\n", what);
+            ++failures;
+          }
+        };
+        check(adopt_software_throughput(TANDEM_FN_ACCUMULATE, 1.25e9), "adopting an unknown figure");
+        check(software_throughput(TANDEM_FN_ACCUMULATE) == 1.25e9, "the adopted figure is the process's");
+        check(!adopt_software_throughput(TANDEM_FN_ACCUMULATE, 2e9), "a known figure is not replaced");
+        check(software_throughput(TANDEM_FN_ACCUMULATE) == 1.25e9, "and stays");
+        const double measured = software_throughput(TANDEM_FN_SOBEL);
+        check(measured > 0 && !adopt_software_throughput(TANDEM_FN_SOBEL, 1.0), "a measured figure is not replaced");
+        check(software_throughput(TANDEM_FN_SOBEL) == measured, "and stays");
+        for (double bad : {0.0, -1.0, std::nan(""), std::numeric_limits<double>::infinity()}) {
+          check(!adopt_software_throughput(TANDEM_FN_MATMUL, bad), "a rate that is not positive and finite is refused");
+          check(!adopt_cycles_per_second(bad), "so is such a TSC rate");
+        }
+        check(!adopt_software_throughput(TANDEM_FN_WORK, 1e9), "work's unit is a cycle, not a figure");
+        check(!adopt_software_throughput(TANDEM_FN_MAX, 1e9), "a function id out of range");
+        check(adopt_cycles_per_second(3e9) && cycles_per_second() == 3e9, "adopting the TSC rate");
+        check(software_throughput(TANDEM_FN_WORK) == 3e9, "work's rate is the TSC's");
+        check(!adopt_cycles_per_second(2e9) && cycles_per_second() == 3e9, "a known TSC rate stays");
+        std::exit(failures == 0 ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace
