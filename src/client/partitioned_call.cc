@@ -146,7 +146,12 @@ Status plan_access(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call
 constexpr double kMeasuredRateMinS = 8e-6;
 
 // A software call expected to take at least this long on a whole core reads the thread's CPU clock
-// around its work (two system calls, about 0.7 us here: under 4% of such a call).
+// around its work (two system calls, about 0.7 us here: under 4% of such a call). Shorter software
+// spans (small calls, and the CPU chunks of a split or waiting call: C_COWORK_MAX of whole-core work)
+// take their wall time as their CPU time: the scheduler's time slices are milliseconds, so it rarely
+// cuts one, and one it cut teaches a slower core, not a faster one. Wall time / share taught crowded
+// threads a core 1/share times faster than it is (the share counts threads asleep on their jobs as
+// competitors): 254x with 512 such callers.
 constexpr double kCpuClockMinS = 20e-6;
 
 // Performs one call's steps. Times given to the partitioner are seconds since the call began.
@@ -242,6 +247,7 @@ class Driver {
   void note_cpu_progress(uint64_t units, int64_t wall_ns) {
     observation_.sw_units += static_cast<double>(units);
     observation_.sw_wall_s += static_cast<double>(wall_ns) * 1e-9;
+    observation_.sw_cpu_s = observation_.sw_wall_s;  // short spans: wall time is CPU time (above)
     if (observation_.sw_wall_s >= kMeasuredRateMinS && rt_.adaptive()) part_.observe_cpu_rate(observation_.sw_units / observation_.sw_wall_s);
   }
 
@@ -727,10 +733,11 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
   if (software) {
     trace.split(TANDEM_ACCESS_ZERO_COPY, false);
     // Calls long enough to measure teach X_c (two clock readings; tiny calls skip them). Longer ones
-    // (kCpuClockMinS on a whole core) read the thread's CPU clock as well. Wall time / share taught
-    // the demo's 4 threads on 2 cores an X_c 2.5x too high: the share counted the threads blocked on
-    // their jobs as competing, a call that in fact had a core to itself looked 2.5x faster than a
-    // core, and from then on every accumulate call went to software (15-26 ms against hw's 10-13).
+    // (kCpuClockMinS on a whole core) read the thread's CPU clock as well; shorter ones count their
+    // wall time as CPU time (above). Wall time / share taught the demo's 4 threads on 2
+    // cores an X_c 2.5x too high: the share counted the threads blocked on their jobs as competing, a
+    // call that in fact had a core to itself looked 2.5x faster than a core, and from then on every
+    // accumulate call went to software (15-26 ms against hw's 10-13).
     const bool measure = static_cast<double>(units) > 2e-6 * params.xc;
     const double core_xc = learning ? params.xc / share : params.xc;  // automatic mode scaled it by the share
     const bool measure_cpu = static_cast<double>(units) > kCpuClockMinS * core_xc;
@@ -741,8 +748,9 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
     if (measure) {
       CallObservation o;
       o.sw_units = static_cast<double>(units);
-      if (measure_cpu) o.sw_cpu_s = static_cast<double>(tandem::thread_cpu_ns() - c0) * 1e-9;
-      o.sw_wall_s = static_cast<double>(tandem::now_ns() - t0) * 1e-9;
+      const int64_t wall_ns = tandem::now_ns() - t0;
+      o.sw_wall_s = static_cast<double>(wall_ns) * 1e-9;
+      o.sw_cpu_s = measure_cpu ? static_cast<double>(tandem::thread_cpu_ns() - c0) * 1e-9 : o.sw_wall_s;
       o.share = share;
       rt.learned().observe(fn.id, o);
     }

@@ -207,6 +207,38 @@ TEST(SelfCalibration, ACrowdedCallMovesToAReplicaLoadedWhileItRuns) {
   EXPECT_GT(report.counters.hw_units, 0u) << "the rest went to the replica once loaded (sw_units "
                                           << report.counters.sw_units << ")";
   EXPECT_EQ(report.counters.hw_units + report.counters.sw_units, 100'000'000u);
+  // Its CPU chunks (20 us of work each) had a core while they ran: they teach a core's rate, not
+  // 1/share times it.
+  const double core = funcs::cycles_per_second();
+  EXPECT_LT(rt->learned().params(TANDEM_FN_WORK).xc, 2.0 * core) << "learnt x" << rt->learned().params(TANDEM_FN_WORK).xc / core;
+}
+
+// Short software calls teach a core's X_c whatever share the thread had: a span of a few us is not cut
+// by the scheduler, so its wall time is its CPU time. Divided by the share (here about 2/513: callers
+// counted but not running), it made the core look hundreds of times faster than it is, and what `sw`
+// mode learns is what a later automatic run starts from (the demo runs `sw` first).
+TEST(SelfCalibration, ShortSoftwareCallsTeachACoresRateWhateverTheShare) {
+  auto rt = open_embedded(fabric(2), client::Mode::sw);
+  ASSERT_TRUE(rt);
+  std::vector<std::unique_ptr<client::Runtime::BusyCaller>> others;
+  for (int i = 0; i < 512; ++i) others.push_back(std::make_unique<client::Runtime::BusyCaller>(*rt));
+  ASSERT_LT(rt->cpu_share(), 0.1);
+  const funcs::FunctionInfo* fn = funcs::find_function(TANDEM_FN_WORK);
+  const double core = funcs::cycles_per_second();  // a work unit is a cycle: a core's rate
+  const uint64_t units = static_cast<uint64_t>(5e-6 * core);  // 5 us: no CPU-clock reading
+  const uint64_t sw_calls_before = rt->stats().sw_calls.load();
+  for (int i = 0; i < 200; ++i) {
+    const uint64_t args[1] = {units};
+    funcs::Call c;
+    funcs::BufferList buffers;
+    ASSERT_EQ(funcs::describe_call(*fn, args, c, buffers), Status::ok);
+    int64_t value = -1;
+    ASSERT_EQ(rt->run(*fn, c, value), Status::ok);
+  }
+  ASSERT_EQ(rt->stats().sw_calls.load() - sw_calls_before, 200u) << "all in software";
+  const double xc = rt->learned().params(TANDEM_FN_WORK).xc;
+  EXPECT_LT(xc, 2.0 * core) << "a core learnt " << xc / core << "x as fast as it is";
+  EXPECT_GT(xc, 0.2 * core);
 }
 
 // A high-level call waiting for its jobs spins (spin-then-block's budget) only while the process has
