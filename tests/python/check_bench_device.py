@@ -18,6 +18,7 @@ def fail(msg):
 
 def main():
     tandem, rounds, args = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+    processes = int(args[args.index("--processes") + 1]) if "--processes" in args else 8
     run = subprocess.run([tandem, "bench", "device", *args, "--json"], capture_output=True, text=True, timeout=280)
     if run.returncode != 0:
         fail("exit %d: %s" % (run.returncode, run.stderr[-2000:]))
@@ -27,6 +28,8 @@ def main():
         fail("rounds %s, expected %d" % (p["rounds"], rounds))
     for group in ("separate_contexts", "through_tandemd"):
         g = p[group]
+        if g["processes"] != processes:
+            fail("%s: %s processes ran, %d asked" % (group, g["processes"], processes))
         per_round = g["aggregate_jobs_per_s_per_round"]
         if len(per_round) != rounds or min(per_round) <= 0:
             fail("%s: jobs/s per round %s" % (group, per_round))
