@@ -111,7 +111,7 @@ void text(const toml::table& t, std::string_view key, std::string_view where, st
 void apply_opencl(OpenclSettings& o, const toml::table& t, std::string_view source, Named& named) {
   check_keys(t, "device.opencl",
              {"slots", "resident", "platform", "device", "access", "job_timeout_ms", "reduction_groups", "batch_max_jobs",
-              "batch_max_job_bytes"},
+              "batch_max_job_bytes", "batch_staging"},
              source);
   Node v{t};
   o.slots = count(v["slots"], o.slots, "device.opencl.slots", source, 1, 256);
@@ -124,6 +124,7 @@ void apply_opencl(OpenclSettings& o, const toml::table& t, std::string_view sour
   o.batch_max_jobs = count(v["batch_max_jobs"], o.batch_max_jobs, "device.opencl.batch_max_jobs", source, 1, 4096);
   o.batch_max_job_bytes = count(v["batch_max_job_bytes"], o.batch_max_job_bytes, "device.opencl.batch_max_job_bytes", source, 4,
                                 1u << 26);
+  word(t, "batch_staging", "device.opencl", {"auto", "svm", "copies"}, o.batch_staging, source);
 }
 
 void apply_cuda(CudaSettings& c, const toml::table& t, std::string_view source, Named& named) {

@@ -87,6 +87,10 @@ struct OpenclSettings {
   // launch (copy access only). At most this many jobs per launch (1 = off), each of at most this many bytes.
   uint32_t batch_max_jobs = 32;
   uint32_t batch_max_job_bytes = 65536;
+  // Where a batch's gathered inputs and sums live: "auto" = fine-grain buffer SVM on a device that has
+  // it and shares the host's memory (measured on PoCL), else copies; "svm" = SVM wherever the device
+  // offers it; "copies" = a write and a read around the kernel.
+  std::string batch_staging = "auto";
 };
 
 // [device.cuda]: an NVIDIA GPU through the CUDA runtime (built when the toolkit was found).

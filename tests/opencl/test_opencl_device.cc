@@ -206,7 +206,8 @@ TEST(OpenclDevice, SmallAccumulateJobsHandedOverTogetherRunAsOneBatch) {
   // the device's next poll, ran as one batch.
   EXPECT_EQ(d.batch_stats().batches, 1u);
   EXPECT_EQ(d.batch_stats().jobs, 7u);
-  const bool svm = (d.context().device().svm & CL_DEVICE_SVM_FINE_GRAIN_BUFFER) != 0;  // PoCL: yes
+  // batch_staging "auto": SVM on a host-unified device with fine-grain buffer SVM (PoCL: both).
+  const bool svm = (d.context().device().svm & CL_DEVICE_SVM_FINE_GRAIN_BUFFER) != 0 && d.context().device().host_unified_memory;
   EXPECT_EQ(d.activity(), std::string("batching: 7 small jobs ran in 1 batches (7.0 per batch), staged ") +
                               (svm ? "in SVM" : "by copies"));  // `tandem status`
   // A lone small job on an idle device runs on its own.
@@ -214,6 +215,29 @@ TEST(OpenclDevice, SmallAccumulateJobsHandedOverTogetherRunAsOneBatch) {
   const DeviceCompletion c = run_one(d, 3, 300, lone->device_call());
   EXPECT_EQ(c.value, lone->reference_value());
   EXPECT_EQ(d.batch_stats().batches, 1u);
+}
+
+// [device.opencl] batch_staging chooses where a device's batches stage, and each choice sums right.
+TEST(OpenclDevice, BatchStagingFollowsTheSetting) {
+  for (const char* staging : {"svm", "copies"}) {
+    SCOPED_TRACE(staging);
+    config::OpenclSettings s = settings(4);
+    s.batch_staging = staging;
+    OpenclDevice d(s);
+    ASSERT_TRUE(d.batching());
+    std::vector<std::unique_ptr<KernelCase>> cases;
+    for (uint32_t i = 0; i < 4; ++i) {
+      cases.push_back(KernelCase::accumulate(100 + 300 * i, i % 2, 40 + i));
+      d.configure(i, TANDEM_FN_ACCUMULATE);
+      submit_job(d, i, 500 + i, cases[i]->device_call());
+    }
+    auto done = wait_for(d, cases.size());
+    ASSERT_EQ(done.size(), cases.size());
+    for (const DeviceCompletion& c : done) EXPECT_EQ(c.value, cases[c.token - 500]->reference_value());
+    EXPECT_EQ(d.batch_stats().jobs, 4u);
+    const bool svm = std::string(staging) == "svm" && (d.context().device().svm & CL_DEVICE_SVM_FINE_GRAIN_BUFFER) != 0;
+    EXPECT_NE(d.activity().find(svm ? "staged in SVM" : "staged by copies"), std::string::npos) << d.activity();
+  }
 }
 
 // The batch object on both of its paths: SVM staging (the kernel its one command) where the device

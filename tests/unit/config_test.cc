@@ -47,6 +47,7 @@ TEST(Config, BuiltInDefaultIsValidAndDocumented) {
   EXPECT_DOUBLE_EQ(*c.functions[TANDEM_FN_WORK_BASE + 7]->speedup, 4.0);
   EXPECT_NEAR(c.dispatcher.idle_spin_s, 100e-6, 1e-12);
   EXPECT_EQ(c.device.opencl.batch_max_jobs, 32u) << "configs/default.toml and OpenclSettings agree";
+  EXPECT_EQ(c.device.opencl.batch_staging, "auto");
   EXPECT_EQ(c.device.opencl.batch_max_job_bytes, 65536u);
 }
 
@@ -177,6 +178,7 @@ TEST(Config, ErrorsNameTheKey) {
       {"[device.rtl]\nclock = 1", "unknown key 'clock' in [device.rtl]"},
       {"[device.opencl]\nbatch_max_jobs = 0", "device.opencl.batch_max_jobs must be an integer in [1, 4096]"},
       {"[device.opencl]\nbatch_max_job_bytes = 2", "device.opencl.batch_max_job_bytes must be an integer in [4, 67108864]"},
+      {"[device.opencl]\nbatch_staging = \"gpu\"", "device.opencl.batch_staging must be one of \"auto\", \"svm\", \"copies\""},
       {"[functions.accumulate]\nspeedup = -1", "speedup = -1 is out of range"},
       {"[functions.bogus]\nspeedup = 1", "[functions.bogus]: unknown function"},
       {"[functions.nop]\nfast = 1", "unknown key 'fast' in [functions.nop]"},

@@ -110,6 +110,9 @@ OpenclDevice::OpenclDevice(const config::OpenclSettings& settings, const ClOptio
   ready_.reserve(settings.slots);
   arrived_.reserve(settings.slots);
   held_.reserve(settings.slots);
+  // On a discrete device, fine-grain SVM is host memory the kernel reads across the bus: measured only
+  // where the device shares the host's memory, so "auto" stages in it only there.
+  batch_svm_ = settings.batch_staging == "svm" || (settings.batch_staging == "auto" && sel.device.host_unified_memory);
   if (settings.batch_max_jobs > 1 && info_.loadable[TANDEM_FN_ACCUMULATE]) {
     batching_ = free_batch() != nullptr;  // no batch kernel (a source override): every job on its own
   }
@@ -279,7 +282,7 @@ OpenclDevice::Batch* OpenclDevice::free_batch() {
   try {
     auto b = std::make_unique<Batch>();
     b->device = this;
-    b->work = std::make_unique<ClAccumulateBatch>(context_, settings_.batch_max_jobs);
+    b->work = std::make_unique<ClAccumulateBatch>(context_, settings_.batch_max_jobs, batch_svm_);
     batches_.push_back(std::move(b));
     return batches_.back().get();
   } catch (const Error&) {
@@ -438,10 +441,14 @@ std::string OpenclDevice::activity() const {
   if (!batching_) return "batching off";
   if (access_ != ClAccess::copy) return "batching off (zero_copy access)";
   const BatchStats& b = batch_stats_;
-  const bool svm = !batches_.empty() && batches_.front()->work->uses_svm();
+  // Each batch buffer stages in SVM unless its allocation failed (then by copies): say which.
+  const size_t in_svm = static_cast<size_t>(
+      std::count_if(batches_.begin(), batches_.end(), [](const auto& x) { return x->work->uses_svm(); }));
+  const std::string staging = in_svm == batches_.size() ? "in SVM"
+                              : in_svm == 0             ? "by copies"
+                                                        : fmt::format("in SVM ({} of {} batch buffers; the others by copies)", in_svm, batches_.size());
   return fmt::format("batching: {} small jobs ran in {} batches ({:.1f} per batch), staged {}", b.jobs, b.batches,
-                     b.batches > 0 ? static_cast<double>(b.jobs) / static_cast<double>(b.batches) : 0.0,
-                     svm ? "in SVM" : "by copies");
+                     b.batches > 0 ? static_cast<double>(b.jobs) / static_cast<double>(b.batches) : 0.0, staging);
 }
 
 SlotHealth OpenclDevice::slot_health(uint32_t slot) const {

@@ -121,6 +121,7 @@ class OpenclDevice final : public Device {
   std::vector<Held> held_;                 // jobs for the next batch
   std::vector<std::unique_ptr<Batch>> batches_;
   bool batching_ = false;                  // the batch kernel exists and batch_max_jobs > 1
+  bool batch_svm_ = false;                 // batches may stage in SVM ([device.opencl] batch_staging)
   // Held jobs wait while one small launch is on the device. Measured with 8 clients of accumulate
   // (1 KiB) on PoCL: 6 jobs per batch on average, and more jobs/s than with two launches in flight
   // (4.9 jobs per batch).
