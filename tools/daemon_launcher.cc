@@ -74,28 +74,35 @@ void DaemonLauncher::start() {
       // Wait for the answer in short steps, so that a daemon dying during start-up is noticed.
       while (now_ns() < deadline) {
         auto reply = rt::recv_frame(fd.get(), 200'000'000);
-        if (reply) {
-          if (reply.value().type() != abi::control::MessageType::status_reply) break;
+        if (reply && reply.value().type() == abi::control::MessageType::status_reply) {
           (void)rt::send_frame(fd.get(), abi::control::MessageType::bye, 2, nullptr, 0);
           startup_ns_ = now_ns() - t0;
           return;
         }
-        if (reply.status() != Status::timeout || !alive()) break;
+        if (!reply && reply.status() == Status::timeout && alive()) continue;
+        if (!alive()) break;
+        // Alive, yet it closed the connection or answered something else: not a tandemd of this build.
+        kill_hard();
+        throw Error(Status::protocol_error, "tandemd (" + binary + ") did not answer a status request: " +
+                                                (reply ? "unexpected reply" : reply.message()) +
+                                                " (a tandemd of another version?)");
       }
     }
-    if (!alive()) {
-      pid_ = -1;
-      throw Error(Status::io_error, "tandemd (" + binary + ") exited during start-up");
-    }
+    if (!alive()) throw Error(Status::io_error, "tandemd (" + binary + ") exited during start-up");
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  stop();
+  // SIGKILL: tandemd blocks SIGTERM until its devices are set up, where it may be stuck.
+  kill_hard();
   throw Error(Status::timeout, "tandemd did not answer within 60 s of starting");
 }
 
 bool DaemonLauncher::alive() {
+  if (pid_ <= 0) return false;
   int status;
-  return pid_ > 0 && waitpid(pid_, &status, WNOHANG) != pid_;
+  const pid_t r = waitpid(pid_, &status, WNOHANG);
+  if (r == 0) return true;
+  pid_ = -1;  // reaped now (or not our child any more): never signalled again
+  return false;
 }
 
 void DaemonLauncher::kill_hard() {

@@ -40,7 +40,7 @@ class DaemonLauncher {
   pid_t pid_ = -1;
   int64_t startup_ns_ = 0;
 
-  bool alive();  // not exited (reaps it if it did)
+  bool alive();  // not exited; reaps it if it did (pid_ = -1)
 };
 
 }  // namespace tandem::tools

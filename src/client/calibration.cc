@@ -260,7 +260,7 @@ model::CostParams default_cost_params(const funcs::FunctionInfo& fn, const model
   p.oc = kDefaultJobOverheadS;
   p.da = device_model.latency_s + kDefaultRoundTripS;
   if (!(device_model.throughput > 0) && device_model.latency_s == 0) {
-    // No model of the device at hand (a daemon's): the catalog's default speedup and latency.
+    // No model of the device at hand (no device holds the function): the catalog's default speedup and latency.
     p.xa = fn.default_speedup * software_throughput;
     p.da = fn.default_latency_s + kDefaultRoundTripS;
   }

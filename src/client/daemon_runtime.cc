@@ -6,9 +6,10 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cmath>
 #include <cstring>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "abi/ring.hpp"
 #include "client/trace.hpp"
@@ -73,10 +74,23 @@ Result<std::vector<DeviceSummary>> parse_devices(const rt::Frame& frame, const a
   return devices;
 }
 
-// The host figures after the device list (HostEntry): the software rates and the TSC's rate go to the
-// process's tables (funcs::adopt_software_throughput, adopt_cycles_per_second; one already known stays), the access costs to `access` when
-// they are usable. A figure that is not positive and finite is measured here instead.
-Status parse_host(const rt::Frame& frame, const std::byte* p, std::optional<model::HostAccessCosts>& access) {
+// The host figures after the device list (HostEntry), checked against the payload's size. Kept here
+// until the session is set up; then adopt() hands them to the process (below).
+struct HostFigures {
+  double cycles_per_s = 0;
+  std::vector<std::pair<uint16_t, double>> rates;
+  std::optional<model::HostAccessCosts> access;  // when every figure is plausible
+
+  // The software rates and the TSC's rate go to the process's tables (funcs::adopt_software_throughput,
+  // adopt_cycles_per_second: a figure already known stays, an implausible one is refused and measured
+  // here instead when needed).
+  void adopt() const {
+    for (const auto& [function, rate] : rates) (void)funcs::adopt_software_throughput(function, rate);
+    (void)funcs::adopt_cycles_per_second(cycles_per_s);
+  }
+};
+
+Status parse_host(const rt::Frame& frame, const std::byte* p, HostFigures& out) {
   namespace ctl = abi::control;
   const std::byte* end = frame.payload.data() + frame.payload.size();
   ctl::HostEntry h;
@@ -90,16 +104,17 @@ Status parse_host(const rt::Frame& frame, const std::byte* p, std::optional<mode
     ctl::HostRate r;
     std::memcpy(&r, p, sizeof r);
     p += sizeof r;
-    (void)funcs::adopt_software_throughput(r.function, r.units_per_s);
+    out.rates.emplace_back(r.function, r.units_per_s);
   }
-  (void)funcs::adopt_cycles_per_second(h.cycles_per_s);
-  const auto usable = [](double v) { return std::isfinite(v) && v > 0; };
-  if (usable(h.memcpy_bps) && usable(h.gather_bps) && std::isfinite(h.gather_page_s) && h.gather_page_s >= 0) {
+  out.cycles_per_s = h.cycles_per_s;
+  // The ranges a calibration file's [access] table accepts (client/calibration.cc).
+  const auto rate_ok = [](double bps) { return bps >= 1e3 && bps <= 1e15; };
+  if (rate_ok(h.memcpy_bps) && rate_ok(h.gather_bps) && h.gather_page_s >= 0 && h.gather_page_s <= 1) {
     model::HostAccessCosts c;
     c.memcpy_bps = h.memcpy_bps;
     c.gather_bps = h.gather_bps;
     c.gather_page_s = h.gather_page_s;
-    access = c;
+    out.access = c;
   }
   return Status::ok;
 }
@@ -134,8 +149,8 @@ Result<std::unique_ptr<Runtime>> DaemonRuntime::connect(const RuntimeOptions& op
   const std::byte* cursor = frame.payload.data() + sizeof ok;
   auto devices = parse_devices(frame, ok, cursor);
   if (!devices) return R(devices.status(), devices.message());
-  std::optional<model::HostAccessCosts> host_access;
-  if (parse_host(frame, cursor, host_access) != Status::ok) return R(Status::protocol_error, "hello: host figures malformed");
+  HostFigures host;
+  if (parse_host(frame, cursor, host) != Status::ok) return R(Status::protocol_error, "hello: host figures cut short or too long");
   auto metrics = rt::map_fd(reply.value().fd.get(), ok.metrics_bytes, 0, false);  // read-only for clients
   if (!metrics) return R(metrics.status(), metrics.message());
   rt->metrics_ = metrics.value();
@@ -154,7 +169,8 @@ Result<std::unique_ptr<Runtime>> DaemonRuntime::connect(const RuntimeOptions& op
   }
   rt->attach_trace_area();
   rt->init_devices(std::move(devices).value());
-  rt->init_cost_params(calibration ? &*calibration : nullptr, host_access ? &*host_access : nullptr);
+  host.adopt();  // the session is set up: its daemon's figures stand in for this process's measurements
+  rt->init_cost_params(calibration ? &*calibration : nullptr, host.access ? &*host.access : nullptr);
   if (Status s = rt->init_default_queue(); s != Status::ok) return R(s, "cannot create the default queue");
   return std::unique_ptr<Runtime>(std::move(rt));
 }

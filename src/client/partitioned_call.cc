@@ -145,10 +145,10 @@ Status plan_access(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call
 // spans are mostly clock and cache noise.
 constexpr double kMeasuredRateMinS = 8e-6;
 
-// A software call expected to take at least this long on a whole core reads the thread's CPU clock
-// around its work (two system calls, about 0.7 us here: under 4% of such a call). Shorter software
-// spans (small calls, and the CPU chunks of a split or waiting call: C_COWORK_MAX of whole-core work)
-// take their wall time as their CPU time: the scheduler's time slices are milliseconds, so it rarely
+// A software call or CPU step expected to take at least this long on a whole core reads the thread's
+// CPU clock around its work (two system calls, about 0.7 us here: under 4% of such a call). Shorter
+// software spans (small calls, and the CPU chunks of a split or waiting call: C_COWORK_MAX of
+// whole-core work) take their wall time as their CPU time: the scheduler's time slices are milliseconds, so it rarely
 // cuts one, and one it cut teaches a slower core, not a faster one. Wall time / share taught crowded
 // threads a core 1/share times faster than it is (the share counts threads asleep on their jobs as
 // competitors): 254x with 512 such callers.
@@ -157,11 +157,13 @@ constexpr double kCpuClockMinS = 20e-6;
 // Performs one call's steps. Times given to the partitioner are seconds since the call began.
 class Driver {
  public:
+  // `core_xc`: X_c of a whole core (which CPU steps are long enough to read the CPU clock around).
   Driver(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& call, Partitioner& part,
-         tandem_completion_t* records, const CallAccess& access)
+         tandem_completion_t* records, const CallAccess& access, double core_xc)
       : rt_(rt), fn_(fn), call_(call), part_(part), records_(records), queue_(rt.default_queue()),
         wait_(rt.options().wait), access_(access),
-        jobs_limit_(std::min(part.config().max_outstanding_jobs, kMaxCallJobs)) {
+        jobs_limit_(std::min(part.config().max_outstanding_jobs, kMaxCallJobs)),
+        clock_min_units_(kCpuClockMinS * core_xc) {
     if (access_.method == TANDEM_ACCESS_COPY) staging_ = rt.thread_staging();
     if (staging_ != nullptr) staging_->reset();
   }
@@ -230,9 +232,14 @@ class Driver {
   // once (copy engines), and the outputs go back when the call ends.
   void run_sw(const engine::WorkRange& range) {
     if (!access_.device_buffers) {
+      // A chunk is short (C_COWORK_MAX); some policies run the whole rest of the CPU share in one step,
+      // which the scheduler may slice: that one reads the CPU clock (kCpuClockMinS).
+      const bool read_clock = static_cast<double>(range.size()) > clock_min_units_;
+      const int64_t c0 = read_clock ? tandem::thread_cpu_ns() : 0;
       const int64_t t0 = tandem::now_ns();
       combine(fn_.run_sw(call_, range.begin, range.end));
-      note_cpu_progress(range.size(), tandem::now_ns() - t0);
+      const int64_t wall_ns = tandem::now_ns() - t0;
+      note_cpu_progress(range.size(), wall_ns, read_clock ? tandem::thread_cpu_ns() - c0 : wall_ns);
       return;
     }
     if (!bounce()) {
@@ -244,10 +251,11 @@ class Driver {
 
   // Measured progress of the CPU share: the partitioner plans the rest of the call with the rate this
   // thread actually gets (contention included) once a few chunks back it.
-  void note_cpu_progress(uint64_t units, int64_t wall_ns) {
+  // `cpu_ns`: the step's CPU time (its wall time for a short step: kCpuClockMinS) teaches X_c.
+  void note_cpu_progress(uint64_t units, int64_t wall_ns, int64_t cpu_ns) {
     observation_.sw_units += static_cast<double>(units);
     observation_.sw_wall_s += static_cast<double>(wall_ns) * 1e-9;
-    observation_.sw_cpu_s = observation_.sw_wall_s;  // short spans: wall time is CPU time (above)
+    observation_.sw_cpu_s = std::max(0.0, observation_.sw_cpu_s) + static_cast<double>(cpu_ns) * 1e-9;
     if (observation_.sw_wall_s >= kMeasuredRateMinS && rt_.adaptive()) part_.observe_cpu_rate(observation_.sw_units / observation_.sw_wall_s);
   }
 
@@ -608,6 +616,7 @@ class Driver {
   double done_s_ = 0;
   // Self-calibration and measured progress (issue 15).
   CallObservation observation_;
+  double clock_min_units_ = 0;  // CPU steps above this many units read the thread's CPU clock
   std::array<uint64_t, kMaxCallJobs> records_units_{};
   bool seen_promptly_ = false;
   int64_t first_submit_ns_ = 0;
@@ -701,6 +710,7 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
     }
   }
   const model::CostParams& params = planned;
+  const double core_xc = learning ? params.xc / share : params.xc;  // automatic mode scaled it by the share
   const uint64_t nl = model::break_even_work(params, model::effective_accel_throughput(params, m));
   // Device-local buffers are not this process's memory: such a call never takes the plain software path.
   bool device_buffers = false;
@@ -739,7 +749,6 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
     // call that in fact had a core to itself looked 2.5x faster than a core, and from then on every
     // accumulate call went to software (15-26 ms against hw's 10-13).
     const bool measure = static_cast<double>(units) > 2e-6 * params.xc;
-    const double core_xc = learning ? params.xc / share : params.xc;  // automatic mode scaled it by the share
     const bool measure_cpu = static_cast<double>(units) > kCpuClockMinS * core_xc;
     const int64_t t0 = measure ? tandem::now_ns() : 0;
     const int64_t c0 = measure_cpu ? tandem::thread_cpu_ns() : 0;
@@ -800,7 +809,7 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
     rt.stats().fallbacks.fetch_add(1, std::memory_order_relaxed);
     return Status::ok;
   }
-  Driver driver(rt, fn, call, *used, records, access);
+  Driver driver(rt, fn, call, *used, records, access, core_xc);
   const Status s = driver.run(m, value);
   driver.finish_observation(m.n_a);
   if (learning && (used == &part || no_free_core) && !exploring) {  // a probe's own jobs say nothing of the learnt figures

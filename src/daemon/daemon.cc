@@ -82,6 +82,8 @@ Result<SharedMemory> shared_memory(const char* name, size_t bytes) {
   return SharedMemory{std::move(memfd).value(), std::move(mapping).value()};
 }
 
+const std::vector<std::byte>& host_payload();
+
 // HelloOk and the device list that follows it (abi/control.hpp): what each device can hold, and how fast.
 std::vector<std::byte> hello_payload(abi::control::HelloOk ok, const rt::Dispatcher& dispatcher) {
   namespace ctl = abi::control;
@@ -124,21 +126,37 @@ std::vector<std::byte> hello_payload(abi::control::HelloOk ok, const rt::Dispatc
       append(fe);
     }
   }
-  ctl::HostEntry host;
-  host.cycles_per_s = funcs::cycles_per_second();
-  const model::HostAccessCosts& access = rt::host_access_costs();
-  host.memcpy_bps = access.memcpy_bps;
-  host.gather_bps = access.gather_bps;
-  host.gather_page_s = access.gather_page_s;
-  std::vector<ctl::HostRate> rates;
-  for (const funcs::FunctionInfo* fn : funcs::all_functions()) {
-    const double rate = funcs::software_throughput(fn->id);  // measured once, at start (Daemon::start)
-    if (rate > 0) rates.push_back(ctl::HostRate{fn->id, {}, rate});
-  }
-  host.function_count = static_cast<uint32_t>(rates.size());
-  append(host);
-  for (const ctl::HostRate& r : rates) append(r);
+  const std::vector<std::byte>& host = host_payload();
+  out.insert(out.end(), host.begin(), host.end());
   return out;
+}
+
+// The HostEntry and HostRate records that end every hello_ok: this machine's CPU figures, measured
+// once per daemon (the first call, from Daemon::start).
+const std::vector<std::byte>& host_payload() {
+  static const std::vector<std::byte> bytes = [] {
+    namespace ctl = abi::control;
+    ctl::HostEntry host;
+    host.cycles_per_s = funcs::cycles_per_second();
+    const model::HostAccessCosts& access = rt::host_access_costs();
+    host.memcpy_bps = access.memcpy_bps;
+    host.gather_bps = access.gather_bps;
+    host.gather_page_s = access.gather_page_s;
+    std::vector<ctl::HostRate> rates;
+    for (const funcs::FunctionInfo* fn : funcs::all_functions()) {
+      if (fn->id == TANDEM_FN_WORK || (fn->id >= TANDEM_FN_WORK_BASE && fn->id < TANDEM_FN_WORK_BASE + TANDEM_WORK_FUNCTIONS)) {
+        continue;  // a `work` unit is a cycle: the TSC's rate says it
+      }
+      const double rate = funcs::software_throughput(fn->id);
+      if (rate > 0) rates.push_back(ctl::HostRate{fn->id, {}, rate});
+    }
+    host.function_count = static_cast<uint32_t>(rates.size());
+    std::vector<std::byte> b(sizeof host + rates.size() * sizeof(ctl::HostRate));
+    std::memcpy(b.data(), &host, sizeof host);
+    if (!rates.empty()) std::memcpy(b.data() + sizeof host, rates.data(), rates.size() * sizeof(ctl::HostRate));
+    return b;
+  }();
+  return bytes;
 }
 
 }  // namespace
@@ -195,9 +213,7 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const DaemonOptions& options) {
     return Result<std::unique_ptr<Daemon>>(e.status(), e.what());
   }
   d->dispatcher_->start();
-  // The host figures every hello carries (HostEntry): measured now, not inside the first client's hello.
-  (void)rt::host_access_costs();
-  for (const funcs::FunctionInfo* fn : funcs::all_functions()) (void)funcs::software_throughput(fn->id);
+  (void)host_payload();  // the host figures every hello carries: measured now, not in the first client's hello
   // Per-job records (docs/tracing.md): the collector reads the dispatcher's ring and each session's area.
   const config::TraceSettings& trace = options.config.trace;
   rt::TraceSettings ts;

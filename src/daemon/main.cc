@@ -17,7 +17,7 @@ int main(int argc, char** argv) {
   app.add_option("--config", config_path, "Configuration file (TOML); default: the built-in one")->check(CLI::ExistingFile);
   app.add_option("--socket", socket_path, "Unix socket to listen on; default: $XDG_RUNTIME_DIR/tandem.sock, "
                                           "else /tmp/tandem-$UID.sock");
-  app.add_flag("--foreground", foreground, "Stay in the foreground (default: detach once listening)");
+  app.add_flag("--foreground", foreground, "Stay in the foreground (default: detach once ready to serve)");
   app.add_flag("--trace", trace, "Record per-job traces from start-up ([trace] enabled; docs/tracing.md)");
   app.add_option("--metrics-listen", metrics_listen,
                  "Serve Prometheus metrics at http://ADDRESS:PORT/metrics (e.g. 127.0.0.1:9464; [metrics] listen)");
@@ -34,8 +34,8 @@ int main(int argc, char** argv) {
   if (trace) options.config.trace.enabled = true;
   if (!metrics_listen.empty()) options.config.metrics.listen = metrics_listen;
 
-  // Detaching: the parent returns only once the child listens (or failed), so that a script can start
-  // the daemon and connect right away.
+  // Detaching: the parent returns only once the child is ready to serve (its devices set up) or failed,
+  // so that a script can start the daemon and connect right away.
   int ready[2] = {-1, -1};
   if (!foreground) {
     if (pipe2(ready, O_CLOEXEC) != 0) {

@@ -117,7 +117,8 @@ inline int64_t run_sw(const FunctionInfo& fn, const Call& call) { return fn.run_
 
 // ---- the `work` function's calibrated loop (thesis 5.5.2: one unit is one CPU cycle) ----
 // CPU cycles per second that define a work unit (the TSC rate, measured once per process, about 2 ms,
-// unless adopted: tandemd's figure, from its hello; false for a figure already known or not positive).
+// unless adopted: tandemd's figure, from its hello; false for a figure already known or outside
+// [1e6, 1e11] ticks/s).
 double cycles_per_second();
 bool adopt_cycles_per_second(double ticks_per_second);
 // Spends `units` CPU cycles of computation on this thread (progresses only while it runs).

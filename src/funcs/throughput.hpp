@@ -12,8 +12,8 @@ namespace tandem::funcs {
 double software_throughput(uint16_t function);
 
 // Takes a figure measured elsewhere on this machine (tandemd's, sent in its hello) instead of measuring
-// it here. False, and nothing changes, for a figure already known, a `work` function (its unit is a
-// cycle), or a rate that is not positive and finite.
+// it here. False, and nothing changes, for a figure already known, a function whose rate is not
+// measured (`work`: its unit is a cycle; nop, copy, ...), or a rate outside [1, 1e13] units/s.
 bool adopt_software_throughput(uint16_t function, double units_per_second);
 
 }  // namespace tandem::funcs

@@ -88,7 +88,7 @@ double cycles_per_second() {
 }
 
 bool adopt_cycles_per_second(double ticks_per_second) {
-  if (!std::isfinite(ticks_per_second) || ticks_per_second <= 0) return false;
+  if (!(ticks_per_second >= 1e6 && ticks_per_second <= 1e11)) return false;  // no TSC ticks slower or faster
   TickRate& r = tick_rate();
   std::lock_guard lock(r.mutex);
   if (r.known.load(std::memory_order_relaxed) > 0) return false;

@@ -2,12 +2,17 @@
 // closed for a broken stream), and the daemon carries on serving everyone else.
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <dirent.h>
 #include <sys/stat.h>
 
 #include <cstring>
 #include <set>
+#include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "mp_util.hpp"
@@ -74,6 +79,84 @@ class Protocol : public ::testing::Test {
   DaemonProcess daemon;
 };
 
+// A daemon that is not tandemd of this build answers hello with a payload whose host figures are
+// missing, cut short, too many or followed by more bytes: the client refuses the session with
+// PROTOCOL_ERROR, never reads past the payload, and adopts nothing.
+TEST(HelloFromAFakeDaemon, MalformedHostFiguresAreRefused) {
+  namespace ctl = abi::control;
+  const auto bytes_of = [](const auto& record) {
+    const auto* b = reinterpret_cast<const std::byte*>(&record);
+    return std::vector<std::byte>(b, b + sizeof record);
+  };
+  const size_t metrics_bytes = rt::round_to_pages(sizeof(tandem_metrics_page_t));
+  ctl::HelloOk ok;
+  ok.slot_count = 1;
+  ok.metrics_bytes = metrics_bytes;
+  ok.device_count = 1;
+  ctl::DeviceEntry device;
+  std::strncpy(device.kind, "emu", sizeof device.kind - 1);
+  device.slots = 1;
+  std::vector<std::byte> base = bytes_of(ok);
+  const std::vector<std::byte> d = bytes_of(device);
+  base.insert(base.end(), d.begin(), d.end());
+  ctl::HostEntry host;
+  host.cycles_per_s = 2e9;
+  host.memcpy_bps = host.gather_bps = 1e10;
+  ctl::HostRate rate{TANDEM_FN_SOBEL, {}, 1e8};
+  const auto with = [&](ctl::HostEntry h, size_t rates, size_t extra) {
+    std::vector<std::byte> p = base;
+    const std::vector<std::byte> hb = bytes_of(h), rb = bytes_of(rate);
+    p.insert(p.end(), hb.begin(), hb.end());
+    for (size_t i = 0; i < rates; ++i) p.insert(p.end(), rb.begin(), rb.end());
+    p.resize(p.size() + extra, std::byte{0});
+    return p;
+  };
+  ctl::HostEntry too_many = host;
+  too_many.function_count = TANDEM_FN_MAX + 1;
+  ctl::HostEntry two = host;
+  two.function_count = 2;
+  std::vector<std::byte> cut = with(host, 0, 0);
+  cut.resize(cut.size() - 8);
+  const std::vector<std::pair<std::string, std::vector<std::byte>>> cases = {
+      {"no host figures (protocol 3's payload)", base},
+      {"HostEntry cut short", cut},
+      {"more rates than functions", with(too_many, 0, 0)},
+      {"fewer rates than announced", with(two, 1, 0)},
+      {"bytes after the rates", with(two, 2, 3)},
+  };
+  for (const auto& [what, payload] : cases) {
+    SCOPED_TRACE(what);
+    char tmpl[] = "/tmp/tandem-fake-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    const std::string path = std::string(tmpl) + "/tandem.sock";
+    rt::UniqueFd listener(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+    ASSERT_EQ(bind(listener.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    ASSERT_EQ(listen(listener.get(), 4), 0);
+    std::thread fake([&, payload = payload] {
+      rt::UniqueFd c(accept(listener.get(), nullptr, nullptr));
+      auto hello = rt::recv_frame(c.get(), 5'000'000'000);
+      if (!hello || hello.value().type() != MessageType::hello) return;
+      rt::UniqueFd page(memfd_create("fake-metrics", MFD_CLOEXEC));
+      if (ftruncate(page.get(), static_cast<off_t>(metrics_bytes)) != 0) return;
+      (void)rt::send_frame(c.get(), MessageType::hello_ok, hello.value().header.request_id, payload.data(), payload.size(),
+                           page.get());
+      (void)Protocol::hung_up(c.get());  // until the client goes
+    });
+    client::RuntimeOptions o;
+    o.socket_path = path;
+    o.calibration = client::Calibration{};
+    auto opened = client::Runtime::open(o);
+    fake.join();
+    EXPECT_FALSE(opened.ok());
+    EXPECT_EQ(opened.status(), Status::protocol_error) << opened.message();
+    unlink(path.c_str());
+    rmdir(tmpl);
+  }
+}
+
 // hello_ok ends with this machine's CPU figures (HostEntry), measured once by the daemon; a client of
 // it takes the access costs from there instead of measuring its own.
 TEST_F(Protocol, HelloEndsWithTheHostFiguresAndClientsUseThem) {
@@ -114,9 +197,14 @@ TEST_F(Protocol, HelloEndsWithTheHostFiguresAndClientsUseThem) {
     rated.insert(rate.function);
   }
   for (uint16_t f : {TANDEM_FN_ACCUMULATE, TANDEM_FN_SOBEL, TANDEM_FN_LIST_WALK}) EXPECT_TRUE(rated.count(f)) << f;
-  // The same daemon, so the same figures: the client took them rather than measuring.
-  auto rt = daemon.open();
-  ASSERT_TRUE(rt);
+  // The same daemon, so the same figures: the client took them rather than measuring. (An empty
+  // calibration in memory: a user's calibration file with an [access] table would take precedence.)
+  client::RuntimeOptions o;
+  o.socket_path = daemon.socket();
+  o.calibration = client::Calibration{};
+  auto opened = client::Runtime::open(o);
+  ASSERT_TRUE(opened.ok()) << opened.message();
+  auto rt = std::move(opened).value();
   EXPECT_EQ(rt->access_costs().memcpy_bps, host.memcpy_bps);
   EXPECT_EQ(rt->access_costs().gather_bps, host.gather_bps);
   EXPECT_EQ(rt->access_costs().gather_page_s, host.gather_page_s);

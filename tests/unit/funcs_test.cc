@@ -106,6 +106,7 @@ TEST(Funcs, WorkLoopSpendsRoughlyItsCycles) {
 // has, and nothing that is not a positive rate. In a fresh process (the death test re-runs the binary),
 // where no figure is known yet.
 TEST(Funcs, AdoptedFiguresReplaceMeasurementOnlyWhereNothingIsKnown) {
+  const std::string style = GTEST_FLAG_GET(death_test_style);
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
       {
@@ -123,11 +124,14 @@ TEST(Funcs, AdoptedFiguresReplaceMeasurementOnlyWhereNothingIsKnown) {
         const double measured = software_throughput(TANDEM_FN_SOBEL);
         check(measured > 0 && !adopt_software_throughput(TANDEM_FN_SOBEL, 1.0), "a measured figure is not replaced");
         check(software_throughput(TANDEM_FN_SOBEL) == measured, "and stays");
-        for (double bad : {0.0, -1.0, std::nan(""), std::numeric_limits<double>::infinity()}) {
-          check(!adopt_software_throughput(TANDEM_FN_MATMUL, bad), "a rate that is not positive and finite is refused");
-          check(!adopt_cycles_per_second(bad), "so is such a TSC rate");
+        for (double bad : {0.0, -1.0, 0.5, 1e14, std::nan(""), std::numeric_limits<double>::infinity()}) {
+          check(!adopt_software_throughput(TANDEM_FN_MATMUL, bad), "a rate outside [1, 1e13] is refused");
+        }
+        for (double bad : {0.0, 1e5, 1e12, std::nan(""), std::numeric_limits<double>::infinity()}) {
+          check(!adopt_cycles_per_second(bad), "a TSC rate outside [1e6, 1e11] is refused");
         }
         check(!adopt_software_throughput(TANDEM_FN_WORK, 1e9), "work's unit is a cycle, not a figure");
+        check(!adopt_software_throughput(TANDEM_FN_NOP, 1e9), "nop has no rate to adopt");
         check(!adopt_software_throughput(TANDEM_FN_MAX, 1e9), "a function id out of range");
         check(adopt_cycles_per_second(3e9) && cycles_per_second() == 3e9, "adopting the TSC rate");
         check(software_throughput(TANDEM_FN_WORK) == 3e9, "work's rate is the TSC's");
@@ -135,6 +139,7 @@ TEST(Funcs, AdoptedFiguresReplaceMeasurementOnlyWhereNothingIsKnown) {
         std::exit(failures == 0 ? 0 : 1);
       },
       ::testing::ExitedWithCode(0), "");
+  GTEST_FLAG_SET(death_test_style, style);
 }
 
 }  // namespace
