@@ -31,7 +31,7 @@ std::string fabric(double speedup) {
   return "[functions.work]\nspeedup = " + std::to_string(speedup) + "\nlatency_us = 1.0\n";
 }
 
-// One hardware-only call of `units` work units (6 jobs).
+// One call of `units` work units in the runtime's mode, its value checked.
 void work_call(client::Runtime& rt, uint64_t units) {
   const funcs::FunctionInfo* fn = funcs::find_function(TANDEM_FN_WORK);
   const uint64_t args[1] = {units};
@@ -223,18 +223,10 @@ TEST(SelfCalibration, ShortSoftwareCallsTeachACoresRateWhateverTheShare) {
   std::vector<std::unique_ptr<client::Runtime::BusyCaller>> others;
   for (int i = 0; i < 512; ++i) others.push_back(std::make_unique<client::Runtime::BusyCaller>(*rt));
   ASSERT_LT(rt->cpu_share(), 0.1);
-  const funcs::FunctionInfo* fn = funcs::find_function(TANDEM_FN_WORK);
   const double core = funcs::cycles_per_second();  // a work unit is a cycle: a core's rate
   const uint64_t units = static_cast<uint64_t>(5e-6 * core);  // 5 us: no CPU-clock reading
   const uint64_t sw_calls_before = rt->stats().sw_calls.load();
-  for (int i = 0; i < 200; ++i) {
-    const uint64_t args[1] = {units};
-    funcs::Call c;
-    funcs::BufferList buffers;
-    ASSERT_EQ(funcs::describe_call(*fn, args, c, buffers), Status::ok);
-    int64_t value = -1;
-    ASSERT_EQ(rt->run(*fn, c, value), Status::ok);
-  }
+  for (int i = 0; i < 200; ++i) work_call(*rt, units);
   ASSERT_EQ(rt->stats().sw_calls.load() - sw_calls_before, 200u) << "all in software";
   const double xc = rt->learned().params(TANDEM_FN_WORK).xc;
   EXPECT_LT(xc, 2.0 * core) << "a core learnt " << xc / core << "x as fast as it is";
