@@ -108,10 +108,22 @@ void text(const toml::table& t, std::string_view key, std::string_view where, st
   out = *value;
 }
 
+// A device's local memory and the copy engines that fill it: local_memory_mib, copy_engines.
+void local_memory(Node v, std::string_view where, std::string_view source, uint64_t& bytes, uint32_t& engines) {
+  const std::string w(where);
+  bytes = static_cast<uint64_t>(number(v["local_memory_mib"], static_cast<double>(bytes >> 20), w + ".local_memory_mib",
+                                       source, 0, 1 << 20))
+          << 20;
+  engines = count(v["copy_engines"], engines, w + ".copy_engines", source, 0, 64);
+  if (bytes > 0 && engines == 0) {
+    fail(source, w + ": local memory needs copy engines to fill it (copy_engines >= 1, or local_memory_mib = 0)");
+  }
+}
+
 void apply_opencl(OpenclSettings& o, const toml::table& t, std::string_view source, Named& named) {
   check_keys(t, "device.opencl",
              {"slots", "resident", "platform", "device", "access", "job_timeout_ms", "reduction_groups", "batch_max_jobs",
-              "batch_max_job_bytes", "batch_staging"},
+              "batch_max_job_bytes", "batch_staging", "local_memory_mib", "copy_engines"},
              source);
   Node v{t};
   o.slots = count(v["slots"], o.slots, "device.opencl.slots", source, 1, 256);
@@ -125,6 +137,7 @@ void apply_opencl(OpenclSettings& o, const toml::table& t, std::string_view sour
   o.batch_max_job_bytes = count(v["batch_max_job_bytes"], o.batch_max_job_bytes, "device.opencl.batch_max_job_bytes", source, 4,
                                 1u << 26);
   word(t, "batch_staging", "device.opencl", {"auto", "svm", "copies"}, o.batch_staging, source);
+  local_memory(v, "device.opencl", source, o.local_bytes, o.copy_engines);
 }
 
 void apply_cuda(CudaSettings& c, const toml::table& t, std::string_view source, Named& named) {
@@ -157,10 +170,8 @@ void apply_emu(EmuSettings& e, const toml::table& t, std::string_view source, Na
   e.sg_bps = number(v["sg_gbps"], e.sg_bps / 1e9, "device.emu.sg_gbps", source, 0, 1e5) * 1e9;
   e.sg_setup_s = number(v["sg_setup_us"], e.sg_setup_s * 1e6, "device.emu.sg_setup_us", source, 0, 1e6) * 1e-6;
   e.sg_page_s = number(v["sg_page_ns"], e.sg_page_s * 1e9, "device.emu.sg_page_ns", source, 0, 1e9) * 1e-9;
-  e.local_bytes = static_cast<uint64_t>(number(v["local_memory_mib"], static_cast<double>(e.local_bytes >> 20),
-                                               "device.emu.local_memory_mib", source, 0, 1 << 20)) << 20;
+  local_memory(v, "device.emu", source, e.local_bytes, e.copy_engines);
   e.local_bps = number(v["local_gbps"], e.local_bps / 1e9, "device.emu.local_gbps", source, 0, 1e5) * 1e9;
-  e.copy_engines = count(v["copy_engines"], e.copy_engines, "device.emu.copy_engines", source, 0, 64);
   e.copy_engine_bps =
       number(v["copy_engine_gbps"], e.copy_engine_bps / 1e9, "device.emu.copy_engine_gbps", source, 1e-6, 1e5) * 1e9;
   e.copy_engine_setup_s = number(v["copy_engine_setup_us"], e.copy_engine_setup_s * 1e6,
@@ -173,9 +184,6 @@ void apply_emu(EmuSettings& e, const toml::table& t, std::string_view source, Na
   e.service_timeout_s =
       number(v["service_timeout_ms"], e.service_timeout_s * 1e3, "device.emu.service_timeout_ms", source, 1e-3, 3.6e6) * 1e-3;
   if (e.tlb_ways > e.tlb_entries) fail(source, "device.emu: tlb_ways cannot exceed tlb_entries");
-  if (e.local_bytes > 0 && e.copy_engines == 0) {
-    fail(source, "device.emu: local memory needs copy engines to fill it (copy_engines >= 1, or local_memory_mib = 0)");
-  }
 }
 
 void apply_rtl(RtlSettings& r, const toml::table& t, std::string_view source, Named& named) {

@@ -91,6 +91,10 @@ struct OpenclSettings {
   // it and shares the host's memory (measured on PoCL), else copies; "svm" = SVM wherever the device
   // offers it; "copies" = a write and a read around the kernel.
   std::string batch_staging = "auto";
+  // Device-local memory: buffers in the device's own memory that stay there between chained jobs,
+  // filled and drained by copy engines (at most the device's largest allocation; 0: none).
+  uint64_t local_bytes = uint64_t{256} << 20;
+  uint32_t copy_engines = 2;
 };
 
 // [device.cuda]: an NVIDIA GPU through the CUDA runtime (built when the toolkit was found).

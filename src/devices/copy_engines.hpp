@@ -1,7 +1,8 @@
 // The copy engines of a device with local memory (seed 001's shared CDMA): a small device of its own
 // whose slots hold only the `copy` function, so that transfers queue in the engine like any job when
 // every engine is busy, and are shared by all the accelerator slots. A transfer moves real bytes
-// (on the engine's own thread) and takes set-up + bytes / bandwidth.
+// (on the engine's own thread) and takes set-up + bytes / bandwidth; on a device whose local memory is
+// its own (OpenCL) the device's LocalTransfer moves them, and the transfer takes the time it measured.
 #pragma once
 
 #include <atomic>
@@ -23,8 +24,9 @@ struct CopyStats {
 
 class CopyEngines final : public Device {
  public:
-  // `owner`: the device whose local memory these engines fill; `memory`: its figures.
-  CopyEngines(const std::string& owner, const DeviceMemoryInfo& memory);
+  // `owner`: the device whose local memory these engines fill; `memory`: its figures; `transfer`: how
+  // that device moves the bytes (empty: a copy on the host mapping, timed by the figures).
+  CopyEngines(const std::string& owner, const DeviceMemoryInfo& memory, LocalTransfer transfer = {});
 
   const DeviceInfo& info() const override { return info_; }
   void configure(uint32_t, uint16_t) override {}
@@ -37,6 +39,7 @@ class CopyEngines final : public Device {
 
  private:
   DeviceInfo info_;
+  LocalTransfer transfer_;
   ThreadedCompletions completions_;
   std::atomic<uint64_t> transfers_{0}, to_device_{0}, from_device_{0}, on_device_{0};
   SlotWorkers workers_;  // last: its threads stop first

@@ -16,6 +16,7 @@
 #include <array>
 #include <bitset>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,7 @@ using TransferModel = model::TransferModel;
 // Where a device's slots can reach data: host memory over a link, its own local memory.
 struct DeviceMemoryInfo {
   uint64_t local_bytes = 0;         // device-local memory (0: none)
+  uint32_t local_alignment = 64;    // where its buffers start: a multiple of this
   uint32_t copy_engines = 0;        // engines that fill and drain local memory, shared by the slots
   double copy_engine_bps = 0;       // one copy engine's bandwidth
   double copy_engine_setup_s = 0;   // per transfer
@@ -106,6 +108,15 @@ struct DeviceCompletion {
   TlbCounts tlb;           // its translations through the device TLB (PHASE/V), walks and faults served
 };
 
+// A copy engine's transfer on a device whose local memory is its own (OpenCL), not the host mapping the
+// runtime's LocalMemory hands out: `dst` and `src` as the `copy` call names them (LocalMemory's
+// addresses stand for local buffers). Runs on engine `engine`'s own thread and may block.
+struct TransferDone {
+  Status status = Status::ok;
+  int64_t device_ns = 0;  // measured
+};
+using LocalTransfer = std::function<TransferDone(uint32_t engine, void* dst, const void* src, uint64_t bytes)>;
+
 struct SlotHealth {
   bool in_service = true;  // false: the device took the slot out of service after a fault
   std::string last_error;  // "" when none
@@ -132,6 +143,13 @@ class Device {
   // TLB shoot-down: the session `asid` unmapped [address, address + bytes) (bytes 0: everything, the
   // session closed). A device with a TLB forgets those translations before its next access.
   virtual void shoot_down(uint32_t asid, uint64_t address, uint64_t bytes) { (void)asid, (void)address, (void)bytes; }
+  // Set-up, before the dispatcher starts: the runtime's device-local memory is this device's, and
+  // [base, base + bytes) are the addresses its buffers translate to. A device that keeps the data in
+  // memory of its own (OpenCL: one buffer on the device) maps them there; the emulated fabric works on
+  // that host mapping itself. Throws tandem::Error if the memory cannot be had.
+  virtual void attach_local_memory(char* base, uint64_t bytes) { (void)base, (void)bytes; }
+  // How its copy engines move data to and from that memory; empty: a copy on the host mapping.
+  virtual LocalTransfer local_transfer() { return {}; }
   virtual SlotHealth slot_health(uint32_t slot) const {
     (void)slot;
     return {};

@@ -76,10 +76,11 @@ std::vector<std::unique_ptr<Device>> make_devices(const config::Config& config, 
                                                   kind + " device");
       }
     }
-    // A device with local memory brings its copy engines: a device of their own, after the configured
-    // ones (whose slots keep the numbers the configuration gives them).
-    if (info.memory.local_bytes > 0 && info.memory.copy_engines > 0) {
-      copy_engines.push_back(std::make_unique<CopyEngines>(info.name, info.memory));
+    // The first device with local memory holds the runtime's (rt::Dispatcher) and brings its copy
+    // engines: a device of their own, after the configured ones (whose slots keep the numbers the
+    // configuration gives them), moving the bytes the way that device does.
+    if (info.memory.local_bytes > 0 && info.memory.copy_engines > 0 && copy_engines.empty()) {
+      copy_engines.push_back(std::make_unique<CopyEngines>(info.name, info.memory, device->local_transfer()));
     }
     devices.push_back(std::move(device));
   }

@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "tandem/tandem_abi.h"
@@ -9,12 +10,13 @@
 namespace tandem::devices {
 
 namespace {
-constexpr uint64_t kAlign = 64;
 constexpr uint32_t kMaxId = 0x7fffff;           // 23 bits of buffer id
 constexpr uint64_t kMaxOffset = 0xffffffffffull;  // 40 bits of offset
 }  // namespace
 
-LocalMemory::LocalMemory(uint64_t bytes) : capacity_(bytes / kAlign * kAlign) {
+LocalMemory::LocalMemory(uint64_t bytes, uint64_t alignment)
+    : align_(std::max<uint64_t>(alignment, 64)), capacity_(bytes / align_ * align_) {
+  if ((align_ & (align_ - 1)) != 0) throw Error(Status::invalid_argument, "device-local memory: alignment not a power of two");
   if (capacity_ == 0) return;
   void* p = mmap(nullptr, capacity_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) throw Error(Status::no_memory, "device-local memory: cannot reserve " + std::to_string(bytes) + " bytes");
@@ -28,7 +30,7 @@ LocalMemory::~LocalMemory() {
 
 Result<uint64_t> LocalMemory::alloc(uint32_t owner, uint64_t bytes) {
   if (bytes == 0 || bytes > kMaxOffset) return Result<uint64_t>(Status::invalid_argument, "buffer size out of range");
-  const uint64_t block = (bytes + kAlign - 1) / kAlign * kAlign;
+  const uint64_t block = (bytes + align_ - 1) / align_ * align_;
   if (buffers_.size() >= kMaxId) return Result<uint64_t>(Status::device_memory_full, "too many device buffers");
   for (auto it = free_.begin(); it != free_.end(); ++it) {
     if (it->second < block) continue;

@@ -4,7 +4,8 @@
 // a device address of another session's buffer does not translate. Dispatcher thread only.
 //
 // The memory is one reserved mapping (MAP_NORESERVE: pages cost nothing until used), carved first-fit
-// in 64-byte aligned blocks; a session's buffers are released when it closes.
+// in aligned blocks (64 bytes, or the device's alignment if larger); a session's buffers are released
+// when it closes. A device with memory of its own (OpenCL) only names its buffers by these addresses.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +18,8 @@ namespace tandem::devices {
 
 class LocalMemory {
  public:
-  explicit LocalMemory(uint64_t bytes);  // set-up code: throws tandem::Error if it cannot be reserved
+  // Set-up code: throws tandem::Error if it cannot be reserved. `alignment`: a power of two.
+  explicit LocalMemory(uint64_t bytes, uint64_t alignment = 64);
   ~LocalMemory();
   LocalMemory(const LocalMemory&) = delete;
   LocalMemory& operator=(const LocalMemory&) = delete;
@@ -30,6 +32,7 @@ class LocalMemory {
   // [address, address + bytes) within one of `owner`'s buffers, as a pointer; nullptr otherwise.
   void* translate(uint32_t owner, uint64_t address, uint64_t bytes) const;
 
+  char* base() const { return arena_; }
   uint64_t capacity() const { return capacity_; }
   uint64_t used() const { return used_; }
   uint32_t buffers() const { return static_cast<uint32_t>(buffers_.size()); }
@@ -43,6 +46,7 @@ class LocalMemory {
   };
   void release(uint32_t id);
 
+  uint64_t align_ = 64;
   char* arena_ = nullptr;
   uint64_t capacity_ = 0;
   uint64_t used_ = 0;

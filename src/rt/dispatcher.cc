@@ -59,7 +59,8 @@ Dispatcher::Dispatcher(engine::EngineConfig config, std::vector<std::unique_ptr<
   for (DeviceEntry& d : devices_) {
     const devices::DeviceInfo& info = d.device->info();
     if (info.memory.local_bytes > 0 && !local_) {
-      local_ = std::make_unique<devices::LocalMemory>(info.memory.local_bytes);
+      local_ = std::make_unique<devices::LocalMemory>(info.memory.local_bytes, info.memory.local_alignment);
+      d.device->attach_local_memory(local_->base(), local_->capacity());
       d.reaches_local = true;
     }
     if (info.kind == "copy" && !copy_engines_) {

@@ -1,12 +1,18 @@
 // The OpenCL device (PoCL) behind the Device interface and end to end: submit/poll with the wake word,
 // every catalog kernel through the embedded runtime and through tandemd (several client processes at
 // once, results checked), with both access methods; and faults: a job past its time limit, a kernel
-// that does not build; small accumulate jobs batched into one launch.
+// that does not build; small accumulate jobs batched into one launch; chained jobs on device-local
+// memory.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "abi/atomics.hpp"
@@ -15,8 +21,10 @@
 #include "daemon_harness.hpp"
 #include "devices/device_factory.hpp"
 #include "devices/opencl/opencl_device.hpp"
+#include "client/embedded.hpp"
 #include "kernel_cases.hpp"
 #include "rt/completion.hpp"
+#include "rtl/rtl_cases.hpp"
 #include "test_util.hpp"
 
 namespace tandem {
@@ -464,24 +472,109 @@ TEST(OpenclRuntime, EveryKernelThroughTheEmbeddedRuntime) {
   }
 }
 
-TEST(OpenclDaemon, SeveralProcessesShareTheDeviceThroughTandemd) {
-  testing::DaemonProcess d(kAllResident);
-  ASSERT_TRUE(d.alive());
-  constexpr int kClients = 4;
+// One hardware call of `fn` on `args` (device addresses allowed): its status and value.
+Status run_call(client::Runtime& rt, uint16_t function, std::vector<uint64_t> args, int64_t& value,
+                client::CallReport* report = nullptr) {
+  const funcs::FunctionInfo* fn = funcs::find_function(function);
+  funcs::Call call;
+  funcs::BufferList buffers;
+  if (Status s = funcs::describe_call(*fn, args, call, buffers); s != Status::ok) return s;
+  for (uint32_t i = 0; i < buffers.count; ++i) call.buffers[i] = reinterpret_cast<void*>(call.args[buffers.items[i].arg]);
+  return rt.run(*fn, call, value, report);
+}
+
+// Sobel of sobel of an image (seeded), three times over, on device-local buffers: the image copied in
+// once, the result (written at an offset the device cannot make a sub-buffer at) copied out once.
+// "" if it equals the chained reference, else what went wrong.
+std::string sobel_chain_on_device(client::Runtime& rt, uint64_t seed) {
+  constexpr uint32_t kWidth = 301, kHeight = 97, kPixels = kWidth * kHeight;
+  // Each case owns its buffers (its args point at them): the same seed gives the same image.
+  testing::Case image = testing::sobel_case(seed, kWidth, kHeight), once = testing::sobel_case(seed, kWidth, kHeight),
+                twice = testing::sobel_case(seed, kWidth, kHeight);
+  testing::run_software(once);
+  std::memcpy(twice.buffers[0].data(), once.out().data(), kPixels);
+  testing::run_software(twice);
+  auto in = rt.alloc_local(kPixels), mid = rt.alloc_local(kPixels), out = rt.alloc_local(kPixels + 1);
+  if (!in || !mid || !out) return "alloc_local: " + in.message() + mid.message() + out.message();
+  std::string why;
+  if (rt.copy_local(in.value(), testing::address(image.buffers[0].data()), kPixels) != Status::ok) why = "copy in failed";
+  for (int round = 0; round < 3 && why.empty(); ++round) {
+    for (auto [src, dst] : {std::pair{in.value(), mid.value()}, std::pair{mid.value(), out.value() + 1}}) {
+      int64_t value = -1;
+      client::CallReport report;
+      const Status s = run_call(rt, TANDEM_FN_SOBEL, {src, dst, kWidth, kHeight}, value, &report);
+      if (s != Status::ok) why = "sobel: " + std::string(to_string(s));
+      else if (report.access_method != TANDEM_ACCESS_DEVICE_LOCAL) why = "not run as device-local";
+      else if (report.counters.sw_units != 0) why = "device-local data got a CPU share";
+    }
+  }
+  std::vector<uint8_t> result(kPixels);
+  if (why.empty() && rt.copy_local(testing::address(result.data()), out.value() + 1, kPixels) != Status::ok) why = "copy out failed";
+  if (why.empty() && result != twice.out()) why = "the result differs from the chained reference";
+  for (auto& b : {in, mid, out}) {
+    if (rt.free_local(b.value()) != Status::ok && why.empty()) why = "free_local failed";
+  }
+  return why;
+}
+
+// Data copied into the device's memory once stays there between chained jobs, and gives the chained
+// reference. Buffers at offsets the device cannot make sub-buffers at (PoCL: 128-byte base alignment)
+// are staged by copies on the device and give the reference too; so do copies within local memory.
+TEST(OpenclRuntime, ChainedJobsOnDeviceLocalDataStayOnTheDevice) {
+  auto rt = testing::open_embedded(std::string(kAllResident) + "local_memory_mib = 16\n", client::Mode::hw);
+  ASSERT_TRUE(rt);
+  auto& dispatcher = dynamic_cast<client::EmbeddedRuntime&>(*rt).dispatcher();
+  EXPECT_EQ(sobel_chain_on_device(*rt, 11), "");
+  const devices::CopyStats chain = dispatcher.copy_stats();
+  EXPECT_EQ(chain.bytes_to_device, 301u * 97u) << "the image moved in once, whatever the chain";
+  EXPECT_EQ(chain.bytes_from_device, 301u * 97u) << "only the result came back";
+
+  // accumulate over device-local words at an aligned and an unaligned offset, and after a copy on the device.
+  constexpr uint32_t kWords = 20'011;
+  testing::Case words = testing::accumulate_case(12, kWords);
+  const int64_t want = testing::run_software(words);
+  auto sums = rt->alloc_local(kWords * 4 + 4), moved = rt->alloc_local(kWords * 4);
+  ASSERT_TRUE(sums && moved);
+  ASSERT_EQ(rt->copy_local(sums.value() + 4, testing::address(words.buffers[0].data()), kWords * 4), Status::ok);
+  ASSERT_EQ(rt->copy_local(moved.value(), sums.value() + 4, kWords * 4), Status::ok);
+  for (uint64_t address : {sums.value() + 4, moved.value()}) {  // staged by a copy on the device; a sub-buffer
+    int64_t value = -1;
+    ASSERT_EQ(run_call(*rt, TANDEM_FN_ACCUMULATE, {address, kWords}, value), Status::ok);
+    EXPECT_EQ(value, want) << "offset " << TANDEM_DEVICE_OFFSET_OF(address);
+  }
+  // Overlapping, within device memory: as memmove (the words move down by one).
+  ASSERT_EQ(rt->copy_local(sums.value(), sums.value() + 4, kWords * 4), Status::ok);
+  int64_t value = -1;
+  ASSERT_EQ(run_call(*rt, TANDEM_FN_ACCUMULATE, {sums.value(), kWords}, value), Status::ok);
+  EXPECT_EQ(value, want) << "after an overlapping copy";
+  EXPECT_EQ(dispatcher.copy_stats().bytes_on_device, 2u * kWords * 4u);
+  for (auto& b : {sums, moved}) EXPECT_EQ(rt->free_local(b.value()), Status::ok);
+}
+
+TEST(OpenclRuntime, DeviceLocalMemoryIsOneAllocationAtMostAndNoneIsRefused) {
+  auto none = testing::open_embedded(std::string(kAllResident) + "local_memory_mib = 0\n", client::Mode::hw);
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->alloc_local(64).status(), Status::access_unsupported);
+  config::Config c = config::parse_config(std::string(kAllResident) + "local_memory_mib = 1048576\n", "test");
+  OpenclDevice device(c.device.opencl);
+  EXPECT_GT(device.info().memory.local_bytes, 0u);
+  EXPECT_LE(device.info().memory.local_bytes, device.context().device().max_alloc_bytes) << "one allocation";
+  EXPECT_EQ(device.info().memory.local_alignment % device.context().device().base_align_bytes, 0u);
+  EXPECT_GT(device.info().memory.copy_engine_bps, 0);
+}
+
+// Forks `n` client processes of the daemon at `socket`, each running `body(i, runtime)` (its exit
+// status: 0 when all was right), and expects every one to exit 0 (100: it could not connect).
+void run_clients(const std::string& socket, int n, const std::function<int(int, client::Runtime&)>& body) {
   std::vector<pid_t> children;
-  for (int i = 0; i < kClients; ++i) {
+  for (int i = 0; i < n; ++i) {
     const pid_t pid = fork();
     if (pid == 0) {
-      int failures = 0;
-      for (int round = 0; round < 5; ++round) {
-        client::RuntimeOptions o;
-        o.socket_path = d.socket();
-        o.mode = client::Mode::hw;
-        auto rt = client::Runtime::open(o);
-        if (!rt.ok()) _exit(100);
-        failures += run_cases_through(*rt.value(), nullptr);
-      }
-      _exit(failures > 99 ? 99 : failures);
+      client::RuntimeOptions o;
+      o.socket_path = socket;
+      o.mode = client::Mode::hw;
+      auto rt = client::Runtime::open(o);
+      _exit(rt.ok() ? std::min(body(i, *rt.value()), 99) : 100);
     }
     children.push_back(pid);
   }
@@ -491,6 +584,43 @@ TEST(OpenclDaemon, SeveralProcessesShareTheDeviceThroughTandemd) {
     ASSERT_TRUE(WIFEXITED(status));
     EXPECT_EQ(WEXITSTATUS(status), 0) << "client " << pid << ": wrong or failed results (100: could not connect)";
   }
+}
+
+// Through tandemd: client processes at once, each with its own device-local buffers, filled from its
+// heap (the daemon gathers the pages) and chained on the device.
+TEST(OpenclDaemon, ProcessesChainJobsOnTheirOwnDeviceLocalBuffers) {
+  testing::DaemonProcess d(std::string(kAllResident) + "local_memory_mib = 32\n");
+  ASSERT_TRUE(d.alive());
+  run_clients(d.socket(), 3, [](int i, client::Runtime& rt) {
+    int failures = 0;
+    for (int round = 0; round < 3; ++round) {
+      const std::string why = sobel_chain_on_device(rt, 20 + i * 3 + round);
+      if (!why.empty()) {
+        std::fprintf(stderr, "client %d: %s\n", i, why.c_str());
+        ++failures;
+      }
+    }
+    return failures;
+  });
+  EXPECT_TRUE(d.alive());
+}
+
+TEST(OpenclDaemon, SeveralProcessesShareTheDeviceThroughTandemd) {
+  testing::DaemonProcess d(kAllResident);
+  ASSERT_TRUE(d.alive());
+  // Four clients, each opening a runtime five times over (the first here, four more of its own).
+  run_clients(d.socket(), 4, [&](int, client::Runtime& first) {
+    int failures = run_cases_through(first, nullptr);
+    for (int round = 1; round < 5; ++round) {
+      client::RuntimeOptions o;
+      o.socket_path = d.socket();
+      o.mode = client::Mode::hw;
+      auto rt = client::Runtime::open(o);
+      if (!rt.ok()) return 100;
+      failures += run_cases_through(*rt.value(), nullptr);
+    }
+    return failures;
+  });
   EXPECT_TRUE(d.alive());
 }
 

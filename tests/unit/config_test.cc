@@ -49,6 +49,8 @@ TEST(Config, BuiltInDefaultIsValidAndDocumented) {
   EXPECT_EQ(c.device.opencl.batch_max_jobs, 32u) << "configs/default.toml and OpenclSettings agree";
   EXPECT_EQ(c.device.opencl.batch_staging, "auto");
   EXPECT_EQ(c.device.opencl.batch_max_job_bytes, 65536u);
+  EXPECT_EQ(c.device.opencl.local_bytes, uint64_t{256} << 20);
+  EXPECT_EQ(c.device.opencl.copy_engines, 2u);
 }
 
 TEST(Config, ValuesAndDefaults) {
@@ -179,6 +181,9 @@ TEST(Config, ErrorsNameTheKey) {
       {"[device.opencl]\nbatch_max_jobs = 0", "device.opencl.batch_max_jobs must be an integer in [1, 4096]"},
       {"[device.opencl]\nbatch_max_job_bytes = 2", "device.opencl.batch_max_job_bytes must be an integer in [4, 67108864]"},
       {"[device.opencl]\nbatch_staging = \"gpu\"", "device.opencl.batch_staging must be one of \"auto\", \"svm\", \"copies\""},
+      {"[device.opencl]\ncopy_engines = 0", "device.opencl: local memory needs copy engines to fill it"},
+      {"[device.opencl]\nlocal_memory_mib = -1", "device.opencl.local_memory_mib = -1 is out of range"},
+      {"[device.emu]\ncopy_engines = 0", "device.emu: local memory needs copy engines to fill it"},
       {"[functions.accumulate]\nspeedup = -1", "speedup = -1 is out of range"},
       {"[functions.bogus]\nspeedup = 1", "[functions.bogus]: unknown function"},
       {"[functions.nop]\nfast = 1", "unknown key 'fast' in [functions.nop]"},

@@ -120,6 +120,22 @@ Status ClContext::build(KernelId id, std::string_view source) {
   return p.status = Status::ok;
 }
 
+void ClContext::attach_local(const char* base, uint64_t bytes) {
+  if (bytes > selection_.device.max_alloc_bytes) {
+    throw Error(Status::invalid_argument,
+                fmt::format("opencl: device-local memory of {} MiB exceeds {}'s largest allocation ({} MiB)", bytes >> 20,
+                            selection_.device.name, selection_.device.max_alloc_bytes >> 20));
+  }
+  cl_int err = CL_SUCCESS;
+  local_.reset(clCreateBuffer(context_.get(), CL_MEM_READ_WRITE, bytes, nullptr, &err));
+  if (err != CL_SUCCESS || local_ == nullptr) {
+    local_.reset();
+    throw Error(status_from_cl(err), cl_message(fmt::format("opencl: device-local memory of {} MiB", bytes >> 20), err));
+  }
+  local_base_ = base;
+  local_bytes_ = bytes;
+}
+
 // ---------------------------------------------------------------------------------------------------
 // ClSlot
 
@@ -183,29 +199,43 @@ Status ClSlot::ensure_staging(uint32_t role, uint64_t bytes) {
   return Status::ok;
 }
 
-// Makes buffer `role` of the job visible to the device: its cl_mem in `out`.
+// Makes buffer `role` of the job visible to the device: its cl_mem in `out`. A device-local buffer is
+// a sub-buffer of the local buffer where its offset meets the device's base alignment (nothing moves),
+// else staged like a copy, by a copy on the device.
 Status ClSlot::stage(uint32_t role, const KernelBuffer& buffer, void* host, ClAccess access, cl_mem& out) {
   if (host == nullptr) return fail(Status::invalid_argument, fmt::format("buffer {} has no address", buffer.slot));
+  const uint64_t local = local_offsets_[role] = context_.local_offset(host, buffer.bytes);
+  const bool on_device = local != ClContext::kNotLocal;
+  cl_int err = CL_SUCCESS;
+  if (on_device && local % context_.device().base_align_bytes == 0) {
+    const cl_buffer_region region{local, buffer.bytes};
+    job_buffers_[role].reset(
+        clCreateSubBuffer(context_.local_buffer(), CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &err));
+    if (err != CL_SUCCESS) return fail(status_from_cl(err), cl_message("clCreateSubBuffer of device-local memory", err));
+    out = job_buffers_[role].get();
+    return Status::ok;
+  }
   if (buffer.bytes > context_.device().max_alloc_bytes) {
     return fail(Status::job_too_large, fmt::format("buffer of {} bytes exceeds the device's largest allocation ({} bytes)",
                                                    buffer.bytes, context_.device().max_alloc_bytes));
   }
   const bool aligned = reinterpret_cast<uintptr_t>(host) % buffer.element == 0;
-  cl_int err = CL_SUCCESS;
-  if (access == ClAccess::zero_copy && aligned) {
+  if (!on_device && access == ClAccess::zero_copy && aligned) {
     const cl_mem_flags rw = buffer.read && buffer.write ? CL_MEM_READ_WRITE : buffer.write ? CL_MEM_WRITE_ONLY : CL_MEM_READ_ONLY;
     job_buffers_[role].reset(clCreateBuffer(context_.context(), rw | CL_MEM_USE_HOST_PTR, buffer.bytes, host, &err));
     if (err != CL_SUCCESS) return fail(status_from_cl(err), cl_message("clCreateBuffer(CL_MEM_USE_HOST_PTR)", err));
     out = job_buffers_[role].get();
     return Status::ok;
   }
-  // Copy (or a zero-copy buffer whose address the device cannot use in place).
+  // Copy (or a zero-copy buffer whose address the device cannot use in place, or device-local data at
+  // an unaligned offset).
   if (Status s = ensure_staging(role, buffer.bytes); s != Status::ok) return s;
   out = staging_[role].get();
   if (buffer.read) {
     cl_event ev = nullptr;
-    err = clEnqueueWriteBuffer(queue_.get(), out, CL_FALSE, 0, buffer.bytes, host, 0, nullptr, &ev);
-    if (err != CL_SUCCESS) return fail(status_from_cl(err), cl_message("clEnqueueWriteBuffer", err));
+    err = on_device ? clEnqueueCopyBuffer(queue_.get(), context_.local_buffer(), out, local, 0, buffer.bytes, 0, nullptr, &ev)
+                    : clEnqueueWriteBuffer(queue_.get(), out, CL_FALSE, 0, buffer.bytes, host, 0, nullptr, &ev);
+    if (err != CL_SUCCESS) return fail(status_from_cl(err), cl_message(on_device ? "clEnqueueCopyBuffer from device-local memory" : "clEnqueueWriteBuffer", err));
     (first_event_ == nullptr ? first_event_ : last_event_).reset(ev);
   }
   return Status::ok;
@@ -306,6 +336,7 @@ Status ClSlot::enqueue(const funcs::Call& call, const KernelJob& job, ClAccess a
   first_event_.reset();
   last_event_.reset();
   for (MemPtr& b : job_buffers_) b.reset();
+  local_offsets_.fill(ClContext::kNotLocal);
   last_error_.clear();
   cl_int err = CL_SUCCESS;
   if (!job.launch) {
@@ -333,7 +364,11 @@ Status ClSlot::enqueue(const funcs::Call& call, const KernelJob& job, ClAccess a
     const KernelBuffer& b = job.buffers[i];
     if (!b.write) continue;
     cl_event ev = nullptr;
-    if (mems[i] == job_buffers_[i].get()) {
+    if (local_offsets_[i] != ClContext::kNotLocal) {
+      if (mems[i] == job_buffers_[i].get()) continue;  // written in place, on the device
+      err = clEnqueueCopyBuffer(queue_.get(), mems[i], context_.local_buffer(), 0, local_offsets_[i], b.bytes, 0, nullptr, &ev);
+      if (err != CL_SUCCESS) return fail(status_from_cl(err), cl_message("clEnqueueCopyBuffer to device-local memory", err));
+    } else if (mems[i] == job_buffers_[i].get()) {
       void* mapped = clEnqueueMapBuffer(queue_.get(), mems[i], CL_FALSE, CL_MAP_READ, 0, b.bytes, 0, nullptr, nullptr, &err);
       if (err == CL_SUCCESS) err = clEnqueueUnmapMemObject(queue_.get(), mems[i], mapped, 0, nullptr, &ev);
       if (err != CL_SUCCESS) return fail(status_from_cl(err), cl_message("map/unmap of the output", err));
@@ -389,6 +424,34 @@ Result<int64_t> ClSlot::run(const funcs::Call& call, ClAccess access) {
     return Result<int64_t>(fail(status_from_cl(code), cl_message("job", code)), last_error_);
   }
   return finish();
+}
+
+Status ClSlot::transfer(void* dst, const void* src, uint64_t bytes) {
+  last_error_.clear();
+  const uint64_t to = context_.local_offset(dst, bytes), from = context_.local_offset(src, bytes);
+  cl_mem local = context_.local_buffer();
+  cl_int err = CL_SUCCESS;
+  MemPtr bounce;  // an overlapping copy within local memory goes through it (OpenCL refuses overlaps)
+  if (to != ClContext::kNotLocal && from != ClContext::kNotLocal) {
+    if (to == from) return Status::ok;
+    if (to < from + bytes && from < to + bytes) {
+      bounce.reset(clCreateBuffer(context_.context(), CL_MEM_READ_WRITE, bytes, nullptr, &err));
+      if (err == CL_SUCCESS) err = clEnqueueCopyBuffer(queue_.get(), local, bounce.get(), from, 0, bytes, 0, nullptr, nullptr);
+      if (err == CL_SUCCESS) err = clEnqueueCopyBuffer(queue_.get(), bounce.get(), local, 0, to, bytes, 0, nullptr, nullptr);
+    } else {
+      err = clEnqueueCopyBuffer(queue_.get(), local, local, from, to, bytes, 0, nullptr, nullptr);
+    }
+  } else if (to != ClContext::kNotLocal) {
+    err = clEnqueueWriteBuffer(queue_.get(), local, CL_TRUE, to, bytes, src, 0, nullptr, nullptr);
+  } else if (from != ClContext::kNotLocal) {
+    err = clEnqueueReadBuffer(queue_.get(), local, CL_TRUE, from, bytes, dst, 0, nullptr, nullptr);
+  } else {
+    std::memmove(dst, src, bytes);
+    return Status::ok;
+  }
+  if (err == CL_SUCCESS) err = clFinish(queue_.get());
+  if (err != CL_SUCCESS) return fail(status_from_cl(err), cl_message("copy engine transfer", err));
+  return Status::ok;
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -7,7 +7,9 @@
 // the slot's staging buffers, reused and grown as needed; zero-copy: buffers made over the caller's
 // memory with CL_MEM_USE_HOST_PTR), the kernel, then the results made visible to the caller (copy:
 // clEnqueueReadBuffer; zero-copy: a map and unmap of the output), plus a read of the reduction
-// partials for accumulate and work. Everything is enqueued without waiting; the job is done when the
+// partials for accumulate and work. A buffer in device-local memory moves nowhere: the kernel gets a
+// sub-buffer of the local buffer (or, where its offset misses the device's base alignment, a staging
+// buffer filled and drained by copies on the device). Everything is enqueued without waiting; the job is done when the
 // event enqueue() returns completes, and finish() then gives the call's value.
 #pragma once
 
@@ -73,6 +75,20 @@ class ClContext {
   // (Re)builds one kernel's program from `source` (or the embedded/overridden text when empty).
   Status build(KernelId id, std::string_view source = {});
 
+  // Device-local memory (the runtime's LocalMemory, docs/devices.md): one buffer of `bytes` in the
+  // device's memory that the host addresses [base, base + bytes) stand for; they are never touched.
+  // Set-up: throws tandem::Error if the device cannot allocate it.
+  void attach_local(const char* base, uint64_t bytes);
+  // Where [host, host + bytes) lies in the local buffer: its offset, or kNotLocal (host memory).
+  static constexpr uint64_t kNotLocal = UINT64_MAX;
+  uint64_t local_offset(const void* host, uint64_t bytes) const {
+    const auto* p = static_cast<const char*>(host);
+    if (local_base_ == nullptr || p < local_base_ || bytes > local_bytes_) return kNotLocal;
+    const auto offset = static_cast<uint64_t>(p - local_base_);
+    return offset <= local_bytes_ - bytes ? offset : kNotLocal;
+  }
+  cl_mem local_buffer() const { return local_.get(); }
+
  private:
   void init();
 
@@ -80,6 +96,9 @@ class ClContext {
   ClOptions options_;
   ContextPtr context_;
   std::array<ClProgram, kKernelCount> programs_{};
+  const char* local_base_ = nullptr;
+  uint64_t local_bytes_ = 0;
+  MemPtr local_;
   bool opencl2_ = false;
   uint32_t reduction_groups_ = 8;
 };
@@ -114,6 +133,11 @@ class ClSlot {
   // Plans, enqueues, waits and finishes: the whole job, synchronously (tests, calibration, raw baselines).
   Result<int64_t> run(const funcs::Call& call, ClAccess access);
 
+  // A copy engine's transfer (the slot serves as its queue): host to device-local memory, back, or
+  // within it (ClContext::local_offset tells which side is local; overlapping is allowed), waited for.
+  // Host to host is a memmove.
+  Status transfer(void* dst, const void* src, uint64_t bytes);
+
  private:
   Status fail(Status status, std::string message);
   Status stage(uint32_t role, const KernelBuffer& buffer, void* host, ClAccess access, cl_mem& out);
@@ -127,9 +151,10 @@ class ClSlot {
   // Copy staging, one per buffer role; kept between jobs and grown to the largest job seen.
   std::array<MemPtr, 3> staging_{};
   std::array<uint64_t, 3> staging_bytes_{};
-  // Zero-copy buffers of the job in flight (released by the next job; the runtime keeps its own
-  // references while commands use them).
+  // Zero-copy buffers and device-local sub-buffers of the job in flight (released by the next job; the
+  // runtime keeps its own references while commands use them).
   std::array<MemPtr, 3> job_buffers_{};
+  std::array<uint64_t, 3> local_offsets_{};  // per role: its offset in device-local memory, or kNotLocal
   MemPtr partials_;
   std::vector<int64_t> partials_host_;
   // The job in flight.

@@ -19,6 +19,10 @@
 // Other jobs, long ones included, never hold a small job back. Each job still completes on its own
 // slot with its own value; its device time is its share of the batch's. A lone job runs as before.
 //
+// Device-local memory ([device.opencl] local_memory_mib): the runtime's LocalMemory names buffers in
+// one cl_mem in the device's memory; a job's local buffers are sub-buffers of it (nothing moves), and
+// the copy engines (tandem_buffer_copy) write, read and copy it on queues of their own.
+//
 // Faults: a program that does not build leaves its functions unloadable (build log in the
 // description of the error, `tandem status`); a job whose commands fail (device lost, out of
 // resources) completes with DEVICE_ERROR or NO_MEMORY and the slot's queue is rebuilt; a job running
@@ -57,6 +61,10 @@ class OpenclDevice final : public Device {
   const uint32_t* wake_word() const override { return inbox_.wake_word(); }
   SlotHealth slot_health(uint32_t slot) const override;
   std::string activity() const override;
+  // Device-local memory: one buffer in the device's memory; its copy engines are command queues of
+  // their own (ClSlot::transfer) on the engines' threads.
+  void attach_local_memory(char* base, uint64_t bytes) override;
+  LocalTransfer local_transfer() override;
 
   ClContext& context() { return context_; }
   ClAccess access() const { return access_; }
@@ -99,7 +107,7 @@ class OpenclDevice final : public Device {
   };
   static void CL_CALLBACK on_complete(cl_event event, cl_int status, void* user);
   static void CL_CALLBACK on_batch_complete(cl_event event, cl_int status, void* user);
-  bool batchable(const KernelJob& plan) const;
+  bool batchable(const DeviceJob& job, const KernelJob& plan) const;
   void launch(Slot& s, const funcs::Call& call, const KernelJob& plan, bool small);
   void launch_held();
   void drop_expired_held();
@@ -108,6 +116,7 @@ class OpenclDevice final : public Device {
   void complete_now(uint32_t slot, uint64_t token, Status status, std::string error = {});
   void rebuild(Slot& s, const std::string& why);
   void measure_models();
+  void measure_copy_engines();
 
   config::OpenclSettings settings_;
   ClContext context_;
@@ -115,6 +124,7 @@ class OpenclDevice final : public Device {
   int64_t timeout_ns_ = 0;
   DeviceInfo info_;
   std::vector<std::unique_ptr<Slot>> slots_;
+  std::vector<std::unique_ptr<ClSlot>> copy_queues_;  // one per copy engine, once local memory is attached
   CompletionInbox inbox_;
   std::vector<DeviceCompletion> ready_;    // completed on the dispatcher's thread (refusals, failures)
   std::vector<DeviceCompletion> arrived_;  // scratch for the inbox

@@ -25,6 +25,7 @@ struct ClDeviceInfo {
   uint32_t clock_mhz = 0;
   uint64_t global_mem_bytes = 0;
   uint64_t max_alloc_bytes = 0;
+  uint32_t base_align_bytes = 128;   // CL_DEVICE_MEM_BASE_ADDR_ALIGN: a sub-buffer's origin must be a multiple
   uint64_t local_mem_bytes = 0;
   size_t max_work_group_size = 0;
   bool host_unified_memory = false;  // CL_DEVICE_HOST_UNIFIED_MEMORY (1.x) or a CPU device
