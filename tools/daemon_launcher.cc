@@ -42,7 +42,18 @@ DaemonLauncher::DaemonLauncher(const std::string& config_toml, bool quiet) {
     std::fclose(f);
   }
   quiet_ = quiet;
-  start();
+  try {
+    start();
+  } catch (...) {
+    remove_files();  // no destructor runs for a constructor that throws
+    throw;
+  }
+}
+
+void DaemonLauncher::remove_files() {
+  unlink(socket_.c_str());  // a daemon that was killed leaves its socket behind
+  unlink(config_.c_str());
+  rmdir(dir_.c_str());
 }
 
 void DaemonLauncher::start() {
@@ -125,8 +136,7 @@ int DaemonLauncher::stop() {
 
 DaemonLauncher::~DaemonLauncher() {
   stop();
-  unlink(config_.c_str());
-  rmdir(dir_.c_str());
+  remove_files();
 }
 
 }  // namespace tandem::tools

@@ -41,6 +41,7 @@ class DaemonLauncher {
   int64_t startup_ns_ = 0;
 
   bool alive();  // not exited; reaps it if it did (pid_ = -1)
+  void remove_files();  // the temporary folder and what is in it
 };
 
 }  // namespace tandem::tools
