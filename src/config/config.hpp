@@ -106,6 +106,10 @@ struct CudaSettings {
   std::string access = "copy";          // "copy" | "zero_copy"
   double job_timeout_s = 10;
   uint32_t reduction_groups = 0;        // blocks of a reduction job; 0 = 4 per multiprocessor
+  // Device-local memory: one cudaMalloc allocation (at most half the GPU's memory; 0: none), filled
+  // and drained by copy engines (streams of their own).
+  uint64_t local_bytes = uint64_t{256} << 20;
+  uint32_t copy_engines = 2;
 };
 
 // [device]

@@ -1,7 +1,10 @@
 #include "devices/copy_engines.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <utility>
+
+#include "base/stats.hpp"
 
 #include "funcs/function.hpp"
 
@@ -58,6 +61,19 @@ void CopyEngines::submit(uint32_t slot, const DeviceJob& job) {
     }
     completions_.push(c);
   });
+}
+
+CopyRates measure_copy_rates(uint64_t large, const std::function<double(uint64_t)>& timed_write) {
+  constexpr uint64_t kSmall = 4096;
+  large = std::max<uint64_t>(large, 2 * kSmall);
+  std::vector<double> small;
+  for (int i = 0; i < 9; ++i) small.push_back(timed_write(kSmall));
+  double best = 1e300;
+  for (int i = 0; i < 3; ++i) best = std::min(best, timed_write(large));
+  CopyRates r;
+  r.setup_s = median(small);
+  r.bps = best > r.setup_s ? static_cast<double>(large - kSmall) / (best - r.setup_s) : 1e10;
+  return r;
 }
 
 CopyStats CopyEngines::stats() const {

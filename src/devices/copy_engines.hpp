@@ -7,13 +7,45 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
+#include <vector>
+
+#include "base/clock.hpp"
 
 #include "devices/completion_inbox.hpp"
 #include "devices/device.hpp"
 #include "devices/slot_workers.hpp"
 
 namespace tandem::devices {
+
+// The copy engines of a device that keeps its local memory itself: one queue per engine, each with
+// `Status transfer(void* dst, const void* src, uint64_t bytes)` run to completion, timed here. An
+// engine without a queue (no local memory attached) fails its transfers.
+template <class Queue>
+LocalTransfer timed_transfers(const std::vector<std::unique_ptr<Queue>>& queues) {
+  return [&queues](uint32_t engine, void* dst, const void* src, uint64_t bytes) {
+    TransferDone done;
+    if (engine >= queues.size()) {
+      done.status = Status::device_error;
+      return done;
+    }
+    const int64_t t0 = now_ns();
+    done.status = queues[engine]->transfer(dst, src, bytes);
+    done.device_ns = now_ns() - t0;
+    return done;
+  };
+}
+
+// A copy engine's set-up time and bandwidth from `timed_write(bytes)` (seconds for one host-to-device
+// write): set-up from a 4 KiB write's median, bandwidth from a larger write's extra time over it (the
+// best of three; `large` bytes, at least 8 KiB).
+struct CopyRates {
+  double setup_s = 0;
+  double bps = 0;
+};
+CopyRates measure_copy_rates(uint64_t large, const std::function<double(uint64_t)>& timed_write);
 
 struct CopyStats {
   uint64_t transfers = 0;

@@ -16,6 +16,21 @@
 
 namespace tandem::devices {
 
+// The host addresses that stand for a device's own memory (a LocalMemory's mapping, never touched
+// when the device keeps the data itself: OpenCL, CUDA), and where a range of them lies in it.
+struct LocalWindow {
+  static constexpr uint64_t kNotLocal = UINT64_MAX;
+  const char* base = nullptr;  // null: the device has no local memory
+  uint64_t bytes = 0;
+  // [host, host + n) as an offset into the device's memory, or kNotLocal (host memory).
+  uint64_t offset_of(const void* host, uint64_t n) const {
+    const auto* p = static_cast<const char*>(host);
+    if (base == nullptr || p < base || n > bytes) return kNotLocal;
+    const auto offset = static_cast<uint64_t>(p - base);
+    return offset <= bytes - n ? offset : kNotLocal;
+  }
+};
+
 class LocalMemory {
  public:
   // Set-up code: throws tandem::Error if it cannot be reserved. `alignment`: a power of two.

@@ -1,13 +1,18 @@
 // The CUDA host layer: every catalog kernel bit-exact with the software reference at many sizes, in
-// both modes (launch per job, persistent block) and with both access methods. Needs a GPU: without
-// one every test skips and prints why (the CUDA runtime's answer).
+// both modes (launch per job, persistent block) and with both access methods; chained jobs on
+// device-local memory. Needs a GPU: without one every test skips and prints why (the CUDA runtime's
+// answer).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
 #include <memory>
 #include <tuple>
+#include <vector>
 
 #include "devices/cuda/cuda_context.hpp"
 #include "kernel_cases.hpp"
+#include "rtl/rtl_cases.hpp"
 
 namespace tandem::devices::cuda {
 namespace {
@@ -39,6 +44,49 @@ TEST(CudaDevice, DiscoveryReportsTheDeviceOrWhyNot) {
   for (const CudaDeviceInfo& d : devices.value()) std::printf("device %d: %s\n", d.index, describe_cuda_device(d).c_str());
   EXPECT_TRUE(select_cuda_device(devices.value(), "0").ok());
   EXPECT_FALSE(select_cuda_device(devices.value(), "no such gpu").ok());
+}
+
+// Device-local memory on the host layer: an image copied in by a copy engine's stream stays on the GPU
+// for sobel of sobel (in both modes, in place), comes back equal to the chained reference, and an
+// overlapping copy within device memory acts as memmove.
+TEST(CudaLocal, ChainedJobsWorkOnDeviceMemoryInPlace) {
+  TANDEM_REQUIRE_GPU();
+  CudaContext context{CudaOptions{}};
+  constexpr uint32_t kWidth = 301, kHeight = 97, kPixels = kWidth * kHeight;
+  std::vector<char> window(4 * 4096 * 16);  // host addresses that stand for the device memory: never touched
+  context.attach_local(window.data(), window.size());
+  char* in = window.data();
+  char* mid = in + 4096 * 16;
+  char* out = mid + 4096 * 16;
+  CudaSlot engine(context, 0, CudaMode::launch);
+  tandem::testing::Case image = tandem::testing::sobel_case(5, kWidth, kHeight),
+                        once = tandem::testing::sobel_case(5, kWidth, kHeight),
+                        twice = tandem::testing::sobel_case(5, kWidth, kHeight);
+  tandem::testing::run_software(once);
+  std::memcpy(twice.buffers[0].data(), once.out().data(), kPixels);
+  tandem::testing::run_software(twice);
+  for (CudaMode mode : {CudaMode::launch, CudaMode::persistent}) {
+    ASSERT_EQ(engine.transfer(in, image.buffers[0].data(), kPixels), Status::ok) << engine.last_error();
+    CudaSlot slot(context, 1, mode);
+    for (auto [src, dst] : {std::pair{in, mid}, std::pair{mid, out}}) {
+      funcs::Call call;
+      call.function = TANDEM_FN_SOBEL;
+      call.args = {reinterpret_cast<uint64_t>(src), reinterpret_cast<uint64_t>(dst), kWidth, kHeight};
+      call.arg_count = 4;
+      call.workload = kPixels;
+      call.buffers = {src, dst};
+      Result<int64_t> r = slot.run(call, CudaAccess::copy);
+      ASSERT_TRUE(r.ok()) << mode_name(mode) << ": " << r.message();
+    }
+    std::vector<uint8_t> result(kPixels);
+    ASSERT_EQ(engine.transfer(result.data(), out, kPixels), Status::ok) << engine.last_error();
+    EXPECT_TRUE(result == twice.out()) << mode_name(mode) << ": sobel of sobel on device memory";
+  }
+  ASSERT_EQ(engine.transfer(out + 1, out, kPixels), Status::ok) << "overlapping, within device memory";
+  std::vector<uint8_t> moved(kPixels + 1);
+  ASSERT_EQ(engine.transfer(moved.data(), out, kPixels + 1), Status::ok);
+  EXPECT_TRUE(std::equal(twice.out().begin(), twice.out().end(), moved.begin() + 1)) << "as memmove";
+  for (char c : window) ASSERT_EQ(c, 0) << "the host window is never written";
 }
 
 class CudaKernels : public ::testing::TestWithParam<std::tuple<CudaMode, CudaAccess>> {

@@ -12,8 +12,6 @@
 
 namespace tandem::devices::cuda {
 
-namespace {
-
 std::string cuda_message(std::string_view what, cudaError_t error) {
   return fmt::format("{}: {} ({})", what, cudaGetErrorString(error), cudaGetErrorName(error));
 }
@@ -25,6 +23,8 @@ Status status_from_cuda(cudaError_t error) {
     default: return Status::device_error;
   }
 }
+
+namespace {
 
 // Waits for the resident block or a stream with a bound: the device may be hung.
 bool wait_stream(cudaStream_t stream, int64_t timeout_ns) {
@@ -112,6 +112,22 @@ CudaContext::CudaContext(const CudaOptions& options) {
 
 Status CudaContext::make_current() const { return cudaSetDevice(device_.index) == cudaSuccess ? Status::ok : Status::device_error; }
 
+CudaContext::~CudaContext() {
+  if (local_device_ != nullptr && make_current() == Status::ok) (void)cudaFree(local_device_);
+}
+
+void CudaContext::attach_local(const char* base, uint64_t bytes) {
+  if (make_current() != Status::ok) throw Error(Status::device_error, "cuda: cannot use device " + device_.name);
+  void* p = nullptr;
+  const cudaError_t e = cudaMalloc(&p, bytes);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw Error(status_from_cuda(e), cuda_message(fmt::format("cuda: device-local memory of {} MiB", bytes >> 20), e));
+  }
+  local_device_ = static_cast<char*>(p);
+  local_window_ = LocalWindow{base, bytes};
+}
+
 // ---------------------------------------------------------------------------------------------------
 // CudaSlot
 
@@ -194,6 +210,17 @@ Status CudaSlot::ensure(std::array<void*, 3>& buffers, std::array<uint64_t, 3>& 
 
 Status CudaSlot::device_pointer(uint32_t role, const KernelBuffer& b, void* host, CudaAccess access, void*& out) {
   if (host == nullptr) return fail(Status::invalid_argument, fmt::format("buffer {} has no address", b.slot));
+  if (const uint64_t offset = context_.local().offset_of(host, b.bytes); offset != LocalWindow::kNotLocal) {
+    // Device-local data: the kernel works on it in place. Its start must suit the kernel's elements
+    // (tandem_buffer_alloc's buffers do; an offset into one may not).
+    if (offset % b.element != 0) {
+      return fail(Status::invalid_argument,
+                  fmt::format("device-local buffer at offset {} is not aligned to its {}-byte elements", offset, b.element));
+    }
+    in_local_[role] = true;
+    out = context_.local_device() + offset;
+    return Status::ok;
+  }
   if (access == CudaAccess::zero_copy) {
     if (context_.device().pageable_memory_access) {
       out = host;
@@ -234,6 +261,7 @@ Status CudaSlot::enqueue(const funcs::Call& call, const KernelJob& job, CudaAcce
   call_.copy_from(call);
   access_ = access;
   params_ = CudaJobParams{};
+  in_local_.fill(false);
   if (!job.launch) {
     in_flight_ = true;
     return Status::ok;
@@ -283,7 +311,7 @@ Status CudaSlot::enqueue(const funcs::Call& call, const KernelJob& job, CudaAcce
   if (access == CudaAccess::copy) {
     for (uint32_t i = 0; i < job.buffer_count; ++i) {
       const KernelBuffer& b = job.buffers[i];
-      if (!b.write) continue;
+      if (!b.write || in_local_[i]) continue;
       if (Status s = check(cudaMemcpyAsync(call.buffers[b.slot], device_buffers_[i], b.bytes, cudaMemcpyDeviceToHost, stream_),
                            "cudaMemcpyAsync out");
           s != Status::ok) {
@@ -324,12 +352,42 @@ int64_t CudaSlot::finish() {
   if (mode_ == CudaMode::persistent && access_ == CudaAccess::copy) {
     for (uint32_t i = 0; i < job_.buffer_count; ++i) {
       const KernelBuffer& b = job_.buffers[i];
-      if (b.write) std::memcpy(call_.buffers[b.slot], pinned_buffers_[i], b.bytes);
+      if (b.write && !in_local_[i]) std::memcpy(call_.buffers[b.slot], pinned_buffers_[i], b.bytes);
     }
   }
   release_registrations();
   if (job_.launch && params_.groups > 0) return reduce_partials(job_.kernel, partials_, params_.groups);
   return job_.value;
+}
+
+Status CudaSlot::transfer(void* dst, const void* src, uint64_t bytes) {
+  last_error_.clear();
+  if (Status s = context_.make_current(); s != Status::ok) return fail(s, "cannot make the device current");
+  const LocalWindow& local = context_.local();
+  const uint64_t to = local.offset_of(dst, bytes), from = local.offset_of(src, bytes);
+  char* base = context_.local_device();
+  void* bounce = nullptr;  // an overlapping copy within local memory goes through it
+  cudaError_t e = cudaSuccess;
+  if (to != LocalWindow::kNotLocal && from != LocalWindow::kNotLocal) {
+    if (to == from) return Status::ok;
+    if (to < from + bytes && from < to + bytes) {
+      e = cudaMalloc(&bounce, bytes);
+      if (e == cudaSuccess) e = cudaMemcpyAsync(bounce, base + from, bytes, cudaMemcpyDeviceToDevice, stream_);
+      if (e == cudaSuccess) e = cudaMemcpyAsync(base + to, bounce, bytes, cudaMemcpyDeviceToDevice, stream_);
+    } else {
+      e = cudaMemcpyAsync(base + to, base + from, bytes, cudaMemcpyDeviceToDevice, stream_);
+    }
+  } else if (to != LocalWindow::kNotLocal) {
+    e = cudaMemcpyAsync(base + to, src, bytes, cudaMemcpyHostToDevice, stream_);
+  } else if (from != LocalWindow::kNotLocal) {
+    e = cudaMemcpyAsync(dst, base + from, bytes, cudaMemcpyDeviceToHost, stream_);
+  } else {
+    std::memmove(dst, src, bytes);
+    return Status::ok;
+  }
+  if (e == cudaSuccess) e = cudaStreamSynchronize(stream_);
+  if (bounce != nullptr) (void)cudaFree(bounce);
+  return check(e, "copy engine transfer");
 }
 
 Result<int64_t> CudaSlot::run(const funcs::Call& call, CudaAccess access, int64_t timeout_ns) {

@@ -8,7 +8,8 @@
 //   zero_copy   the kernel reads and writes host memory in place: directly where the device has
 //               pageable-memory access (HMM/ATS), else through cudaHostRegister'ed (pinned, mapped) pages.
 // In persistent mode the copy method stages through per-slot pinned mapped buffers (memcpy on the
-// host), since the resident block occupies the stream that copies would use.
+// host), since the resident block occupies the stream that copies would use. A buffer in device-local
+// memory (CudaContext::attach_local) is used in place by either method and mode.
 // Set-up (constructors) throws tandem::Error; everything a job passes through returns a Status.
 #pragma once
 
@@ -20,9 +21,14 @@
 #include "abi/status.hpp"
 #include "devices/cuda/launch.hpp"
 #include "devices/kernel_plan.hpp"
+#include "devices/local_memory.hpp"
 #include "funcs/function.hpp"
 
 namespace tandem::devices::cuda {
+
+// "what: message (cudaErrorName)", and the status an error maps to (no_memory, device_error).
+std::string cuda_message(std::string_view what, cudaError_t error);
+Status status_from_cuda(cudaError_t error);
 
 struct CudaDeviceInfo {
   int index = 0;
@@ -62,9 +68,20 @@ class CudaContext {
   // Makes this device current on the calling thread (the runtime API's device is per thread).
   Status make_current() const;
 
+  ~CudaContext();
+  CudaContext(const CudaContext&) = delete;
+  CudaContext& operator=(const CudaContext&) = delete;
+  // Device-local memory (the runtime's LocalMemory, docs/devices.md): one cudaMalloc allocation of
+  // `bytes` that the host addresses [base, base + bytes) stand for; they are never touched. Throws.
+  void attach_local(const char* base, uint64_t bytes);
+  const LocalWindow& local() const { return local_window_; }
+  char* local_device() const { return local_device_; }  // the device address of offset 0
+
  private:
   CudaDeviceInfo device_;
   uint32_t reduction_groups_ = 0;
+  LocalWindow local_window_;
+  char* local_device_ = nullptr;
 };
 
 class CudaSlot {
@@ -96,6 +113,10 @@ class CudaSlot {
   // stream (launch mode only), and its round trip through the ring (persistent mode only).
   Status raw_empty_launch();
 
+  // A copy engine's transfer (a launch-mode slot serves as its stream): host to device-local memory,
+  // back, or within it (overlapping allowed), waited for. Host to host is a memmove.
+  Status transfer(void* dst, const void* src, uint64_t bytes);
+
  private:
   Status fail(Status status, std::string message);
   Status check(int error, const char* what);
@@ -109,7 +130,9 @@ class CudaSlot {
   CudaMode mode_;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t done_ = nullptr;
-  // Device-local buffers (copy in launch mode) and pinned mapped staging (copy in persistent mode).
+  // Per role of the job in flight: its buffer is in device-local memory (the kernel works in place).
+  std::array<bool, 3> in_local_{};
+  // Device buffers (copy in launch mode) and pinned mapped staging (copy in persistent mode).
   std::array<void*, 3> device_buffers_{};
   std::array<uint64_t, 3> device_sizes_{};
   std::array<void*, 3> pinned_buffers_{};

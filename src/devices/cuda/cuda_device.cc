@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "base/clock.hpp"
+#include "devices/copy_engines.hpp"
 
 namespace tandem::devices::cuda {
 
@@ -38,7 +39,11 @@ CudaDevice::CudaDevice(const config::CudaSettings& settings)
     info_.models[fn->id].throughput = 0;
     info_.models[fn->id].latency_s = fn->default_latency_s;
   }
-  info_.memory.local_bytes = context_.device().global_mem_bytes;
+  // Device-local memory: one allocation, at most half the GPU's memory (the slots' buffers need room too).
+  constexpr uint64_t kAlign = 256;  // cudaMalloc's alignment: every buffer suits any kernel's elements
+  info_.memory.local_bytes = std::min(settings.local_bytes, context_.device().global_mem_bytes / 2) / kAlign * kAlign;
+  info_.memory.local_alignment = kAlign;
+  info_.memory.copy_engines = info_.memory.local_bytes > 0 ? settings.copy_engines : 0;
   info_.memory.reaches_host_memory = context_.device().can_map_host_memory;
   for (uint32_t i = 0; i < settings.slots; ++i) {
     auto s = std::make_unique<Slot>();
@@ -47,7 +52,41 @@ CudaDevice::CudaDevice(const config::CudaSettings& settings)
     s->stream = std::make_unique<CudaSlot>(context_, i, mode_);
     slots_.push_back(std::move(s));
   }
+  measure_copy_engines();
 }
+
+// The copy engines' figures for the engine and the partitioner (measure_copy_rates), on scratch memory.
+void CudaDevice::measure_copy_engines() {
+  if (info_.memory.copy_engines == 0) return;
+  const uint64_t large = std::min<uint64_t>(uint64_t{8} << 20, info_.memory.local_bytes);
+  void* scratch = nullptr;
+  cudaError_t e = cudaMalloc(&scratch, large);
+  if (e != cudaSuccess) throw Error(status_from_cuda(e), cuda_message("cuda: measuring the copy engines (scratch memory)", e));
+  std::vector<char> host(large, 1);
+  try {
+    const CopyRates rates = measure_copy_rates(large, [&](uint64_t bytes) {
+      const int64_t t0 = now_ns();
+      e = cudaMemcpy(scratch, host.data(), bytes, cudaMemcpyHostToDevice);
+      if (e != cudaSuccess) throw Error(status_from_cuda(e), cuda_message("cuda: measuring the copy engines", e));
+      return static_cast<double>(now_ns() - t0) * 1e-9;
+    });
+    info_.memory.copy_engine_setup_s = rates.setup_s;
+    info_.memory.copy_engine_bps = rates.bps;
+  } catch (...) {
+    (void)cudaFree(scratch);
+    throw;
+  }
+  (void)cudaFree(scratch);
+}
+
+void CudaDevice::attach_local_memory(char* base, uint64_t bytes) {
+  context_.attach_local(base, bytes);
+  for (uint32_t i = 0; i < info_.memory.copy_engines; ++i) {
+    copy_streams_.push_back(std::make_unique<CudaSlot>(context_, i, CudaMode::launch));
+  }
+}
+
+LocalTransfer CudaDevice::local_transfer() { return timed_transfers(copy_streams_); }
 
 CudaDevice::~CudaDevice() {
   slots_.clear();  // each CudaSlot waits (bounded) for its stream and stops its resident block

@@ -35,6 +35,10 @@ class CudaDevice final : public Device {
   int64_t next_deadline() const override;
   const uint32_t* wake_word() const override { return inbox_.wake_word(); }
   SlotHealth slot_health(uint32_t slot) const override;
+  // Device-local memory: one cudaMalloc allocation; its copy engines are streams of their own
+  // (CudaSlot::transfer) on the engines' threads.
+  void attach_local_memory(char* base, uint64_t bytes) override;
+  LocalTransfer local_transfer() override;
 
  private:
   struct Slot {
@@ -47,6 +51,7 @@ class CudaDevice final : public Device {
   };
   static void on_done(void* user);
   void rebuild(Slot& s, const std::string& why);
+  void measure_copy_engines();
 
   config::CudaSettings settings_;
   CudaMode mode_;
@@ -55,6 +60,7 @@ class CudaDevice final : public Device {
   CudaContext context_;
   DeviceInfo info_;
   std::vector<std::unique_ptr<Slot>> slots_;
+  std::vector<std::unique_ptr<CudaSlot>> copy_streams_;  // one per copy engine, once local memory is attached
   CompletionInbox inbox_;  // wake-ups from the host functions (launch mode)
   std::vector<DeviceCompletion> ready_, arrived_;
   int64_t last_poll_ns_ = 0;

@@ -132,8 +132,7 @@ void ClContext::attach_local(const char* base, uint64_t bytes) {
     local_.reset();
     throw Error(status_from_cl(err), cl_message(fmt::format("opencl: device-local memory of {} MiB", bytes >> 20), err));
   }
-  local_base_ = base;
-  local_bytes_ = bytes;
+  local_window_ = LocalWindow{base, bytes};
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -204,8 +203,8 @@ Status ClSlot::ensure_staging(uint32_t role, uint64_t bytes) {
 // else staged like a copy, by a copy on the device.
 Status ClSlot::stage(uint32_t role, const KernelBuffer& buffer, void* host, ClAccess access, cl_mem& out) {
   if (host == nullptr) return fail(Status::invalid_argument, fmt::format("buffer {} has no address", buffer.slot));
-  const uint64_t local = local_offsets_[role] = context_.local_offset(host, buffer.bytes);
-  const bool on_device = local != ClContext::kNotLocal;
+  const uint64_t local = local_offsets_[role] = context_.local().offset_of(host, buffer.bytes);
+  const bool on_device = local != LocalWindow::kNotLocal;
   cl_int err = CL_SUCCESS;
   if (on_device && local % context_.device().base_align_bytes == 0) {
     const cl_buffer_region region{local, buffer.bytes};
@@ -336,7 +335,7 @@ Status ClSlot::enqueue(const funcs::Call& call, const KernelJob& job, ClAccess a
   first_event_.reset();
   last_event_.reset();
   for (MemPtr& b : job_buffers_) b.reset();
-  local_offsets_.fill(ClContext::kNotLocal);
+  local_offsets_.fill(LocalWindow::kNotLocal);
   last_error_.clear();
   cl_int err = CL_SUCCESS;
   if (!job.launch) {
@@ -364,7 +363,7 @@ Status ClSlot::enqueue(const funcs::Call& call, const KernelJob& job, ClAccess a
     const KernelBuffer& b = job.buffers[i];
     if (!b.write) continue;
     cl_event ev = nullptr;
-    if (local_offsets_[i] != ClContext::kNotLocal) {
+    if (local_offsets_[i] != LocalWindow::kNotLocal) {
       if (mems[i] == job_buffers_[i].get()) continue;  // written in place, on the device
       err = clEnqueueCopyBuffer(queue_.get(), mems[i], context_.local_buffer(), 0, local_offsets_[i], b.bytes, 0, nullptr, &ev);
       if (err != CL_SUCCESS) return fail(status_from_cl(err), cl_message("clEnqueueCopyBuffer to device-local memory", err));
@@ -428,11 +427,11 @@ Result<int64_t> ClSlot::run(const funcs::Call& call, ClAccess access) {
 
 Status ClSlot::transfer(void* dst, const void* src, uint64_t bytes) {
   last_error_.clear();
-  const uint64_t to = context_.local_offset(dst, bytes), from = context_.local_offset(src, bytes);
+  const uint64_t to = context_.local().offset_of(dst, bytes), from = context_.local().offset_of(src, bytes);
   cl_mem local = context_.local_buffer();
   cl_int err = CL_SUCCESS;
   MemPtr bounce;  // an overlapping copy within local memory goes through it (OpenCL refuses overlaps)
-  if (to != ClContext::kNotLocal && from != ClContext::kNotLocal) {
+  if (to != LocalWindow::kNotLocal && from != LocalWindow::kNotLocal) {
     if (to == from) return Status::ok;
     if (to < from + bytes && from < to + bytes) {
       bounce.reset(clCreateBuffer(context_.context(), CL_MEM_READ_WRITE, bytes, nullptr, &err));
@@ -441,9 +440,9 @@ Status ClSlot::transfer(void* dst, const void* src, uint64_t bytes) {
     } else {
       err = clEnqueueCopyBuffer(queue_.get(), local, local, from, to, bytes, 0, nullptr, nullptr);
     }
-  } else if (to != ClContext::kNotLocal) {
+  } else if (to != LocalWindow::kNotLocal) {
     err = clEnqueueWriteBuffer(queue_.get(), local, CL_TRUE, to, bytes, src, 0, nullptr, nullptr);
-  } else if (from != ClContext::kNotLocal) {
+  } else if (from != LocalWindow::kNotLocal) {
     err = clEnqueueReadBuffer(queue_.get(), local, CL_TRUE, from, bytes, dst, 0, nullptr, nullptr);
   } else {
     std::memmove(dst, src, bytes);

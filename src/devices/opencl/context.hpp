@@ -20,6 +20,7 @@
 
 #include "abi/status.hpp"
 #include "devices/kernel_plan.hpp"
+#include "devices/local_memory.hpp"
 #include "devices/opencl/cl.hpp"
 #include "devices/opencl/kernel_sources.hpp"
 #include "devices/opencl/platform.hpp"
@@ -79,14 +80,8 @@ class ClContext {
   // device's memory that the host addresses [base, base + bytes) stand for; they are never touched.
   // Set-up: throws tandem::Error if the device cannot allocate it.
   void attach_local(const char* base, uint64_t bytes);
-  // Where [host, host + bytes) lies in the local buffer: its offset, or kNotLocal (host memory).
-  static constexpr uint64_t kNotLocal = UINT64_MAX;
-  uint64_t local_offset(const void* host, uint64_t bytes) const {
-    const auto* p = static_cast<const char*>(host);
-    if (local_base_ == nullptr || p < local_base_ || bytes > local_bytes_) return kNotLocal;
-    const auto offset = static_cast<uint64_t>(p - local_base_);
-    return offset <= local_bytes_ - bytes ? offset : kNotLocal;
-  }
+  // Where host addresses lie in the local buffer (LocalWindow::offset_of).
+  const LocalWindow& local() const { return local_window_; }
   cl_mem local_buffer() const { return local_.get(); }
 
  private:
@@ -96,8 +91,7 @@ class ClContext {
   ClOptions options_;
   ContextPtr context_;
   std::array<ClProgram, kKernelCount> programs_{};
-  const char* local_base_ = nullptr;
-  uint64_t local_bytes_ = 0;
+  LocalWindow local_window_;
   MemPtr local_;
   bool opencl2_ = false;
   uint32_t reduction_groups_ = 8;
@@ -134,7 +128,7 @@ class ClSlot {
   Result<int64_t> run(const funcs::Call& call, ClAccess access);
 
   // A copy engine's transfer (the slot serves as its queue): host to device-local memory, back, or
-  // within it (ClContext::local_offset tells which side is local; overlapping is allowed), waited for.
+  // within it (ClContext::local() tells which side is local; overlapping is allowed), waited for.
   // Host to host is a memmove.
   Status transfer(void* dst, const void* src, uint64_t bytes);
 
@@ -154,7 +148,7 @@ class ClSlot {
   // Zero-copy buffers and device-local sub-buffers of the job in flight (released by the next job; the
   // runtime keeps its own references while commands use them).
   std::array<MemPtr, 3> job_buffers_{};
-  std::array<uint64_t, 3> local_offsets_{};  // per role: its offset in device-local memory, or kNotLocal
+  std::array<uint64_t, 3> local_offsets_{};  // per role: its offset in device-local memory, or LocalWindow::kNotLocal
   MemPtr partials_;
   std::vector<int64_t> partials_host_;
   // The job in flight.

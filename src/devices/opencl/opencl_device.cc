@@ -8,6 +8,7 @@
 
 #include "base/clock.hpp"
 #include "base/stats.hpp"
+#include "devices/copy_engines.hpp"
 
 namespace tandem::devices::opencl {
 
@@ -178,32 +179,23 @@ void OpenclDevice::measure_models() {
   }
 }
 
-// The copy engines' figures for the engine and the partitioner: set-up from a 4 KiB write's median,
-// bandwidth from an 8 MiB write's extra time over it (the best of three), on a scratch buffer.
+// The copy engines' figures for the engine and the partitioner (measure_copy_rates), on a scratch buffer.
 void OpenclDevice::measure_copy_engines() {
   if (info_.memory.copy_engines == 0 || slots_.empty()) return;
-  constexpr uint64_t kSmall = 4096, kLarge = uint64_t{8} << 20;
-  const uint64_t large = std::min(kLarge, info_.memory.local_bytes);
+  const uint64_t large = std::min<uint64_t>(uint64_t{8} << 20, info_.memory.local_bytes);
   cl_int err = CL_SUCCESS;
   MemPtr scratch(clCreateBuffer(context_.context(), CL_MEM_READ_WRITE, large, nullptr, &err));
-  if (err != CL_SUCCESS) {
-    throw Error(status_from_cl(err), cl_message("opencl: measuring the copy engines (a scratch buffer)", err));
-  }
+  if (err != CL_SUCCESS) throw Error(status_from_cl(err), cl_message("opencl: measuring the copy engines (a scratch buffer)", err));
   std::vector<char> host(large, 1);
   cl_command_queue queue = slots_[0]->queue->queue();
-  auto timed_write = [&](uint64_t bytes) {
+  const CopyRates rates = measure_copy_rates(large, [&](uint64_t bytes) {
     const int64_t t0 = now_ns();
     err = clEnqueueWriteBuffer(queue, scratch.get(), CL_TRUE, 0, bytes, host.data(), 0, nullptr, nullptr);
     if (err != CL_SUCCESS) throw Error(status_from_cl(err), cl_message("opencl: measuring the copy engines", err));
     return static_cast<double>(now_ns() - t0) * 1e-9;
-  };
-  std::vector<double> small;
-  for (int i = 0; i < 9; ++i) small.push_back(timed_write(kSmall));
-  double best = 1e9;
-  for (int i = 0; i < 3; ++i) best = std::min(best, timed_write(large));
-  const double setup = median(small);
-  info_.memory.copy_engine_setup_s = setup;
-  info_.memory.copy_engine_bps = best > setup ? static_cast<double>(large - kSmall) / (best - setup) : 1e10;
+  });
+  info_.memory.copy_engine_setup_s = rates.setup_s;
+  info_.memory.copy_engine_bps = rates.bps;
 }
 
 void OpenclDevice::attach_local_memory(char* base, uint64_t bytes) {
@@ -211,19 +203,7 @@ void OpenclDevice::attach_local_memory(char* base, uint64_t bytes) {
   for (uint32_t i = 0; i < info_.memory.copy_engines; ++i) copy_queues_.push_back(std::make_unique<ClSlot>(context_, i));
 }
 
-LocalTransfer OpenclDevice::local_transfer() {
-  return [this](uint32_t engine, void* dst, const void* src, uint64_t bytes) {
-    TransferDone done;
-    if (engine >= copy_queues_.size()) {
-      done.status = Status::device_error;  // no local memory was attached
-      return done;
-    }
-    const int64_t t0 = now_ns();
-    done.status = copy_queues_[engine]->transfer(dst, src, bytes);
-    done.device_ns = now_ns() - t0;
-    return done;
-  };
-}
+LocalTransfer OpenclDevice::local_transfer() { return timed_transfers(copy_queues_); }
 
 void OpenclDevice::complete_now(uint32_t slot, uint64_t token, Status status, std::string error) {
   DeviceCompletion c;
