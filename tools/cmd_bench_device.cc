@@ -11,7 +11,11 @@
 //     cudaStreamSynchronize).
 //  3. The cooperative split: accumulate and sobel from 1 KiB to 64 MiB, CPU only, device only and the
 //     partitioner's split (auto), medians.
-// JSON: noop_rtt_over_raw, aggregate_jobs_per_s_over_separate_contexts, and every figure behind them.
+//  4. Chained jobs: 8 sobel jobs in a row over one image (each reading the last one's output), its
+//     buffers in host memory (every job moves its input in and its output out) against device-local
+//     buffers (the image copied in once, the result out once), from 16 KiB to 16 MiB, medians.
+// JSON: noop_rtt_over_raw, aggregate_jobs_per_s_over_separate_contexts, local_chain_over_host_min (the
+// least gain of device-local buffers over host memory for a chain), and every figure behind them.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -268,6 +272,18 @@ std::string device_section(const DeviceBenchOptions& o, const std::string& resid
   return fmt::format("[device]\nkinds = [\"{0}\"]\n[device.{0}]\nslots = {1}\nresident = [{2}]\n", o.device, slots, resident);
 }
 
+// An embedded runtime on the benchmarked device, `resident` in `slots` slots.
+std::unique_ptr<client::Runtime> open_embedded_on(const DeviceBenchOptions& o, const std::string& resident, uint32_t slots,
+                                                  client::Mode mode) {
+  client::RuntimeOptions ro;
+  ro.embedded = true;
+  ro.mode = mode;
+  ro.config_text = device_section(o, resident, slots);
+  auto opened = client::Runtime::open(ro);
+  if (!opened) throw Error(opened.status(), "embedded runtime: " + opened.message());
+  return std::move(opened.value());
+}
+
 // ---- the device used directly (the raw baselines) ----
 struct RawDevice {
   virtual ~RawDevice() = default;
@@ -425,13 +441,8 @@ nlohmann::ordered_json bench_noop(const DeviceBenchOptions& o, RawDevice& raw) {
   plan.warmup = o.noop_samples / 10;
   auto raw_samples = bench::sample_loop_status(plan, [&] { return raw.noop(); });
   if (!raw_samples) throw Error(raw_samples.status(), "raw no-op: " + raw_samples.message());
-  client::RuntimeOptions ro;
-  ro.embedded = true;
-  ro.mode = client::Mode::hw;
-  ro.config_text = device_section(o, "\"nop\"", 1);
-  auto opened = client::Runtime::open(ro);
-  if (!opened) throw Error(opened.status(), "embedded runtime: " + opened.message());
-  auto tandem_samples = noop_round_trips(*opened.value(), opened.value()->default_queue(), rt::WaitMode::spin, o.noop_samples, -1);
+  auto rt = open_embedded_on(o, "\"nop\"", 1, client::Mode::hw);
+  auto tandem_samples = noop_round_trips(*rt, rt->default_queue(), rt::WaitMode::spin, o.noop_samples, -1);
   if (!tandem_samples) throw Error(tandem_samples.status(), "no-op through tandem: " + tandem_samples.message());
   const bench::Summary r = bench::summarize(raw_samples.value()), t = bench::summarize(tandem_samples.value());
   j["raw_median_ns"] = r.median;
@@ -445,12 +456,8 @@ nlohmann::ordered_json bench_noop(const DeviceBenchOptions& o, RawDevice& raw) {
 
 // Phase 3: one function at one size in three modes.
 nlohmann::ordered_json bench_split(const DeviceBenchOptions& o) {
-  client::RuntimeOptions ro;
-  ro.embedded = true;
-  ro.config_text = device_section(o, "\"accumulate\", \"sobel\"", 2);
-  auto opened = client::Runtime::open(ro);
-  if (!opened) throw Error(opened.status(), "embedded runtime: " + opened.message());
-  client::Runtime& rt = *opened.value();
+  auto runtime = open_embedded_on(o, "\"accumulate\", \"sobel\"", 2, client::Mode::auto_mode);
+  client::Runtime& rt = *runtime;
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   std::vector<uint64_t> sizes = {1 << 10, 16 << 10, 256 << 10, 4 << 20, 64 << 20};
   if (o.quick) sizes = {1 << 10, 64 << 10, 1 << 20};
@@ -536,6 +543,80 @@ nlohmann::ordered_json bench_split(const DeviceBenchOptions& o) {
   return rows;
 }
 
+// Phase 4: a chain of sobel jobs on host buffers against device-local buffers.
+constexpr uint32_t kChainJobs = 8;
+
+nlohmann::ordered_json bench_chain(const DeviceBenchOptions& o) {
+  auto runtime = open_embedded_on(o, "\"sobel\"", 1, client::Mode::hw);
+  client::Runtime& rt = *runtime;
+  const funcs::FunctionInfo& fn = *funcs::find_function(TANDEM_FN_SOBEL);
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  std::vector<uint32_t> sides = {128, 512, 2048, 4096};  // 16 KiB .. 16 MiB
+  if (o.quick) sides = {128, 512};
+  for (uint32_t side : sides) {
+    const uint64_t pixels = uint64_t{side} * side;
+    auto sobel = [&](uint64_t src, uint64_t dst) {
+      funcs::Call call;
+      call.function = fn.id;
+      call.args = {src, dst, side, side};
+      call.arg_count = 4;
+      call.workload = pixels;
+      call.buffers = {reinterpret_cast<void*>(src), reinterpret_cast<void*>(dst)};
+      int64_t value = 0;
+      if (const Status s = rt.run(fn, call, value); s != Status::ok) {
+        throw Error(s, fmt::format("chain of sobel {}x{}: {}", side, side, to_string(s)));
+      }
+    };
+    std::vector<uint8_t> image(pixels), host_result(pixels), local_result(pixels);
+    for (uint64_t i = 0; i < pixels; ++i) image[i] = static_cast<uint8_t>((i * 2654435761u) >> 13);
+    // The chain ping-pongs between two buffers: with an even length the result is back in the first.
+    auto chain = [&](uint64_t a, uint64_t b) {
+      for (uint32_t k = 0; k < kChainJobs; ++k) k % 2 == 0 ? sobel(a, b) : sobel(b, a);
+    };
+    auto* a = static_cast<uint8_t*>(rt.alloc(pixels));
+    auto* b = static_cast<uint8_t*>(rt.alloc(pixels));
+    auto la = rt.alloc_local(pixels), lb = rt.alloc_local(pixels);
+    if (a == nullptr || b == nullptr) throw Error(Status::no_memory, "chain: session memory");
+    const size_t samples = pixels >= (4u << 20) ? 5 : (o.quick ? 5 : 21);
+    std::vector<double> host_s, local_s;
+    for (size_t i = 0; i < samples + 1; ++i) {
+      std::memcpy(a, image.data(), pixels);
+      int64_t t0 = now_ns();
+      chain(reinterpret_cast<uint64_t>(a), reinterpret_cast<uint64_t>(b));
+      int64_t t1 = now_ns();
+      if (i > 0) host_s.push_back(static_cast<double>(t1 - t0) * 1e-9);
+      if (!la || !lb) continue;
+      t0 = now_ns();
+      Status st = rt.copy_local(la.value(), reinterpret_cast<uint64_t>(image.data()), pixels);
+      if (st == Status::ok) chain(la.value(), lb.value());
+      if (st == Status::ok) st = rt.copy_local(reinterpret_cast<uint64_t>(local_result.data()), la.value(), pixels);
+      t1 = now_ns();
+      if (st != Status::ok) throw Error(st, fmt::format("chain of sobel {}x{} on device-local buffers", side, side));
+      if (i > 0) local_s.push_back(static_cast<double>(t1 - t0) * 1e-9);
+    }
+    std::memcpy(host_result.data(), a, pixels);
+    nlohmann::ordered_json row;
+    row["side"] = side;
+    row["bytes"] = pixels;
+    row["jobs"] = kChainJobs;
+    row["host_chain_s"] = median(host_s);
+    if (la && lb) {
+      if (local_result != host_result) throw Error(Status::device_error, fmt::format("chain {}x{}: results differ", side, side));
+      row["local_chain_s"] = median(local_s);
+      row["local_over_host"] = row["host_chain_s"].get<double>() / row["local_chain_s"].get<double>();
+      (void)rt.free_local(la.value());
+      (void)rt.free_local(lb.value());
+    } else {
+      row["local_chain_s"] = nullptr;  // the device has no local memory here
+      row["why_not_local"] = (la ? lb : la).message();
+    }
+    rt.free(a);
+    rt.free(b);
+    rows.push_back(row);
+  }
+  return rows;
+}
+
 void run_device_bench(const DeviceBenchOptions& in) {
   DeviceBenchOptions o = in;
   if (o.quick) {
@@ -551,8 +632,17 @@ void run_device_bench(const DeviceBenchOptions& in) {
   report["noop"] = bench_noop(o, *raw);
   raw.reset();
   report["split"] = bench_split(o);
+  report["chain"] = bench_chain(o);
   report["noop_rtt_over_raw"] = report["noop"]["noop_rtt_over_raw"];
   report["aggregate_jobs_per_s_over_separate_contexts"] = report["processes"]["aggregate_jobs_per_s_over_separate_contexts"];
+  double least = 0;
+  for (const auto& r : report["chain"]) {
+    if (r.contains("local_over_host")) {
+      const double g = r["local_over_host"].get<double>();
+      least = least == 0 ? g : std::min(least, g);
+    }
+  }
+  report["local_chain_over_host_min"] = least;  // 0: no device-local memory
   if (emit_json_report(report, o.out, o.json_output)) return;
   fmt::print("device: {} ({})\n", o.device, report["description"].get<std::string>());
   const auto& n = report["noop"];
@@ -584,6 +674,17 @@ void run_device_bench(const DeviceBenchOptions& in) {
                r["bytes"].get<uint64_t>(), r["cpu_only_s"].get<double>() * 1e6, r["device_only_s"].get<double>() * 1e6,
                r["device_packet_s"].get<double>() * 1e6, r["split_s"].get<double>() * 1e6, r["split_speedup_over_best_single"].get<double>());
   }
+  fmt::print("chains of {} sobel jobs: buffers in host memory vs device-local (image in once, result out once)\n", kChainJobs);
+  fmt::print("{:>10} {:>12} {:>14} {:>8}\n", "bytes", "host memory", "device-local", "gain");
+  for (const auto& r : report["chain"]) {
+    if (r["local_chain_s"].is_null()) {
+      fmt::print("{:>10} {:>10.1f}us {:>14} ({})\n", r["bytes"].get<uint64_t>(), r["host_chain_s"].get<double>() * 1e6, "-",
+                 r["why_not_local"].get<std::string>());
+      continue;
+    }
+    fmt::print("{:>10} {:>10.1f}us {:>12.1f}us {:>7.2f}x\n", r["bytes"].get<uint64_t>(), r["host_chain_s"].get<double>() * 1e6,
+               r["local_chain_s"].get<double>() * 1e6, r["local_over_host"].get<double>());
+  }
 }
 
 }  // namespace
@@ -591,7 +692,9 @@ void run_device_bench(const DeviceBenchOptions& in) {
 void add_device_bench(CLI::App& bench) {
   auto o = std::make_shared<DeviceBenchOptions>();
   CLI::App* cmd = bench.add_subcommand(
-      "device", "A real device (opencl, cuda) through tandem vs used directly: no-op round trip, 8 processes, split sweep");
+      "device",
+      "A real device (opencl, cuda) through tandem vs used directly: no-op round trip, 8 processes, split sweep, chains on "
+      "device-local buffers");
   cmd->add_option("--device", o->device, "opencl or cuda")->check(CLI::IsMember({"opencl", "cuda"}));
   cmd->add_option("--processes", o->processes, "client processes of the sharing comparison")->check(CLI::Range(1, 64));
   cmd->add_option("--rounds", o->rounds, "alternating windows of each set-up in the sharing comparison (ratio: their median)")

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Runs `tandem bench device ... --json` and checks the sharing comparison's shape: every round of both
 set-ups measured jobs, no errors or late starts, and the headline ratio is the median of the rounds'
-ratios (the figures themselves are not judged: this machine's noise).
+ratios; the chains ran on host and device-local buffers (the figures themselves are not judged: this
+machine's noise).
 
 usage: check_bench_device.py TANDEM_BINARY ROUNDS BENCH_ARGS...
 """
@@ -50,7 +51,16 @@ def main():
     headline = report["aggregate_jobs_per_s_over_separate_contexts"]
     if abs(headline - statistics.median(ratios)) > 1e-9 * headline:
         fail("headline ratio %s is not the median of %s" % (headline, ratios))
-    print("check_bench_device: ok (rounds %s, ratio %.2f)" % (["%.2f" % r for r in ratios], headline))
+    # Chains: every size measured on both kinds of buffers (the device has local memory), and the
+    # headline is the least gain.
+    chain = report["chain"]
+    if not chain or any(r["local_chain_s"] is None or not r["host_chain_s"] > 0 for r in chain):
+        fail("chain rows %s" % chain)
+    gains = [r["host_chain_s"] / r["local_chain_s"] for r in chain]
+    if abs(report["local_chain_over_host_min"] - min(gains)) > 1e-9 * min(gains):
+        fail("local_chain_over_host_min %s is not the least of %s" % (report["local_chain_over_host_min"], gains))
+    print("check_bench_device: ok (rounds %s, ratio %.2f, chain gains %s)" %
+          (["%.2f" % r for r in ratios], headline, ["%.2f" % g for g in gains]))
 
 
 if __name__ == "__main__":
