@@ -136,6 +136,16 @@ void print_status(const nlohmann::json& j) {
     }
     fmt::print("data access and energy (device side, modelled):\n{}\n", acc.render());
   }
+  if (j.contains("local_memory")) {
+    const auto& l = j["local_memory"];
+    const auto& c = j["copy_engines"];
+    fmt::print("device-local memory on {}: {:.2f} of {:.0f} MiB in {} buffers; copy engines: {} transfers, {:.2f} MB "
+               "in, {:.2f} MB out, {:.2f} MB within\n\n",
+               l["device"].get<std::string>(), l["used_bytes"].get<double>() / (1 << 20),
+               l["capacity_bytes"].get<double>() / (1 << 20), l["buffers"].get<uint32_t>(), c["transfers"].get<uint64_t>(),
+               c["bytes_to_device"].get<double>() / 1e6, c["bytes_from_device"].get<double>() / 1e6,
+               c["bytes_on_device"].get<double>() / 1e6);
+  }
   if (j.contains("device_tlb")) {
     bench::TextTable dt({"session / function", "mode", "hits", "walks", "faults", "hit rate"});
     size_t rows = 0;

@@ -1136,6 +1136,12 @@ std::string Daemon::status_json() {
     }
   }
   j["access"] = access;
+  if (!snap.local.device.empty()) {
+    j["local_memory"] = {{"device", snap.local.device},
+                         {"capacity_bytes", snap.local.capacity_bytes},
+                         {"used_bytes", snap.local.used_bytes},
+                         {"buffers", snap.local.buffers}};
+  }
   const devices::CopyStats copies = dispatcher_->copy_stats();
   j["copy_engines"] = {{"transfers", copies.transfers},
                        {"bytes_to_device", copies.bytes_to_device},

@@ -263,6 +263,14 @@ Snapshot Dispatcher::snapshot() {
       for (uint32_t i = 0; i < v.info.slots; ++i) v.health.push_back(d.device->slot_health(i));
       s.devices.push_back(std::move(v));
     }
+    if (local_) {
+      for (const DeviceEntry& d : devices_) {
+        if (d.reaches_local && &d != copy_entry_) s.local.device = d.device->info().name;
+      }
+      s.local.capacity_bytes = local_->capacity();
+      s.local.used_bytes = local_->used();
+      s.local.buffers = local_->buffers();
+    }
     for (engine::SlotId i = 0; i < e.slot_count(); ++i) s.slots.push_back(e.slot(i));
     for (engine::QueueId q = 0; q < e.queue_count(); ++q) s.queues.push_back(e.queue(q));
     for (uint16_t f = 0; f < engine::kMaxFunctions; ++f) {

@@ -88,8 +88,17 @@ struct DeviceView {
   std::string activity;                     // Device::activity()
 };
 
+// The runtime's device-local memory (the first device that offers some holds it).
+struct LocalMemoryView {
+  std::string device;  // "" when no device has local memory
+  uint64_t capacity_bytes = 0;
+  uint64_t used_bytes = 0;  // in aligned blocks
+  uint32_t buffers = 0;
+};
+
 struct Snapshot {
   int64_t now_ns = 0;
+  LocalMemoryView local;
   std::vector<DeviceView> devices;
   std::vector<engine::SlotView> slots;
   std::vector<engine::QueueView> queues;

@@ -23,6 +23,7 @@
 #include "devices/opencl/opencl_device.hpp"
 #include "client/embedded.hpp"
 #include "kernel_cases.hpp"
+#include "mp/mp_util.hpp"
 #include "rt/completion.hpp"
 #include "rtl/rtl_cases.hpp"
 #include "test_util.hpp"
@@ -602,6 +603,16 @@ TEST(OpenclDaemon, ProcessesChainJobsOnTheirOwnDeviceLocalBuffers) {
     }
     return failures;
   });
+  // tandemd says where its device-local memory is and what the copy engines moved: each chain moved
+  // its image in once and its result out once; every buffer was freed.
+  const nlohmann::json status = testing::daemon_status(d);
+  ASSERT_TRUE(status.contains("local_memory")) << status.dump();
+  EXPECT_EQ(status["local_memory"]["device"], "opencl");
+  EXPECT_EQ(status["local_memory"]["capacity_bytes"].get<uint64_t>(), uint64_t{32} << 20);
+  EXPECT_EQ(status["local_memory"]["buffers"].get<uint32_t>(), 0u);
+  EXPECT_EQ(status["local_memory"]["used_bytes"].get<uint64_t>(), 0u);
+  EXPECT_EQ(status["copy_engines"]["bytes_to_device"].get<uint64_t>(), 3u * 3u * 301u * 97u);
+  EXPECT_EQ(status["copy_engines"]["bytes_from_device"].get<uint64_t>(), 3u * 3u * 301u * 97u);
   EXPECT_TRUE(d.alive());
 }
 
