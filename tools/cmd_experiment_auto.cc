@@ -26,7 +26,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
-#include <iterator>
 #include <map>
 #include <random>
 #include <sstream>
@@ -53,7 +52,7 @@ using nlohmann::json;
 struct AutoOptions {
   std::string out = "auto-results";
   bool quick = false;
-  unsigned reps = 5;
+  unsigned reps = 5;  // a multiple of 5: every mode takes every place in the rotation equally often
 };
 
 struct Workload {
@@ -63,7 +62,6 @@ struct Workload {
   unsigned calls = 0;       // steps per thread
 };
 
-const char* kModes[] = {"sw", "hw", "auto", "auto_static"};
 
 tandem_mode_t mode_of(const std::string& m) {
   if (m == "sw") return TANDEM_MODE_SW;
@@ -360,10 +358,10 @@ void run_auto(const AutoOptions& o) {
                m.at("auto") * 1e3, m.at("auto_static") * 1e3, m.at("oracle") * 1e3, ratio, ratio_oracle);
   };
   // Modes interleave within a repetition so that a burst of load from elsewhere hits all of them, in an
-  // order that rotates from one repetition to the next (no mode always runs first). Once sw and hw have
-  // run in a repetition, the oracle: the faster of the two, run again. It is what a chooser that always
-  // knew the answer would score, so best(sw, hw) / oracle over the cases is the floor that this
-  // machine's noise sets for auto's statistics (auto_over_best_min and the rest).
+  // order that rotates from one repetition to the next (each takes every place once in 5 repetitions).
+  // One of them is the oracle: the fixed mode (sw or hw) with the lower median so far, run again. It is
+  // what a chooser that always knew the answer would score, so best(sw, hw) / oracle over the cases is
+  // the floor that this machine's noise sets for auto's statistics (auto_over_best_min and the rest).
   const auto measure = [&](const std::function<double(const std::string&)>& run) {
     std::map<std::string, std::vector<double>> samples;
     const auto sample = [&](const std::string& mode, const std::string& key) {
@@ -372,16 +370,14 @@ void run_auto(const AutoOptions& o) {
       if (s < 0) throw Error(Status::device_error, fmt::format("wrong results in mode {}", mode));
       samples[key].push_back(s);
     };
-    constexpr size_t kCount = std::size(kModes);
+    const std::vector<std::string> order = {"sw", "hw", "auto", "auto_static", "oracle"};  // sw and hw before the first oracle
     for (unsigned r = 0; r < reps; ++r) {
-      bool sw_done = false, hw_done = false;
-      for (size_t i = 0; i < kCount; ++i) {
-        const std::string mode = kModes[(i + r) % kCount];
-        sample(mode, mode);
-        sw_done = sw_done || mode == "sw";
-        hw_done = hw_done || mode == "hw";
-        if (sw_done && hw_done && samples["oracle"].size() == r) {
-          sample(samples["sw"].back() <= samples["hw"].back() ? "sw" : "hw", "oracle");
+      for (size_t i = 0; i < order.size(); ++i) {
+        const std::string& key = order[(i + r) % order.size()];
+        if (key != "oracle") {
+          sample(key, key);
+        } else {
+          sample(median(samples["sw"]) <= median(samples["hw"]) ? "sw" : "hw", "oracle");
         }
       }
     }
