@@ -51,7 +51,8 @@ DaemonLauncher::DaemonLauncher(const std::string& config_toml, bool quiet) {
 }
 
 void DaemonLauncher::remove_files() {
-  unlink(socket_.c_str());  // a daemon that was killed leaves its socket behind
+  unlink(socket_.c_str());  // a daemon that was killed leaves its socket and lock behind
+  unlink((socket_ + ".lock").c_str());
   unlink(config_.c_str());
   rmdir(dir_.c_str());
 }

@@ -5,6 +5,7 @@
 // its own (OpenCL) the device's LocalTransfer moves them, and the transfer takes the time it measured.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -21,21 +22,38 @@
 namespace tandem::devices {
 
 // The copy engines of a device that keeps its local memory itself: one queue per engine, each with
-// `Status transfer(void* dst, const void* src, uint64_t bytes)` run to completion, timed here. An
-// engine without a queue (no local memory attached) fails its transfers.
+// `Status transfer(void* dst, const void* src, uint64_t bytes, int64_t timeout_ns)` run to completion
+// (or TIMEOUT), timed here. An engine without a queue (no local memory attached) fails its transfers.
+// `queues` must outlive the copy engines' jobs (the dispatcher destroys its devices last to first).
 template <class Queue>
-LocalTransfer timed_transfers(const std::vector<std::unique_ptr<Queue>>& queues) {
-  return [&queues](uint32_t engine, void* dst, const void* src, uint64_t bytes) {
+LocalTransfer timed_transfers(const std::vector<std::unique_ptr<Queue>>& queues, int64_t timeout_ns) {
+  return [&queues, timeout_ns](uint32_t engine, void* dst, const void* src, uint64_t bytes) {
     TransferDone done;
     if (engine >= queues.size()) {
       done.status = Status::device_error;
       return done;
     }
     const int64_t t0 = now_ns();
-    done.status = queues[engine]->transfer(dst, src, bytes);
+    done.status = queues[engine]->transfer(dst, src, bytes, timeout_ns);
     done.device_ns = now_ns() - t0;
     return done;
   };
+}
+
+// An overlapping copy of `bytes` from offset `from` to offset `to` of one memory, through a bounce
+// buffer of `piece` bytes: `in(offset, n)` copies memory to the bounce buffer, `out(offset, n)` back.
+// The pieces go in the order that never overwrites a source byte before it is read (forward when the
+// data moves down, backward when it moves up); the caller's queue keeps them in order.
+template <class In, class Out>
+Status overlapping_copy(uint64_t from, uint64_t to, uint64_t bytes, uint64_t piece, In&& in, Out&& out) {
+  const uint64_t pieces = (bytes + piece - 1) / piece;
+  for (uint64_t k = 0; k < pieces; ++k) {
+    const uint64_t at = (to < from ? k : pieces - 1 - k) * piece;
+    const uint64_t n = std::min(piece, bytes - at);
+    if (Status s = in(from + at, n); s != Status::ok) return s;
+    if (Status s = out(to + at, n); s != Status::ok) return s;
+  }
+  return Status::ok;
 }
 
 // A copy engine's set-up time and bandwidth from `timed_write(bytes)` (seconds for one host-to-device

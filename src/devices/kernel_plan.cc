@@ -27,7 +27,7 @@ bool kernel_for_function(uint16_t function, KernelId& out) {
   }
 }
 
-Status plan_kernel_job(const funcs::Call& call, KernelJob& job) {
+Status plan_kernel_job(const funcs::Call& call, KernelJob& job, const void* table) {
   job = KernelJob{};
   if (!kernel_for_function(call.function, job.kernel)) return Status::invalid_argument;
   auto add = [&job](uint32_t slot, uint64_t bytes, bool read, bool write, uint32_t element) {
@@ -85,7 +85,8 @@ Status plan_kernel_job(const funcs::Call& call, KernelJob& job) {
         job.launch = false;
         break;
       }
-      if (a.uses_table() && !funcs::kernels::valid_quant_table(static_cast<const uint16_t*>(call.buffers[2]))) {
+      if (a.uses_table() &&
+          !funcs::kernels::valid_quant_table(static_cast<const uint16_t*>(table != nullptr ? table : call.buffers[2]))) {
         job.launch = false;  // the reference's answer: 1, nothing written
         job.value = 1;
         break;

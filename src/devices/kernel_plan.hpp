@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "abi/status.hpp"
+#include "devices/local_memory.hpp"
 #include "funcs/function.hpp"
 
 namespace tandem::devices {
@@ -48,8 +49,29 @@ struct KernelJob {
 };
 
 // Plans `call` (already validated by the catalog's describe(); buffers translated). invalid_argument
-// for a function without a kernel.
-Status plan_kernel_job(const funcs::Call& call, KernelJob& job);
+// for a function without a kernel. `table`: dct_quant's quantization table where the host can read it
+// (a copy of one in a device's own memory); null: call.buffers[2].
+Status plan_kernel_job(const funcs::Call& call, KernelJob& job, const void* table = nullptr);
+
+// plan_kernel_job on a device whose own local memory (`local`) the host cannot read: dct_quant's table,
+// when it lies there, is read first by `read(offset, dst, bytes)` (waited for: 128 bytes) and the plan
+// validates that copy. The status of a read that failed (`read_failed` set), else of the plan.
+template <class Read>
+Status plan_device_job(const funcs::Call& call, const LocalWindow& local, KernelJob& job, bool& read_failed, Read&& read) {
+  read_failed = false;
+  std::array<uint16_t, 64> copy{};
+  const void* table = nullptr;
+  if (call.function == TANDEM_FN_DCT_QUANT && call.buffers[2] != nullptr) {
+    if (const uint64_t offset = local.offset_of(call.buffers[2], sizeof copy); offset != LocalWindow::kNotLocal) {
+      if (Status s = read(offset, copy.data(), sizeof copy); s != Status::ok) {
+        read_failed = true;
+        return s;
+      }
+      table = copy.data();
+    }
+  }
+  return plan_kernel_job(call, job, table);
+}
 
 // Reductions: the partial words a reduction kernel writes for `groups` work-groups, and the call's
 // value from them (accumulate: the wrapping sum; work: the total steps; the state words are skipped).

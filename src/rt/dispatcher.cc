@@ -75,7 +75,11 @@ Dispatcher::Dispatcher(engine::EngineConfig config, std::vector<std::unique_ptr<
   abi::init_metrics_page(*metrics_page_, engine_.slot_count(), static_cast<uint64_t>(monitor_.config().period_ns));
 }
 
-Dispatcher::~Dispatcher() { stop(); }
+Dispatcher::~Dispatcher() {
+  stop();
+  // Last to first: a device's copy engines (after it in the list) call into it until they are gone.
+  while (!devices_.empty()) devices_.pop_back();
+}
 
 void Dispatcher::start() {
   std::lock_guard lock(control_mutex_);

@@ -193,6 +193,11 @@ class Dispatcher {
 
   // What the copy engines moved so far (zero without device-local memory).
   devices::CopyStats copy_stats() const { return copy_engines_ ? copy_engines_->stats() : devices::CopyStats{}; }
+  // The host addresses the device-local memory's buffers translate to (fixed once built; a device that
+  // keeps the data itself never touches them). Empty without local memory.
+  devices::LocalWindow local_window() const {
+    return local_ ? devices::LocalWindow{local_->base(), local_->capacity()} : devices::LocalWindow{};
+  }
 
   const engine::EngineConfig& engine_config() const { return engine_.config(); }
   const tandem_metrics_page_t& metrics_page() const { return *metrics_page_; }

@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "abi/atomics.hpp"
@@ -518,9 +519,20 @@ std::string sobel_chain_on_device(client::Runtime& rt, uint64_t seed) {
   return why;
 }
 
+// No byte of the runtime's host window for device-local memory was written: the data lived on the device.
+bool host_window_untouched(client::Runtime& rt) {
+  const devices::LocalWindow w = dynamic_cast<client::EmbeddedRuntime&>(rt).dispatcher().local_window();
+  if (w.base == nullptr) return false;
+  for (uint64_t i = 0; i < w.bytes; ++i) {
+    if (w.base[i] != 0) return false;
+  }
+  return true;
+}
+
 // Data copied into the device's memory once stays there between chained jobs, and gives the chained
 // reference. Buffers at offsets the device cannot make sub-buffers at (PoCL: 128-byte base alignment)
-// are staged by copies on the device and give the reference too; so do copies within local memory.
+// are staged by copies on the device and give the reference too; so do copies within local memory, and
+// dct_quant with its quantization table in device memory (valid and not).
 TEST(OpenclRuntime, ChainedJobsOnDeviceLocalDataStayOnTheDevice) {
   auto rt = testing::open_embedded(std::string(kAllResident) + "local_memory_mib = 16\n", client::Mode::hw);
   ASSERT_TRUE(rt);
@@ -549,19 +561,96 @@ TEST(OpenclRuntime, ChainedJobsOnDeviceLocalDataStayOnTheDevice) {
   ASSERT_EQ(run_call(*rt, TANDEM_FN_ACCUMULATE, {sums.value(), kWords}, value), Status::ok);
   EXPECT_EQ(value, want) << "after an overlapping copy";
   EXPECT_EQ(dispatcher.copy_stats().bytes_on_device, 2u * kWords * 4u);
-  for (auto& b : {sums, moved}) EXPECT_EQ(rt->free_local(b.value()), Status::ok);
+
+  // DCT then quantiser, the table in device memory too (the device validates a copy it reads back).
+  constexpr uint32_t kBlocks = 300;
+  testing::Case dct = testing::dct_case(3, kBlocks, TANDEM_DCT_MODE_DCT_QUANTIZE),
+                ref = testing::dct_case(3, kBlocks, TANDEM_DCT_MODE_DCT_QUANTIZE),
+                bad = testing::dct_case(3, kBlocks, TANDEM_DCT_MODE_DCT_QUANTIZE, 0);  // a zero entry: refused
+  testing::run_software(ref);
+  auto in = rt->alloc_local(kBlocks * 64), coeffs = rt->alloc_local(kBlocks * 128), out = rt->alloc_local(kBlocks * 128),
+       table = rt->alloc_local(128), bad_table = rt->alloc_local(128);
+  ASSERT_TRUE(in && coeffs && out && table && bad_table);
+  ASSERT_EQ(rt->copy_local(in.value(), testing::address(dct.buffers[0].data()), kBlocks * 64), Status::ok);
+  ASSERT_EQ(rt->copy_local(table.value(), testing::address(dct.buffers[2].data()), 128), Status::ok);
+  ASSERT_EQ(rt->copy_local(bad_table.value(), testing::address(bad.buffers[2].data()), 128), Status::ok);
+  for (auto [mode, src, dst] : {std::tuple{TANDEM_DCT_MODE_DCT, in.value(), coeffs.value()},
+                                std::tuple{TANDEM_DCT_MODE_QUANTIZE, coeffs.value(), out.value()}}) {
+    ASSERT_EQ(run_call(*rt, TANDEM_FN_DCT_QUANT, {src, dst, TANDEM_DCT_ARG(kBlocks, mode), table.value()}, value), Status::ok);
+    EXPECT_EQ(value, 0);
+  }
+  std::vector<uint8_t> result(kBlocks * 128);
+  ASSERT_EQ(rt->copy_local(testing::address(result.data()), out.value(), result.size()), Status::ok);
+  EXPECT_TRUE(result == ref.out()) << "DCT then quantiser with a device-local table equals the reference";
+  ASSERT_EQ(run_call(*rt, TANDEM_FN_DCT_QUANT,
+                     {coeffs.value(), out.value(), TANDEM_DCT_ARG(kBlocks, TANDEM_DCT_MODE_QUANTIZE), bad_table.value()}, value),
+            Status::ok);
+  EXPECT_EQ(value, 1) << "a device-local table with a zero entry is refused, as the reference refuses it";
+  std::vector<uint8_t> after(kBlocks * 128);
+  ASSERT_EQ(rt->copy_local(testing::address(after.data()), out.value(), after.size()), Status::ok);
+  EXPECT_TRUE(after == result) << "the refused call wrote nothing";
+
+  EXPECT_TRUE(host_window_untouched(*rt)) << "device-local data lives on the device, not in the host window";
+  for (auto& b : {sums, moved, in, coeffs, out, table, bad_table}) EXPECT_EQ(rt->free_local(b.value()), Status::ok);
 }
 
+// A setting beyond the device's largest allocation is capped to it (one allocation), and a buffer
+// larger than that is refused with device_memory_full; no local memory at all: access_unsupported.
 TEST(OpenclRuntime, DeviceLocalMemoryIsOneAllocationAtMostAndNoneIsRefused) {
   auto none = testing::open_embedded(std::string(kAllResident) + "local_memory_mib = 0\n", client::Mode::hw);
   ASSERT_TRUE(none);
   EXPECT_EQ(none->alloc_local(64).status(), Status::access_unsupported);
-  config::Config c = config::parse_config(std::string(kAllResident) + "local_memory_mib = 1048576\n", "test");
-  OpenclDevice device(c.device.opencl);
-  EXPECT_GT(device.info().memory.local_bytes, 0u);
-  EXPECT_LE(device.info().memory.local_bytes, device.context().device().max_alloc_bytes) << "one allocation";
-  EXPECT_EQ(device.info().memory.local_alignment % device.context().device().base_align_bytes, 0u);
-  EXPECT_GT(device.info().memory.copy_engine_bps, 0);
+  auto huge = testing::open_embedded(std::string(kAllResident) + "local_memory_mib = 1048576\n", client::Mode::hw);
+  ASSERT_TRUE(huge) << "a setting of 1 TiB is capped at the device's largest allocation";
+  const devices::LocalWindow w = dynamic_cast<client::EmbeddedRuntime&>(*huge).dispatcher().local_window();
+  EXPECT_GT(w.bytes, uint64_t{64} << 20);
+  EXPECT_LT(w.bytes, uint64_t{1} << 40);
+  EXPECT_EQ(huge->alloc_local(w.bytes + 1).status(), Status::device_memory_full);
+  testing::Case words = testing::accumulate_case(13, 1000);
+  const int64_t want = testing::run_software(words);
+  auto buffer = huge->alloc_local(4000);
+  ASSERT_TRUE(buffer);
+  ASSERT_EQ(huge->copy_local(buffer.value(), testing::address(words.buffers[0].data()), 4000), Status::ok);
+  int64_t value = -1;
+  ASSERT_EQ(run_call(*huge, TANDEM_FN_ACCUMULATE, {buffer.value(), 1000}, value), Status::ok);
+  EXPECT_EQ(value, want);
+}
+
+// On the Device interface: small accumulate jobs on device-local data handed over together never go
+// into a batch (a batch gathers host memory), and each sums its own words; the copy engines' transfer
+// fills the device's memory.
+TEST(OpenclDevice, SmallJobsOnDeviceLocalDataAreNeverBatched) {
+  OpenclDevice device(settings(4));
+  std::vector<char> window(uint64_t{1} << 20);  // host addresses standing for the device's memory
+  device.attach_local_memory(window.data(), window.size());
+  const devices::LocalTransfer transfer = device.local_transfer();
+  for (uint32_t slot = 0; slot < 4; ++slot) device.configure(slot, TANDEM_FN_ACCUMULATE);
+  std::vector<int64_t> want;
+  for (uint32_t j = 0; j < 4; ++j) {
+    testing::Case words = testing::accumulate_case(40 + j, 256);
+    want.push_back(testing::run_software(words));
+    ASSERT_EQ(transfer(j % 2, window.data() + j * 4096, words.buffers[0].data(), 1024).status, Status::ok);
+  }
+  for (uint32_t j = 0; j < 4; ++j) {
+    DeviceJob job;
+    job.token = 100 + j;
+    job.start_ns = now_ns();
+    job.access.local_bytes = 1024;
+    job.call.function = TANDEM_FN_ACCUMULATE;
+    job.call.args = {reinterpret_cast<uint64_t>(window.data() + j * 4096), 256};
+    job.call.arg_count = 2;
+    job.call.workload = 256;
+    job.call.buffers[0] = window.data() + j * 4096;
+    device.submit(j, job);
+  }
+  auto done = wait_for(device, 4);
+  ASSERT_EQ(done.size(), 4u);
+  for (const DeviceCompletion& c : done) {
+    ASSERT_EQ(c.status, Status::ok);
+    EXPECT_EQ(c.value, want[c.token - 100]) << "job " << c.token - 100;
+  }
+  EXPECT_EQ(device.batch_stats().jobs, 0u) << "device-local jobs run where their data is, never in a batch";
+  for (char c : window) ASSERT_EQ(c, 0) << "the host window is never written";
 }
 
 // Forks `n` client processes of the daemon at `socket`, each running `body(i, runtime)` (its exit

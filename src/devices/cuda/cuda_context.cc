@@ -4,10 +4,12 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <thread>
 
 #include "base/clock.hpp"
+#include "devices/copy_engines.hpp"
 #include "devices/selector.hpp"
 
 namespace tandem::devices::cuda {
@@ -169,6 +171,7 @@ CudaSlot::~CudaSlot() {
   stop_persistent();
   release_registrations();
   for (void* p : device_buffers_) (void)cudaFree(p);
+  if (bounce_ != nullptr) (void)cudaFree(bounce_);
   for (void* p : pinned_buffers_) (void)cudaFreeHost(p);
   if (partials_ != nullptr) (void)cudaFreeHost(partials_);
   if (ring_ != nullptr) (void)cudaFreeHost(ring_);
@@ -360,40 +363,81 @@ int64_t CudaSlot::finish() {
   return job_.value;
 }
 
-Status CudaSlot::transfer(void* dst, const void* src, uint64_t bytes) {
+Status CudaSlot::transfer(void* dst, const void* src, uint64_t bytes, int64_t timeout_ns) {
   last_error_.clear();
   if (Status s = context_.make_current(); s != Status::ok) return fail(s, "cannot make the device current");
   const LocalWindow& local = context_.local();
   const uint64_t to = local.offset_of(dst, bytes), from = local.offset_of(src, bytes);
-  char* base = context_.local_device();
-  void* bounce = nullptr;  // an overlapping copy within local memory goes through it
-  cudaError_t e = cudaSuccess;
-  if (to != LocalWindow::kNotLocal && from != LocalWindow::kNotLocal) {
-    if (to == from) return Status::ok;
-    if (to < from + bytes && from < to + bytes) {
-      e = cudaMalloc(&bounce, bytes);
-      if (e == cudaSuccess) e = cudaMemcpyAsync(bounce, base + from, bytes, cudaMemcpyDeviceToDevice, stream_);
-      if (e == cudaSuccess) e = cudaMemcpyAsync(base + to, bounce, bytes, cudaMemcpyDeviceToDevice, stream_);
-    } else {
-      e = cudaMemcpyAsync(base + to, base + from, bytes, cudaMemcpyDeviceToDevice, stream_);
-    }
-  } else if (to != LocalWindow::kNotLocal) {
-    e = cudaMemcpyAsync(base + to, src, bytes, cudaMemcpyHostToDevice, stream_);
-  } else if (from != LocalWindow::kNotLocal) {
-    e = cudaMemcpyAsync(dst, base + from, bytes, cudaMemcpyDeviceToHost, stream_);
-  } else {
+  const bool to_local = to != LocalWindow::kNotLocal, from_local = from != LocalWindow::kNotLocal;
+  if (!to_local && !from_local) {
     std::memmove(dst, src, bytes);
     return Status::ok;
   }
-  if (e == cudaSuccess) e = cudaStreamSynchronize(stream_);
-  if (bounce != nullptr) (void)cudaFree(bounce);
+  if (to_local && from_local && to == from) return Status::ok;
+  char* base = context_.local_device();
+  cudaError_t e = cudaSuccess;
+  if (to_local && from_local) {
+    if (to + bytes <= from || from + bytes <= to) {
+      e = cudaMemcpyAsync(base + to, base + from, bytes, cudaMemcpyDeviceToDevice, stream_);
+    } else {  // overlapping: through the bounce buffer, piece by piece (made once: cudaFree would wait on every slot)
+      if (bounce_ == nullptr) e = cudaMalloc(&bounce_, kBounceBytes);
+      const auto step = [&](void* d, const void* s2, uint64_t n) {
+        if (e == cudaSuccess) e = cudaMemcpyAsync(d, s2, n, cudaMemcpyDeviceToDevice, stream_);
+        return e == cudaSuccess ? Status::ok : status_from_cuda(e);
+      };
+      if (e == cudaSuccess) {
+        (void)overlapping_copy(
+            from, to, bytes, kBounceBytes, [&](uint64_t at, uint64_t n) { return step(bounce_, base + at, n); },
+            [&](uint64_t at, uint64_t n) { return step(base + at, bounce_, n); });
+      }
+    }
+  } else if (to_local) {
+    e = cudaMemcpyAsync(base + to, src, bytes, cudaMemcpyHostToDevice, stream_);
+  } else {
+    e = cudaMemcpyAsync(dst, base + from, bytes, cudaMemcpyDeviceToHost, stream_);
+  }
+  if (e == cudaSuccess) e = cudaEventRecord(done_, stream_);
+  if (e != cudaSuccess) return check(e, "copy engine transfer");
+  // Bounded: a GPU that never finishes must not hold the engine (and the client's call) forever.
+  const int64_t t0 = now_ns();
+  while ((e = cudaEventQuery(done_)) == cudaErrorNotReady) {
+    const int64_t waited = now_ns() - t0;
+    if (waited > timeout_ns) {
+      // CUDA cannot cancel it: the stream is abandoned (released once it ends), the engine gets a new one.
+      (void)cudaStreamDestroy(stream_);
+      (void)cudaEventDestroy(done_);
+      bounce_ = nullptr;  // still in use by the abandoned stream: left to it rather than freed
+      stream_ = nullptr;
+      done_ = nullptr;
+      e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
+      if (e == cudaSuccess) e = cudaEventCreateWithFlags(&done_, cudaEventDisableTiming);
+      last_error_ = fmt::format("cuda copy engine {}: a transfer of {} bytes ran longer than {:.0f} ms; its stream was "
+                                "abandoned (the GPU may still write its destination){}",
+                                index_, bytes, static_cast<double>(timeout_ns) / 1e6,
+                                e == cudaSuccess ? "" : "; a new stream could not be made");
+      return Status::timeout;
+    }
+    if (waited < 200'000) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
   return check(e, "copy engine transfer");
+}
+
+Status CudaSlot::read_local(uint64_t offset, void* dst, uint64_t bytes) {
+  if (Status s = context_.make_current(); s != Status::ok) return fail(s, "cannot make the device current");
+  return check(cudaMemcpy(dst, context_.local_device() + offset, bytes, cudaMemcpyDeviceToHost), "reading device-local memory");
 }
 
 Result<int64_t> CudaSlot::run(const funcs::Call& call, CudaAccess access, int64_t timeout_ns) {
   KernelJob job;
-  if (Status s = plan_kernel_job(call, job); s != Status::ok) {
-    return Result<int64_t>(s, fmt::format("cuda: function {} has no kernel", call.function));
+  bool read_failed = false;
+  if (Status s = plan_device_job(call, context_.local(), job, read_failed,
+                                 [&](uint64_t offset, void* dst, uint64_t bytes) { return read_local(offset, dst, bytes); });
+      s != Status::ok) {
+    return Result<int64_t>(s, read_failed ? last_error_ : fmt::format("cuda: function {} has no kernel", call.function));
   }
   if (Status s = enqueue(call, job, access); s != Status::ok) return Result<int64_t>(s, last_error_);
   const int64_t deadline = now_ns() + timeout_ns;

@@ -114,8 +114,11 @@ class CudaSlot {
   Status raw_empty_launch();
 
   // A copy engine's transfer (a launch-mode slot serves as its stream): host to device-local memory,
-  // back, or within it (overlapping allowed), waited for. Host to host is a memmove.
-  Status transfer(void* dst, const void* src, uint64_t bytes);
+  // back, or within it (overlapping allowed), waited for at most `timeout_ns`: past it, TIMEOUT, and
+  // the stream is abandoned for a new one. Host to host is a memmove.
+  Status transfer(void* dst, const void* src, uint64_t bytes, int64_t timeout_ns);
+  // Reads [offset, offset + bytes) of device-local memory into `dst` (dct_quant's table), waited for.
+  Status read_local(uint64_t offset, void* dst, uint64_t bytes);
 
  private:
   Status fail(Status status, std::string message);
@@ -132,6 +135,8 @@ class CudaSlot {
   cudaEvent_t done_ = nullptr;
   // Per role of the job in flight: its buffer is in device-local memory (the kernel works in place).
   std::array<bool, 3> in_local_{};
+  void* bounce_ = nullptr;  // overlapping copies within local memory go through it (kBounceBytes)
+  static constexpr uint64_t kBounceBytes = uint64_t{1} << 20;
   // Device buffers (copy in launch mode) and pinned mapped staging (copy in persistent mode).
   std::array<void*, 3> device_buffers_{};
   std::array<uint64_t, 3> device_sizes_{};

@@ -45,6 +45,9 @@ CudaDevice::CudaDevice(const config::CudaSettings& settings)
   info_.memory.local_alignment = kAlign;
   info_.memory.copy_engines = info_.memory.local_bytes > 0 ? settings.copy_engines : 0;
   info_.memory.reaches_host_memory = context_.device().can_map_host_memory;
+  // Before the slots: the measurement frees its scratch memory, and cudaFree waits for the whole
+  // device, which never goes idle once persistent slots' blocks are resident.
+  measure_copy_engines();
   for (uint32_t i = 0; i < settings.slots; ++i) {
     auto s = std::make_unique<Slot>();
     s->device = this;
@@ -52,7 +55,6 @@ CudaDevice::CudaDevice(const config::CudaSettings& settings)
     s->stream = std::make_unique<CudaSlot>(context_, i, mode_);
     slots_.push_back(std::move(s));
   }
-  measure_copy_engines();
 }
 
 // The copy engines' figures for the engine and the partitioner (measure_copy_rates), on scratch memory.
@@ -86,7 +88,7 @@ void CudaDevice::attach_local_memory(char* base, uint64_t bytes) {
   }
 }
 
-LocalTransfer CudaDevice::local_transfer() { return timed_transfers(copy_streams_); }
+LocalTransfer CudaDevice::local_transfer() { return timed_transfers(copy_streams_, timeout_ns_); }
 
 CudaDevice::~CudaDevice() {
   slots_.clear();  // each CudaSlot waits (bounded) for its stream and stops its resident block
@@ -119,7 +121,15 @@ void CudaDevice::submit(uint32_t slot, const DeviceJob& job) {
   if (slot >= slots_.size() || !slots_[slot]->job.health.in_service) return ready_.push_back(refused);
   Slot& s = *slots_[slot];
   KernelJob plan;
-  if (plan_kernel_job(job.call, plan) != Status::ok || !s.loaded_valid || plan.kernel != s.loaded) {
+  bool read_failed = false;
+  const Status planned = plan_device_job(job.call, context_.local(), plan, read_failed,
+                                         [&](uint64_t offset, void* dst, uint64_t bytes) { return s.stream->read_local(offset, dst, bytes); });
+  if (read_failed) {
+    refused.status = planned;
+    s.job.health.last_error = s.stream->last_error();
+    return ready_.push_back(refused);
+  }
+  if (planned != Status::ok || !s.loaded_valid || plan.kernel != s.loaded) {
     s.job.health.last_error = fmt::format("function {} started on a slot loaded with another", job.call.function);
     return ready_.push_back(refused);
   }

@@ -59,8 +59,10 @@ class CudaDevice final : public Device {
   int64_t timeout_ns_ = 0;
   CudaContext context_;
   DeviceInfo info_;
-  std::vector<std::unique_ptr<Slot>> slots_;
+  // Declared before the slots, so destroyed after them: freeing memory waits for the whole device,
+  // which persistent slots keep busy until they stop.
   std::vector<std::unique_ptr<CudaSlot>> copy_streams_;  // one per copy engine, once local memory is attached
+  std::vector<std::unique_ptr<Slot>> slots_;
   CompletionInbox inbox_;  // wake-ups from the host functions (launch mode)
   std::vector<DeviceCompletion> ready_, arrived_;
   int64_t last_poll_ns_ = 0;

@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <chrono>
 #include <new>
+#include <thread>
 
 #include "base/clock.hpp"
+#include "devices/copy_engines.hpp"
 
 namespace tandem::devices::opencl {
 
@@ -135,21 +138,32 @@ void ClContext::attach_local(const char* base, uint64_t bytes) {
   local_window_ = LocalWindow{base, bytes};
 }
 
+cl_int ClContext::local_region(uint64_t offset, uint64_t bytes, MemPtr& out, uint64_t& start) const {
+  const uint64_t align = selection_.device.base_align_bytes;
+  start = offset / align * align;
+  const cl_buffer_region region{start, offset + bytes - start};
+  cl_int err = CL_SUCCESS;
+  out.reset(clCreateSubBuffer(local_.get(), CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &err));
+  return err;
+}
+
 // ---------------------------------------------------------------------------------------------------
 // ClSlot
 
-ClSlot::ClSlot(ClContext& context, uint32_t index) : context_(context), index_(index) {
+ClSlot::ClSlot(ClContext& context, uint32_t index) : context_(context), index_(index) { make_queue(); }
+
+void ClSlot::make_queue() {
   cl_int err = CL_SUCCESS;
-  cl_device_id device = context.device().id;
-  const cl_command_queue_properties props = context.options().profiling ? CL_QUEUE_PROFILING_ENABLE : 0;
-  if (context.opencl2()) {
+  cl_device_id device = context_.device().id;
+  const cl_command_queue_properties props = context_.options().profiling ? CL_QUEUE_PROFILING_ENABLE : 0;
+  if (context_.opencl2()) {
     const cl_queue_properties list[] = {CL_QUEUE_PROPERTIES, props, 0};
-    queue_.reset(clCreateCommandQueueWithProperties(context.context(), device, list, &err));
+    queue_.reset(clCreateCommandQueueWithProperties(context_.context(), device, list, &err));
   } else {
-    queue_.reset(clCreateCommandQueue(context.context(), device, props, &err));
+    queue_.reset(clCreateCommandQueue(context_.context(), device, props, &err));
   }
   if (err != CL_SUCCESS || queue_ == nullptr) {
-    throw Error(status_from_cl(err), cl_message(fmt::format("opencl: command queue for slot {}", index), err));
+    throw Error(status_from_cl(err), cl_message(fmt::format("opencl: command queue for slot {}", index_), err));
   }
 }
 
@@ -199,22 +213,23 @@ Status ClSlot::ensure_staging(uint32_t role, uint64_t bytes) {
 }
 
 // Makes buffer `role` of the job visible to the device: its cl_mem in `out`. A device-local buffer is
-// a sub-buffer of the local buffer where its offset meets the device's base alignment (nothing moves),
-// else staged like a copy, by a copy on the device.
+// its own sub-buffer of the local buffer where it starts base-aligned (nothing moves), else staged like
+// a copy, by a copy on the device.
 Status ClSlot::stage(uint32_t role, const KernelBuffer& buffer, void* host, ClAccess access, cl_mem& out) {
   if (host == nullptr) return fail(Status::invalid_argument, fmt::format("buffer {} has no address", buffer.slot));
-  const uint64_t local = local_offsets_[role] = context_.local().offset_of(host, buffer.bytes);
+  const uint64_t local = context_.local().offset_of(host, buffer.bytes);
   const bool on_device = local != LocalWindow::kNotLocal;
   cl_int err = CL_SUCCESS;
-  if (on_device && local % context_.device().base_align_bytes == 0) {
-    const cl_buffer_region region{local, buffer.bytes};
-    job_buffers_[role].reset(
-        clCreateSubBuffer(context_.local_buffer(), CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &err));
+  if (on_device) {
+    uint64_t start = 0;
+    err = context_.local_region(local, buffer.bytes, job_buffers_[role], start);
     if (err != CL_SUCCESS) return fail(status_from_cl(err), cl_message("clCreateSubBuffer of device-local memory", err));
-    out = job_buffers_[role].get();
-    return Status::ok;
-  }
-  if (buffer.bytes > context_.device().max_alloc_bytes) {
+    local_offsets_[role] = local - start;
+    if (local == start) {
+      out = job_buffers_[role].get();
+      return Status::ok;
+    }
+  } else if (buffer.bytes > context_.device().max_alloc_bytes) {
     return fail(Status::job_too_large, fmt::format("buffer of {} bytes exceeds the device's largest allocation ({} bytes)",
                                                    buffer.bytes, context_.device().max_alloc_bytes));
   }
@@ -226,15 +241,19 @@ Status ClSlot::stage(uint32_t role, const KernelBuffer& buffer, void* host, ClAc
     out = job_buffers_[role].get();
     return Status::ok;
   }
-  // Copy (or a zero-copy buffer whose address the device cannot use in place, or device-local data at
-  // an unaligned offset).
+  // Copy (or a zero-copy buffer whose address the device cannot use in place, or device-local data
+  // that does not start base-aligned).
   if (Status s = ensure_staging(role, buffer.bytes); s != Status::ok) return s;
   out = staging_[role].get();
   if (buffer.read) {
     cl_event ev = nullptr;
-    err = on_device ? clEnqueueCopyBuffer(queue_.get(), context_.local_buffer(), out, local, 0, buffer.bytes, 0, nullptr, &ev)
+    err = on_device ? clEnqueueCopyBuffer(queue_.get(), job_buffers_[role].get(), out, local_offsets_[role], 0, buffer.bytes,
+                                          0, nullptr, &ev)
                     : clEnqueueWriteBuffer(queue_.get(), out, CL_FALSE, 0, buffer.bytes, host, 0, nullptr, &ev);
-    if (err != CL_SUCCESS) return fail(status_from_cl(err), cl_message(on_device ? "clEnqueueCopyBuffer from device-local memory" : "clEnqueueWriteBuffer", err));
+    if (err != CL_SUCCESS) {
+      return fail(status_from_cl(err),
+                  cl_message(on_device ? "clEnqueueCopyBuffer from device-local memory" : "clEnqueueWriteBuffer", err));
+    }
     (first_event_ == nullptr ? first_event_ : last_event_).reset(ev);
   }
   return Status::ok;
@@ -365,7 +384,7 @@ Status ClSlot::enqueue(const funcs::Call& call, const KernelJob& job, ClAccess a
     cl_event ev = nullptr;
     if (local_offsets_[i] != LocalWindow::kNotLocal) {
       if (mems[i] == job_buffers_[i].get()) continue;  // written in place, on the device
-      err = clEnqueueCopyBuffer(queue_.get(), mems[i], context_.local_buffer(), 0, local_offsets_[i], b.bytes, 0, nullptr, &ev);
+      err = clEnqueueCopyBuffer(queue_.get(), mems[i], job_buffers_[i].get(), 0, local_offsets_[i], b.bytes, 0, nullptr, &ev);
       if (err != CL_SUCCESS) return fail(status_from_cl(err), cl_message("clEnqueueCopyBuffer to device-local memory", err));
     } else if (mems[i] == job_buffers_[i].get()) {
       void* mapped = clEnqueueMapBuffer(queue_.get(), mems[i], CL_FALSE, CL_MAP_READ, 0, b.bytes, 0, nullptr, nullptr, &err);
@@ -404,8 +423,11 @@ int64_t ClSlot::device_ns() const {
 
 Result<int64_t> ClSlot::run(const funcs::Call& call, ClAccess access) {
   KernelJob job;
-  if (Status s = plan_kernel_job(call, job); s != Status::ok) {
-    return Result<int64_t>(s, fmt::format("opencl: function {} has no kernel", call.function));
+  bool read_failed = false;
+  if (Status s = plan_device_job(call, context_.local(), job, read_failed,
+                                 [&](uint64_t offset, void* dst, uint64_t bytes) { return read_local(offset, dst, bytes); });
+      s != Status::ok) {
+    return Result<int64_t>(s, read_failed ? last_error_ : fmt::format("opencl: function {} has no kernel", call.function));
   }
   if (!selected(job.kernel)) {
     if (Status s = select(job.kernel); s != Status::ok) return Result<int64_t>(s, last_error_);
@@ -425,31 +447,90 @@ Result<int64_t> ClSlot::run(const funcs::Call& call, ClAccess access) {
   return finish();
 }
 
-Status ClSlot::transfer(void* dst, const void* src, uint64_t bytes) {
+Status ClSlot::transfer(void* dst, const void* src, uint64_t bytes, int64_t timeout_ns) {
   last_error_.clear();
-  const uint64_t to = context_.local().offset_of(dst, bytes), from = context_.local().offset_of(src, bytes);
-  cl_mem local = context_.local_buffer();
-  cl_int err = CL_SUCCESS;
-  MemPtr bounce;  // an overlapping copy within local memory goes through it (OpenCL refuses overlaps)
-  if (to != LocalWindow::kNotLocal && from != LocalWindow::kNotLocal) {
-    if (to == from) return Status::ok;
-    if (to < from + bytes && from < to + bytes) {
-      bounce.reset(clCreateBuffer(context_.context(), CL_MEM_READ_WRITE, bytes, nullptr, &err));
-      if (err == CL_SUCCESS) err = clEnqueueCopyBuffer(queue_.get(), local, bounce.get(), from, 0, bytes, 0, nullptr, nullptr);
-      if (err == CL_SUCCESS) err = clEnqueueCopyBuffer(queue_.get(), bounce.get(), local, 0, to, bytes, 0, nullptr, nullptr);
-    } else {
-      err = clEnqueueCopyBuffer(queue_.get(), local, local, from, to, bytes, 0, nullptr, nullptr);
-    }
-  } else if (to != LocalWindow::kNotLocal) {
-    err = clEnqueueWriteBuffer(queue_.get(), local, CL_TRUE, to, bytes, src, 0, nullptr, nullptr);
-  } else if (from != LocalWindow::kNotLocal) {
-    err = clEnqueueReadBuffer(queue_.get(), local, CL_TRUE, from, bytes, dst, 0, nullptr, nullptr);
-  } else {
+  const LocalWindow& window = context_.local();
+  const uint64_t to = window.offset_of(dst, bytes), from = window.offset_of(src, bytes);
+  const bool to_local = to != LocalWindow::kNotLocal, from_local = from != LocalWindow::kNotLocal;
+  if (!to_local && !from_local) {
     std::memmove(dst, src, bytes);
     return Status::ok;
   }
-  if (err == CL_SUCCESS) err = clFinish(queue_.get());
-  if (err != CL_SUCCESS) return fail(status_from_cl(err), cl_message("copy engine transfer", err));
+  if (to_local && from_local && to == from) return Status::ok;
+  // One sub-buffer covers every local byte the transfer touches.
+  const uint64_t lo = std::min(to_local ? to : from, from_local ? from : to);
+  const uint64_t hi = std::max(to_local ? to + bytes : 0, from_local ? from + bytes : 0);
+  MemPtr region;
+  uint64_t start = 0;
+  cl_int err = context_.local_region(lo, hi - lo, region, start);
+  if (err != CL_SUCCESS) return fail(status_from_cl(err), cl_message("clCreateSubBuffer of device-local memory", err));
+  cl_command_queue q = queue_.get();
+  cl_mem r = region.get();
+  if (to_local && from_local) {
+    const uint64_t t = to - start, f = from - start;
+    if (t + bytes <= f || f + bytes <= t) {
+      err = clEnqueueCopyBuffer(q, r, r, f, t, bytes, 0, nullptr, nullptr);
+    } else {  // OpenCL refuses overlapping copies: through the bounce buffer, piece by piece
+      if (bounce_ == nullptr) bounce_.reset(clCreateBuffer(context_.context(), CL_MEM_READ_WRITE, kBounceBytes, nullptr, &err));
+      const auto step = [&](cl_mem a, cl_mem b, uint64_t at_a, uint64_t at_b, uint64_t n) {
+        if (err == CL_SUCCESS) err = clEnqueueCopyBuffer(q, a, b, at_a, at_b, n, 0, nullptr, nullptr);
+        return err == CL_SUCCESS ? Status::ok : status_from_cl(err);
+      };
+      if (err == CL_SUCCESS) {
+        (void)overlapping_copy(
+            f, t, bytes, kBounceBytes, [&](uint64_t at, uint64_t n) { return step(r, bounce_.get(), at, 0, n); },
+            [&](uint64_t at, uint64_t n) { return step(bounce_.get(), r, 0, at, n); });
+      }
+    }
+  } else if (to_local) {
+    err = clEnqueueWriteBuffer(q, r, CL_FALSE, to - start, bytes, src, 0, nullptr, nullptr);
+  } else {
+    err = clEnqueueReadBuffer(q, r, CL_FALSE, from - start, bytes, dst, 0, nullptr, nullptr);
+  }
+  cl_event done = nullptr;
+  if (err == CL_SUCCESS) err = clEnqueueMarkerWithWaitList(q, 0, nullptr, &done);
+  if (err == CL_SUCCESS) err = clFlush(q);
+  if (err != CL_SUCCESS) {
+    if (done != nullptr) clReleaseEvent(done);
+    return fail(status_from_cl(err), cl_message("copy engine transfer", err));
+  }
+  EventPtr owner(done);
+  // Bounded: a device that never finishes must not hold the engine (and the client's call) forever.
+  // Spin briefly (a small transfer takes microseconds), then sleep in short steps.
+  const int64_t t0 = now_ns();
+  cl_int exec = CL_QUEUED;
+  while ((err = clGetEventInfo(done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof exec, &exec, nullptr)) == CL_SUCCESS &&
+         exec > CL_COMPLETE) {
+    const int64_t waited = now_ns() - t0;
+    if (waited > timeout_ns) {
+      // OpenCL cannot cancel it: the queue is abandoned (kept until the slot goes), the engine gets a new one.
+      abandoned_.push_back(std::move(queue_));
+      bounce_.reset();
+      make_queue();
+      last_error_ = fmt::format("opencl copy engine {}: a transfer of {} bytes ran longer than {:.0f} ms; its queue was "
+                                "abandoned (the device may still write its destination)",
+                                index_, bytes, static_cast<double>(timeout_ns) / 1e6);
+      return Status::timeout;
+    }
+    if (waited < 200'000) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
+  if (err != CL_SUCCESS || exec < 0) {
+    const cl_int code = err != CL_SUCCESS ? err : exec;
+    return fail(status_from_cl(code), cl_message("copy engine transfer", code));
+  }
+  return Status::ok;
+}
+
+Status ClSlot::read_local(uint64_t offset, void* dst, uint64_t bytes) {
+  MemPtr region;
+  uint64_t start = 0;
+  cl_int err = context_.local_region(offset, bytes, region, start);
+  if (err == CL_SUCCESS) err = clEnqueueReadBuffer(queue_.get(), region.get(), CL_TRUE, offset - start, bytes, dst, 0, nullptr, nullptr);
+  if (err != CL_SUCCESS) return fail(status_from_cl(err), cl_message("reading device-local memory", err));
   return Status::ok;
 }
 

@@ -82,7 +82,11 @@ class ClContext {
   void attach_local(const char* base, uint64_t bytes);
   // Where host addresses lie in the local buffer (LocalWindow::offset_of).
   const LocalWindow& local() const { return local_window_; }
-  cl_mem local_buffer() const { return local_.get(); }
+  // A sub-buffer of the local buffer that covers [offset, offset + bytes) (bytes > 0), starting at the
+  // base-aligned offset at or below `offset`, `start`. Commands never use the local buffer itself:
+  // OpenCL leaves concurrent use of a buffer and its sub-buffers undefined. LocalMemory's blocks are
+  // base-aligned, so the sub-buffer stays within the block that `offset` is in.
+  cl_int local_region(uint64_t offset, uint64_t bytes, MemPtr& out, uint64_t& start) const;
 
  private:
   void init();
@@ -128,12 +132,17 @@ class ClSlot {
   Result<int64_t> run(const funcs::Call& call, ClAccess access);
 
   // A copy engine's transfer (the slot serves as its queue): host to device-local memory, back, or
-  // within it (ClContext::local() tells which side is local; overlapping is allowed), waited for.
-  // Host to host is a memmove.
-  Status transfer(void* dst, const void* src, uint64_t bytes);
+  // within it (ClContext::local() tells which side is local; overlapping is allowed), waited for at
+  // most `timeout_ns`: past it, TIMEOUT, and the queue is abandoned for a new one (OpenCL cannot cancel
+  // a command; the device may still write the destination). Host to host is a memmove.
+  Status transfer(void* dst, const void* src, uint64_t bytes, int64_t timeout_ns);
+  // Reads [offset, offset + bytes) of device-local memory into `dst`, waited for (a few bytes the host
+  // must see: dct_quant's table).
+  Status read_local(uint64_t offset, void* dst, uint64_t bytes);
 
  private:
   Status fail(Status status, std::string message);
+  void make_queue();  // throws tandem::Error
   Status stage(uint32_t role, const KernelBuffer& buffer, void* host, ClAccess access, cl_mem& out);
   Status ensure_staging(uint32_t role, uint64_t bytes);
   Status set_args_and_launch(const KernelJob& job, const std::array<cl_mem, 3>& mems);
@@ -141,6 +150,7 @@ class ClSlot {
   ClContext& context_;
   uint32_t index_;
   QueuePtr queue_;
+  std::vector<QueuePtr> abandoned_;  // queues left with a transfer that ran past its time limit
   std::array<KernelPtr, kKernelCount> kernels_{};
   // Copy staging, one per buffer role; kept between jobs and grown to the largest job seen.
   std::array<MemPtr, 3> staging_{};
@@ -148,7 +158,11 @@ class ClSlot {
   // Zero-copy buffers and device-local sub-buffers of the job in flight (released by the next job; the
   // runtime keeps its own references while commands use them).
   std::array<MemPtr, 3> job_buffers_{};
-  std::array<uint64_t, 3> local_offsets_{};  // per role: its offset in device-local memory, or LocalWindow::kNotLocal
+  // Per role of a device-local buffer: where it starts in its sub-buffer (0: the kernel uses the
+  // sub-buffer in place; else it works on staging), or LocalWindow::kNotLocal for host memory.
+  std::array<uint64_t, 3> local_offsets_{};
+  MemPtr bounce_;  // an overlapping copy within local memory goes through it (kBounceBytes)
+  static constexpr uint64_t kBounceBytes = uint64_t{1} << 20;
   MemPtr partials_;
   std::vector<int64_t> partials_host_;
   // The job in flight.

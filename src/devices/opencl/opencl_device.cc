@@ -203,7 +203,7 @@ void OpenclDevice::attach_local_memory(char* base, uint64_t bytes) {
   for (uint32_t i = 0; i < info_.memory.copy_engines; ++i) copy_queues_.push_back(std::make_unique<ClSlot>(context_, i));
 }
 
-LocalTransfer OpenclDevice::local_transfer() { return timed_transfers(copy_queues_); }
+LocalTransfer OpenclDevice::local_transfer() { return timed_transfers(copy_queues_, timeout_ns_); }
 
 void OpenclDevice::complete_now(uint32_t slot, uint64_t token, Status status, std::string error) {
   DeviceCompletion c;
@@ -268,7 +268,11 @@ void OpenclDevice::submit(uint32_t slot, const DeviceJob& job) {
     return complete_now(slot, job.token, Status::device_error);  // its last job is still on the device
   }
   KernelJob plan;
-  if (plan_kernel_job(job.call, plan) != Status::ok || !s.loaded_valid || plan.kernel != s.loaded) {
+  bool read_failed = false;
+  const Status planned = plan_device_job(job.call, context_.local(), plan, read_failed,
+                                         [&](uint64_t offset, void* dst, uint64_t bytes) { return s.queue->read_local(offset, dst, bytes); });
+  if (read_failed) return complete_now(slot, job.token, planned, s.queue->last_error());
+  if (planned != Status::ok || !s.loaded_valid || plan.kernel != s.loaded) {
     return complete_now(slot, job.token, Status::device_error,
                         fmt::format("function {} started on a slot loaded with another", job.call.function));
   }
