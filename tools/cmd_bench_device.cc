@@ -8,7 +8,7 @@
 //     must not own a driver's threads).
 //  2. The no-op round trip through tandem (embedded runtime) against a raw enqueue + finish of an
 //     empty kernel on the same device (OpenCL: clEnqueueNDRangeKernel + clFinish; CUDA: a launch +
-//     cudaStreamSynchronize).
+//     cudaStreamSynchronize); on CUDA also through a persistent block polling its ring (no launch).
 //  3. The cooperative split: accumulate and sobel from 1 KiB to 64 MiB, CPU only, device only and the
 //     partitioner's split (auto), medians.
 //  4. Chained jobs: 8 sobel jobs in a row over one image (each reading the last one's output), its
@@ -268,17 +268,20 @@ nlohmann::ordered_json summarize_processes(const std::vector<ProcessReport>& rep
   return j;
 }
 
-std::string device_section(const DeviceBenchOptions& o, const std::string& resident, uint32_t slots) {
-  return fmt::format("[device]\nkinds = [\"{0}\"]\n[device.{0}]\nslots = {1}\nresident = [{2}]\n", o.device, slots, resident);
+// `extra`: more lines of the device's section (CUDA: mode = "persistent").
+std::string device_section(const DeviceBenchOptions& o, const std::string& resident, uint32_t slots,
+                           const std::string& extra = "") {
+  return fmt::format("[device]\nkinds = [\"{0}\"]\n[device.{0}]\nslots = {1}\nresident = [{2}]\n{3}", o.device, slots,
+                     resident, extra);
 }
 
 // An embedded runtime on the benchmarked device, `resident` in `slots` slots.
 std::unique_ptr<client::Runtime> open_embedded_on(const DeviceBenchOptions& o, const std::string& resident, uint32_t slots,
-                                                  client::Mode mode) {
+                                                  client::Mode mode, const std::string& extra = "") {
   client::RuntimeOptions ro;
   ro.embedded = true;
   ro.mode = mode;
-  ro.config_text = device_section(o, resident, slots);
+  ro.config_text = device_section(o, resident, slots, extra);
   auto opened = client::Runtime::open(ro);
   if (!opened) throw Error(opened.status(), "embedded runtime: " + opened.message());
   return std::move(opened.value());
@@ -451,6 +454,16 @@ nlohmann::ordered_json bench_noop(const DeviceBenchOptions& o, RawDevice& raw) {
   j["tandem_min_ns"] = t.min;
   j["tandem_p99_ns"] = t.p99;
   j["noop_rtt_over_raw"] = r.median > 0 ? t.median / r.median : 0;
+  rt.reset();
+  if (o.device == "cuda") {  // the persistent block: a job starts from the ring, without a launch
+    auto persistent = open_embedded_on(o, "\"nop\"", 1, client::Mode::hw, "mode = \"persistent\"\n");
+    auto p = noop_round_trips(*persistent, persistent->default_queue(), rt::WaitMode::spin, o.noop_samples, -1);
+    if (!p) throw Error(p.status(), "no-op through tandem (persistent): " + p.message());
+    const bench::Summary ps = bench::summarize(p.value());
+    j["tandem_persistent_median_ns"] = ps.median;
+    j["tandem_persistent_p99_ns"] = ps.p99;
+    j["noop_rtt_persistent_over_raw"] = r.median > 0 ? ps.median / r.median : 0;
+  }
   return j;
 }
 
@@ -649,6 +662,11 @@ void run_device_bench(const DeviceBenchOptions& in) {
   fmt::print("no-op round trip: tandem {:.1f} us median (p99 {:.1f}), raw enqueue+finish {:.1f} us -> {:.2f}x raw\n",
              n["tandem_median_ns"].get<double>() / 1e3, n["tandem_p99_ns"].get<double>() / 1e3,
              n["raw_median_ns"].get<double>() / 1e3, n["noop_rtt_over_raw"].get<double>());
+  if (n.contains("noop_rtt_persistent_over_raw")) {
+    fmt::print("no-op round trip, persistent mode: tandem {:.1f} us median (p99 {:.1f}) -> {:.2f}x the raw launch\n",
+               n["tandem_persistent_median_ns"].get<double>() / 1e3, n["tandem_persistent_p99_ns"].get<double>() / 1e3,
+               n["noop_rtt_persistent_over_raw"].get<double>());
+  }
   const auto& p = report["processes"];
   for (const char* k : {"separate_contexts", "through_tandemd"}) {
     if (p[k]["processes"].get<size_t>() != o.processes) {

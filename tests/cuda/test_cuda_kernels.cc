@@ -12,18 +12,13 @@
 
 #include "devices/cuda/cuda_context.hpp"
 #include "kernel_cases.hpp"
+#include "require_gpu.hpp"
 #include "rtl/rtl_cases.hpp"
 
 namespace tandem::devices::cuda {
 namespace {
 
 using tandem::testing::KernelCase;
-
-#define TANDEM_REQUIRE_GPU()                                      \
-  do {                                                            \
-    const std::string reason = cuda_unavailable_reason();         \
-    if (!reason.empty()) GTEST_SKIP() << "no usable GPU: " << reason; \
-  } while (0)
 
 CudaContext& shared_context() {
   static std::unique_ptr<CudaContext> context = std::make_unique<CudaContext>(CudaOptions{});

@@ -20,6 +20,7 @@
 #include "base/clock.hpp"
 #include "config/config.hpp"
 #include "daemon_harness.hpp"
+#include "device_end_to_end.hpp"
 #include "devices/device_factory.hpp"
 #include "devices/opencl/opencl_device.hpp"
 #include "client/embedded.hpp"
@@ -36,54 +37,21 @@ using devices::DeviceCompletion;
 using devices::DeviceJob;
 using devices::opencl::OpenclDevice;
 using testing::KernelCase;
+using testing::catalog_cases;
+using testing::host_window_untouched;
+using testing::run_call;
+using testing::run_cases_through;
+using testing::run_clients;
+using testing::run_one;
+using testing::sobel_chain_on_device;
+using testing::submit_job;
+using testing::wait_for;
 
 config::OpenclSettings settings(uint32_t slots, double timeout_s = 10) {
   config::OpenclSettings s;
   s.slots = slots;
   s.job_timeout_s = timeout_s;
   return s;
-}
-
-// Polls until `n` completions arrived (or 30 s passed), sleeping on nothing: the test spins.
-std::vector<DeviceCompletion> wait_for(devices::Device& d, size_t n) {
-  std::vector<DeviceCompletion> out;
-  const int64_t deadline = now_ns() + 30'000'000'000;
-  while (out.size() < n && now_ns() < deadline) d.poll(now_ns(), out);
-  return out;
-}
-
-// Submits `call` on `slot` as job `token`, starting now.
-void submit_job(devices::Device& d, uint32_t slot, uint64_t token, const funcs::Call& call) {
-  DeviceJob job;
-  job.token = token;
-  job.start_ns = now_ns();
-  job.call = call;
-  d.submit(slot, job);
-}
-
-// Submits `call` on `slot` and waits for the one completion it yields.
-DeviceCompletion run_one(devices::Device& d, uint32_t slot, uint64_t token, const funcs::Call& call) {
-  submit_job(d, slot, token, call);
-  auto done = wait_for(d, 1);
-  EXPECT_EQ(done.size(), 1u);
-  return done.empty() ? DeviceCompletion{token, slot, Status::cancelled, 0, 0, 0, {}} : done[0];
-}
-
-// Every case of the catalog the device tests run (small and edge sizes).
-std::vector<std::unique_ptr<KernelCase>> catalog_cases() {
-  std::vector<std::unique_ptr<KernelCase>> cases;
-  cases.push_back(KernelCase::nop());
-  cases.push_back(KernelCase::accumulate(100003, 1, 1));
-  cases.push_back(KernelCase::accumulate(1, 0, 2));
-  cases.push_back(KernelCase::work(5000));
-  cases.push_back(KernelCase::sobel(97, 31, false, false, 3));
-  cases.push_back(KernelCase::sobel(64, 8, true, true, 4));
-  cases.push_back(KernelCase::matmul(33, 17, 9, 5));
-  cases.push_back(KernelCase::matmul(4, 0, 3, 6));
-  cases.push_back(KernelCase::dct(77, TANDEM_DCT_MODE_DCT_QUANTIZE, 75, 7));
-  cases.push_back(KernelCase::dct(5, TANDEM_DCT_MODE_QUANTIZE, 20, 8));
-  cases.push_back(KernelCase::dct(5, TANDEM_DCT_MODE_DCT_QUANTIZE, 0, 9));  // invalid table: value 1
-  return cases;
 }
 
 TEST(OpenclDevice, DescribesItselfWithMeasuredModels) {
@@ -431,34 +399,6 @@ TEST(OpenclDevice, TheFactoryRefusesAResidentFunctionWithoutKernel) {
   EXPECT_THROW(config::parse_config("[device.opencl]\nplatfrom = \"0\"\n", "test"), Error);
 }
 
-// Runs every case through `rt` (buffers in its session memory); returns the failures (0: all exact).
-int run_cases_through(client::Runtime& rt, std::string* report) {
-  KernelCase::memory() = {[&rt](size_t n) { return rt.alloc(n); }, [&rt](void* p) { rt.free(p); }};
-  auto* rec = static_cast<tandem_completion_t*>(rt.alloc(sizeof(tandem_completion_t)));
-  int failures = 0;
-  {
-    auto cases = catalog_cases();
-    for (auto& c : cases) {
-      const funcs::Call call = c->device_call();
-      rt::reset_record(rec);
-      Status s = rt.default_queue().dispatch(c->function, call.args.data(), call.arg_count, call.workload, rec);
-      if (s == Status::ok) {
-        rt::WaitPolicy policy;
-        policy.timeout_ns = 30'000'000'000;
-        s = rt.wait(rec, policy);
-      }
-      const bool exact = s == Status::ok && static_cast<int64_t>(rec->value) == c->reference_value() && c->outputs_match();
-      if (!exact) {
-        ++failures;
-        if (report) *report += c->name + ": " + std::string(to_string(s)) + "\n";
-      }
-    }
-  }
-  rt.free(rec);
-  KernelCase::memory() = {};
-  return failures;
-}
-
 // No bound on a job's modelled time: the device's timing is measured at start-up, and on a loaded machine a
 // slow measurement made the bound refuse the larger cases (job_too_large) that these tests must run.
 constexpr const char* kAllResident =
@@ -472,61 +412,6 @@ TEST(OpenclRuntime, EveryKernelThroughTheEmbeddedRuntime) {
     std::string report;
     EXPECT_EQ(run_cases_through(*rt, &report), 0) << access << "\n" << report;
   }
-}
-
-// One hardware call of `fn` on `args` (device addresses allowed): its status and value.
-Status run_call(client::Runtime& rt, uint16_t function, std::vector<uint64_t> args, int64_t& value,
-                client::CallReport* report = nullptr) {
-  const funcs::FunctionInfo* fn = funcs::find_function(function);
-  funcs::Call call;
-  funcs::BufferList buffers;
-  if (Status s = funcs::describe_call(*fn, args, call, buffers); s != Status::ok) return s;
-  for (uint32_t i = 0; i < buffers.count; ++i) call.buffers[i] = reinterpret_cast<void*>(call.args[buffers.items[i].arg]);
-  return rt.run(*fn, call, value, report);
-}
-
-// Sobel of sobel of an image (seeded), three times over, on device-local buffers: the image copied in
-// once, the result (written at an offset the device cannot make a sub-buffer at) copied out once.
-// "" if it equals the chained reference, else what went wrong.
-std::string sobel_chain_on_device(client::Runtime& rt, uint64_t seed) {
-  constexpr uint32_t kWidth = 301, kHeight = 97, kPixels = kWidth * kHeight;
-  // Each case owns its buffers (its args point at them): the same seed gives the same image.
-  testing::Case image = testing::sobel_case(seed, kWidth, kHeight), once = testing::sobel_case(seed, kWidth, kHeight),
-                twice = testing::sobel_case(seed, kWidth, kHeight);
-  testing::run_software(once);
-  std::memcpy(twice.buffers[0].data(), once.out().data(), kPixels);
-  testing::run_software(twice);
-  auto in = rt.alloc_local(kPixels), mid = rt.alloc_local(kPixels), out = rt.alloc_local(kPixels + 1);
-  if (!in || !mid || !out) return "alloc_local: " + in.message() + mid.message() + out.message();
-  std::string why;
-  if (rt.copy_local(in.value(), testing::address(image.buffers[0].data()), kPixels) != Status::ok) why = "copy in failed";
-  for (int round = 0; round < 3 && why.empty(); ++round) {
-    for (auto [src, dst] : {std::pair{in.value(), mid.value()}, std::pair{mid.value(), out.value() + 1}}) {
-      int64_t value = -1;
-      client::CallReport report;
-      const Status s = run_call(rt, TANDEM_FN_SOBEL, {src, dst, kWidth, kHeight}, value, &report);
-      if (s != Status::ok) why = "sobel: " + std::string(to_string(s));
-      else if (report.access_method != TANDEM_ACCESS_DEVICE_LOCAL) why = "not run as device-local";
-      else if (report.counters.sw_units != 0) why = "device-local data got a CPU share";
-    }
-  }
-  std::vector<uint8_t> result(kPixels);
-  if (why.empty() && rt.copy_local(testing::address(result.data()), out.value() + 1, kPixels) != Status::ok) why = "copy out failed";
-  if (why.empty() && result != twice.out()) why = "the result differs from the chained reference";
-  for (auto& b : {in, mid, out}) {
-    if (rt.free_local(b.value()) != Status::ok && why.empty()) why = "free_local failed";
-  }
-  return why;
-}
-
-// No byte of the runtime's host window for device-local memory was written: the data lived on the device.
-bool host_window_untouched(client::Runtime& rt) {
-  const devices::LocalWindow w = dynamic_cast<client::EmbeddedRuntime&>(rt).dispatcher().local_window();
-  if (w.base == nullptr) return false;
-  for (uint64_t i = 0; i < w.bytes; ++i) {
-    if (w.base[i] != 0) return false;
-  }
-  return true;
 }
 
 // Data copied into the device's memory once stays there between chained jobs, and gives the chained
@@ -651,29 +536,6 @@ TEST(OpenclDevice, SmallJobsOnDeviceLocalDataAreNeverBatched) {
   }
   EXPECT_EQ(device.batch_stats().jobs, 0u) << "device-local jobs run where their data is, never in a batch";
   for (char c : window) ASSERT_EQ(c, 0) << "the host window is never written";
-}
-
-// Forks `n` client processes of the daemon at `socket`, each running `body(i, runtime)` (its exit
-// status: 0 when all was right), and expects every one to exit 0 (100: it could not connect).
-void run_clients(const std::string& socket, int n, const std::function<int(int, client::Runtime&)>& body) {
-  std::vector<pid_t> children;
-  for (int i = 0; i < n; ++i) {
-    const pid_t pid = fork();
-    if (pid == 0) {
-      client::RuntimeOptions o;
-      o.socket_path = socket;
-      o.mode = client::Mode::hw;
-      auto rt = client::Runtime::open(o);
-      _exit(rt.ok() ? std::min(body(i, *rt.value()), 99) : 100);
-    }
-    children.push_back(pid);
-  }
-  for (pid_t pid : children) {
-    int status = 0;
-    ASSERT_EQ(waitpid(pid, &status, 0), pid);
-    ASSERT_TRUE(WIFEXITED(status));
-    EXPECT_EQ(WEXITSTATUS(status), 0) << "client " << pid << ": wrong or failed results (100: could not connect)";
-  }
 }
 
 // Through tandemd: client processes at once, each with its own device-local buffers, filled from its

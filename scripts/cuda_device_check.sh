@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The CUDA checks for a machine with an NVIDIA GPU, run from the repository root with the binaries
+# built elsewhere: scripts/cuda_device_check.sh BIN_DIR OUT_DIR. BIN_DIR holds tandem, tandemd,
+# test_cuda_kernels and test_cuda_device (and, in BIN_DIR/lib, the shared libraries they need that
+# the machine may lack). Each step has its own time limit and its own log in OUT_DIR, so one that
+# hangs or fails leaves the others' results; a table of outcomes is printed last.
+set -u
+bin=$(cd "$1" && pwd)
+out=$2
+mkdir -p "$out"
+export LD_LIBRARY_PATH="$bin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export TANDEM_LEARNED_DIR=off
+# The device tests start the tandemd their build names (TANDEM_TANDEMD_PATH): put it there.
+built_at=$(strings "$bin/test_cuda_device" | grep -m1 '/tandemd$' || true)
+if [ -n "$built_at" ] && [ ! -e "$built_at" ]; then
+  mkdir -p "$(dirname "$built_at")" && ln -sf "$bin/tandemd" "$built_at"
+fi
+summary=()
+step() {  # step NAME LIMIT_S COMMAND...: runs it, its output in OUT/NAME.log
+  local name=$1 limit=$2
+  shift 2
+  local t0=$SECONDS
+  timeout --kill-after=10 "$limit" "$@" > "$out/$name.log" 2>&1
+  local rc=$?
+  summary+=("$(printf '%-16s rc=%-3s %4ss  %s' "$name" "$rc" "$((SECONDS - t0))" "$(tail -n 1 "$out/$name.log" | cut -c1-90)")")
+  return 0
+}
+{ nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv; uname -r;
+  ldd "$bin/tandem" | grep "not found"; } > "$out/machine.log" 2>&1
+step kernels 100 "$bin/test_cuda_kernels"
+step device 170 "$bin/test_cuda_device"
+step bench 150 "$bin/tandem" bench device --device cuda --out "$out/bench_cuda.json"
+step calibrate 60 "$bin/tandem" calibrate --device cuda --quick --dry-run
+cat "$out/machine.log"
+grep -h "FAILED\|Failure\|error" "$out/kernels.log" "$out/device.log" | head -40
+printf '%s\n' "${summary[@]}"

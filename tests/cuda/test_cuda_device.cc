@@ -1,0 +1,241 @@
+// The CUDA device behind the Device interface and end to end, in both modes (a launch per job; a
+// resident block per slot) and with both access methods: completions announced by the wake word,
+// every catalog kernel on its own slot at once, through the embedded runtime and through tandemd
+// (several client processes, results checked against the references), chained jobs on device-local
+// memory, and a job past its time limit. Needs a GPU: without one every test skips and prints why.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "abi/atomics.hpp"
+#include "base/clock.hpp"
+#include "config/config.hpp"
+#include "daemon_harness.hpp"
+#include "device_end_to_end.hpp"
+#include "devices/cuda/cuda_device.hpp"
+#include "kernel_cases.hpp"
+#include "mp/mp_util.hpp"
+#include "require_gpu.hpp"
+#include "test_util.hpp"
+
+namespace tandem {
+namespace {
+
+using devices::DeviceCompletion;
+using devices::cuda::CudaDevice;
+using testing::KernelCase;
+using testing::run_one;
+using testing::submit_job;
+using testing::wait_for;
+
+config::CudaSettings settings(uint32_t slots, const std::string& mode = "launch", const std::string& access = "copy",
+                              double timeout_s = 10) {
+  config::CudaSettings s;
+  s.slots = slots;
+  s.mode = mode;
+  s.access = access;
+  s.job_timeout_s = timeout_s;
+  return s;
+}
+
+TEST(CudaDevice, DescribesItselfAndItsMemory) {
+  TANDEM_REQUIRE_GPU();
+  CudaDevice d(settings(2));
+  const devices::DeviceInfo& info = d.info();
+  EXPECT_EQ(info.kind, "cuda");
+  EXPECT_NE(info.description.find("launch mode"), std::string::npos) << info.description;
+  EXPECT_TRUE(info.loadable[TANDEM_FN_ACCUMULATE] && info.loadable[TANDEM_FN_DCT_QUANT] && info.loadable[TANDEM_FN_WORK + 20]);
+  EXPECT_FALSE(info.loadable[TANDEM_FN_PRIORITY_QUEUE]);
+  EXPECT_EQ(info.memory.local_bytes, uint64_t{256} << 20);
+  EXPECT_EQ(info.memory.copy_engines, 2u);
+  EXPECT_GT(info.memory.copy_engine_bps, 0);
+  std::printf("%s\n  copy engines: %.3g B/s, set-up %.1f us\n", info.description.c_str(), info.memory.copy_engine_bps,
+              info.memory.copy_engine_setup_s * 1e6);
+}
+
+TEST(CudaDevice, SubmitReturnsAtOnceAndTheWakeWordAnnouncesCompletions) {
+  TANDEM_REQUIRE_GPU();
+  CudaDevice d(settings(3));
+  for (uint32_t slot = 0; slot < 3; ++slot) d.configure(slot, TANDEM_FN_ACCUMULATE);
+  const uint32_t word_before = abi::load_acquire(*d.wake_word());
+  auto big = KernelCase::accumulate(4'000'000, 0, 11);
+  submit_job(d, 1, 42, big->device_call());
+  auto done = wait_for(d, 1);
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].token, 42u);
+  EXPECT_EQ(done[0].slot, 1u);
+  EXPECT_EQ(done[0].status, Status::ok) << d.slot_health(1).last_error;
+  EXPECT_EQ(done[0].value, big->reference_value());
+  EXPECT_GT(done[0].device_ns, 0);
+  EXPECT_NE(abi::load_acquire(*d.wake_word()), word_before) << "launch mode: a host function announces the job";
+  EXPECT_TRUE(d.slot_health(1).in_service);
+}
+
+class CudaDeviceModes : public ::testing::TestWithParam<std::tuple<const char*, const char*>> {};
+
+TEST_P(CudaDeviceModes, EveryKernelOnItsOwnSlotConcurrently) {
+  TANDEM_REQUIRE_GPU();
+  auto cases = testing::catalog_cases();
+  CudaDevice d(settings(static_cast<uint32_t>(cases.size()), std::get<0>(GetParam()), std::get<1>(GetParam())));
+  for (uint32_t i = 0; i < cases.size(); ++i) {
+    d.configure(i, cases[i]->function);
+    submit_job(d, i, 100 + i, cases[i]->device_call());
+  }
+  auto done = wait_for(d, cases.size());
+  ASSERT_EQ(done.size(), cases.size());
+  for (const DeviceCompletion& c : done) {
+    KernelCase& kc = *cases[c.token - 100];
+    EXPECT_EQ(c.status, Status::ok) << kc.name << ": " << d.slot_health(c.slot).last_error;
+    EXPECT_EQ(c.value, kc.reference_value()) << kc.name;
+    EXPECT_TRUE(kc.outputs_match()) << kc.name;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(ModesAndAccess, CudaDeviceModes,
+                         ::testing::Combine(::testing::Values("launch", "persistent"), ::testing::Values("copy", "zero_copy")),
+                         [](const auto& p) { return std::string(std::get<0>(p.param)) + "_" + std::get<1>(p.param); });
+
+// A work job sized (by a measured one) to run about half a second in one block, against a 20 ms limit:
+// it completes with TIMEOUT, only its slot leaves service, and comes back once the GPU finishes it.
+TEST(CudaDevice, AJobPastItsTimeLimitTimesOutAndOnlyItsSlotLeavesService) {
+  TANDEM_REQUIRE_GPU();
+  config::CudaSettings s = settings(2, "launch", "copy", 0.02);
+  s.reduction_groups = 1;
+  CudaDevice d(s);
+  d.configure(0, TANDEM_FN_WORK);
+  d.configure(1, TANDEM_FN_ACCUMULATE);
+  auto probe = KernelCase::work(2'000'000);
+  const int64_t t0 = now_ns();
+  const DeviceCompletion measured = run_one(d, 0, 1, probe->device_call());
+  ASSERT_EQ(measured.status, Status::ok) << d.slot_health(0).last_error;
+  const double probe_s = std::max(1e-4, static_cast<double>(now_ns() - t0) * 1e-9);
+  const auto units = static_cast<uint64_t>(std::min(2e12, 2'000'000 * 0.5 / probe_s));
+  std::printf("work(2e6) took %.2f ms in one block: the slow job is work(%.3g)\n", probe_s * 1e3, static_cast<double>(units));
+  auto slow = KernelCase::work(units);
+  const DeviceCompletion timed_out = run_one(d, 0, 2, slow->device_call());
+  EXPECT_EQ(timed_out.status, Status::timeout);
+  EXPECT_FALSE(d.slot_health(0).in_service);
+  EXPECT_NE(d.slot_health(0).last_error.find("job_timeout_ms"), std::string::npos) << d.slot_health(0).last_error;
+  EXPECT_EQ(run_one(d, 0, 3, slow->device_call()).status, Status::device_error) << "the slot refuses work meanwhile";
+  auto ok = KernelCase::accumulate(1000, 0, 3);
+  const DeviceCompletion good = run_one(d, 1, 4, ok->device_call());
+  EXPECT_EQ(good.status, Status::ok) << "the other slot keeps working";
+  EXPECT_EQ(good.value, ok->reference_value());
+  std::vector<DeviceCompletion> late;
+  const int64_t deadline = now_ns() + 30'000'000'000;
+  while (!d.slot_health(0).in_service && now_ns() < deadline) d.poll(now_ns(), late);
+  EXPECT_TRUE(late.empty());
+  EXPECT_TRUE(d.slot_health(0).in_service);
+  EXPECT_NE(d.slot_health(0).last_error.find("back in service"), std::string::npos) << d.slot_health(0).last_error;
+  auto again = KernelCase::work(1000);
+  const DeviceCompletion after = run_one(d, 0, 5, again->device_call());
+  EXPECT_EQ(after.status, Status::ok);
+  EXPECT_EQ(after.value, 1000);
+}
+
+// Every function of the catalog resident, no bound on a job's modelled time.
+std::string all_resident(const std::string& mode, const std::string& access, uint32_t local_mib = 0) {
+  return "[fabric]\nmax_job_ms = 0\n[device]\nkinds = [\"cuda\"]\n[device.cuda]\nslots = 6\n"
+         "resident = [\"nop\", \"accumulate\", \"work\", \"sobel\", \"matmul\", \"dct_quant\"]\nmode = \"" +
+         mode + "\"\naccess = \"" + access + "\"\nlocal_memory_mib = " + std::to_string(local_mib) + "\n";
+}
+
+TEST(CudaRuntime, EveryKernelThroughTheEmbeddedRuntime) {
+  TANDEM_REQUIRE_GPU();
+  for (const char* mode : {"launch", "persistent"}) {
+    for (const char* access : {"copy", "zero_copy"}) {
+      auto rt = testing::open_embedded(all_resident(mode, access), client::Mode::hw);
+      ASSERT_TRUE(rt);
+      std::string report;
+      EXPECT_EQ(testing::run_cases_through(*rt, &report), 0) << mode << ", " << access << "\n" << report;
+    }
+  }
+}
+
+// Data copied into the GPU's memory once stays there between chained jobs (sobel of sobel, at an
+// unaligned output offset; accumulate at an odd word), and a dct_quant table in device memory is read
+// back and validated; the host window is never touched. In both modes.
+TEST(CudaRuntime, ChainedJobsOnDeviceLocalDataStayOnTheDevice) {
+  TANDEM_REQUIRE_GPU();
+  for (const char* mode : {"launch", "persistent"}) {
+    auto rt = testing::open_embedded(all_resident(mode, "copy", 16), client::Mode::hw);
+    ASSERT_TRUE(rt);
+    auto& dispatcher = dynamic_cast<client::EmbeddedRuntime&>(*rt).dispatcher();
+    EXPECT_EQ(testing::sobel_chain_on_device(*rt, 11), "") << mode;
+    const devices::CopyStats chain = dispatcher.copy_stats();
+    EXPECT_EQ(chain.bytes_to_device, 301u * 97u) << mode << ": the image moved in once";
+    EXPECT_EQ(chain.bytes_from_device, 301u * 97u) << mode << ": only the result came back";
+
+    constexpr uint32_t kWords = 20'011;
+    testing::Case words = testing::accumulate_case(12, kWords);
+    const int64_t want = testing::run_software(words);
+    auto sums = rt->alloc_local(kWords * 4 + 4);
+    ASSERT_TRUE(sums);
+    ASSERT_EQ(rt->copy_local(sums.value() + 4, testing::address(words.buffers[0].data()), kWords * 4), Status::ok);
+    int64_t value = -1;
+    ASSERT_EQ(testing::run_call(*rt, TANDEM_FN_ACCUMULATE, {sums.value() + 4, kWords}, value), Status::ok);
+    EXPECT_EQ(value, want) << mode;
+    ASSERT_EQ(rt->copy_local(sums.value(), sums.value() + 4, kWords * 4), Status::ok);  // overlapping: memmove
+    ASSERT_EQ(testing::run_call(*rt, TANDEM_FN_ACCUMULATE, {sums.value(), kWords}, value), Status::ok);
+    EXPECT_EQ(value, want) << mode << ": after an overlapping copy";
+
+    constexpr uint32_t kBlocks = 300;
+    testing::Case dct = testing::dct_case(3, kBlocks, TANDEM_DCT_MODE_DCT_QUANTIZE),
+                  ref = testing::dct_case(3, kBlocks, TANDEM_DCT_MODE_DCT_QUANTIZE),
+                  bad = testing::dct_case(3, kBlocks, TANDEM_DCT_MODE_DCT_QUANTIZE, 0);
+    testing::run_software(ref);
+    auto in = rt->alloc_local(kBlocks * 64), out = rt->alloc_local(kBlocks * 128), table = rt->alloc_local(128),
+         bad_table = rt->alloc_local(128);
+    ASSERT_TRUE(in && out && table && bad_table);
+    ASSERT_EQ(rt->copy_local(in.value(), testing::address(dct.buffers[0].data()), kBlocks * 64), Status::ok);
+    ASSERT_EQ(rt->copy_local(table.value(), testing::address(dct.buffers[2].data()), 128), Status::ok);
+    ASSERT_EQ(rt->copy_local(bad_table.value(), testing::address(bad.buffers[2].data()), 128), Status::ok);
+    ASSERT_EQ(testing::run_call(*rt, TANDEM_FN_DCT_QUANT,
+                                {in.value(), out.value(), TANDEM_DCT_ARG(kBlocks, TANDEM_DCT_MODE_DCT_QUANTIZE), table.value()}, value),
+              Status::ok);
+    EXPECT_EQ(value, 0) << mode;
+    std::vector<uint8_t> result(kBlocks * 128);
+    ASSERT_EQ(rt->copy_local(testing::address(result.data()), out.value(), result.size()), Status::ok);
+    EXPECT_TRUE(result == ref.out()) << mode << ": DCT and quantiser with a device-local table equal the reference";
+    ASSERT_EQ(testing::run_call(*rt, TANDEM_FN_DCT_QUANT,
+                                {in.value(), out.value(), TANDEM_DCT_ARG(kBlocks, TANDEM_DCT_MODE_DCT_QUANTIZE), bad_table.value()},
+                                value),
+              Status::ok);
+    EXPECT_EQ(value, 1) << mode << ": a device-local table with a zero entry is refused";
+    EXPECT_TRUE(testing::host_window_untouched(*rt)) << mode;
+    for (auto& b : {sums, in, out, table, bad_table}) EXPECT_EQ(rt->free_local(b.value()), Status::ok);
+  }
+}
+
+// Through tandemd in persistent mode: client processes at once, each running the catalog (results
+// checked) and sobel chains on its own device-local buffers; the status says where the memory is.
+TEST(CudaDaemon, SeveralProcessesShareTheGpuThroughTandemd) {
+  TANDEM_REQUIRE_GPU();
+  testing::DaemonProcess d(all_resident("persistent", "copy", 32));
+  ASSERT_TRUE(d.alive());
+  testing::run_clients(d.socket(), 4, [](int i, client::Runtime& rt) {
+    int failures = testing::run_cases_through(rt, nullptr);
+    for (int round = 0; round < 2; ++round) {
+      const std::string why = testing::sobel_chain_on_device(rt, 20 + i * 3 + round);
+      if (!why.empty()) {
+        std::fprintf(stderr, "client %d: %s\n", i, why.c_str());
+        ++failures;
+      }
+    }
+    return failures;
+  });
+  const nlohmann::json status = testing::daemon_status(d);
+  ASSERT_TRUE(status.contains("local_memory")) << status.dump();
+  EXPECT_EQ(status["local_memory"]["device"], "cuda");
+  EXPECT_EQ(status["local_memory"]["capacity_bytes"].get<uint64_t>(), uint64_t{32} << 20);
+  EXPECT_EQ(status["local_memory"]["buffers"].get<uint32_t>(), 0u);
+  EXPECT_EQ(status["copy_engines"]["bytes_to_device"].get<uint64_t>(), 4u * 2u * 301u * 97u);
+  EXPECT_TRUE(d.alive());
+}
+
+}  // namespace
+}  // namespace tandem
