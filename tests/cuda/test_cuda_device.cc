@@ -99,22 +99,51 @@ INSTANTIATE_TEST_SUITE_P(ModesAndAccess, CudaDeviceModes,
                          ::testing::Combine(::testing::Values("launch", "persistent"), ::testing::Values("copy", "zero_copy")),
                          [](const auto& p) { return std::string(std::get<0>(p.param)) + "_" + std::get<1>(p.param); });
 
-// A work job sized (by a measured one) to run about half a second in one block, against a 20 ms limit:
+// A persistent slot's staging is allocated before its block starts and never grows: a buffer larger
+// than it is refused with job_too_large (the message names the setting), a smaller one runs, on a
+// device whose other persistent slots stay resident throughout.
+TEST(CudaDevice, APersistentSlotRefusesABufferLargerThanItsStaging) {
+  TANDEM_REQUIRE_GPU();
+  config::CudaSettings s = settings(3, "persistent");
+  s.persistent_staging_bytes = uint64_t{1} << 20;
+  CudaDevice d(s);
+  for (uint32_t slot = 0; slot < 3; ++slot) d.configure(slot, TANDEM_FN_ACCUMULATE);
+  auto large = KernelCase::accumulate(300'000, 0, 21);  // 1.2 MB
+  EXPECT_EQ(run_one(d, 0, 1, large->device_call()).status, Status::job_too_large);
+  EXPECT_NE(d.slot_health(0).last_error.find("persistent_staging_mib"), std::string::npos) << d.slot_health(0).last_error;
+  auto fits = KernelCase::accumulate(200'000, 0, 22);  // 0.8 MB
+  const DeviceCompletion c = run_one(d, 0, 2, fits->device_call());
+  EXPECT_EQ(c.status, Status::ok) << d.slot_health(0).last_error;
+  EXPECT_EQ(c.value, fits->reference_value());
+}
+
+// A work job sized (by measured ones) to run about half a second in one block, against a 20 ms limit:
 // it completes with TIMEOUT, only its slot leaves service, and comes back once the GPU finishes it.
 TEST(CudaDevice, AJobPastItsTimeLimitTimesOutAndOnlyItsSlotLeavesService) {
   TANDEM_REQUIRE_GPU();
+  uint64_t units = 1'000'000;
+  {
+    // work(units) grows until one job takes 50 ms in one block (a launch takes microseconds).
+    devices::cuda::CudaOptions one_block;
+    one_block.reduction_groups = 1;
+    devices::cuda::CudaContext context(one_block);
+    devices::cuda::CudaSlot probe(context, 0, devices::cuda::CudaMode::launch);
+    double took_s = 0;
+    while (took_s < 0.05 && units < (uint64_t{1} << 42)) {
+      units *= 4;
+      auto job = KernelCase::work(units);
+      const int64_t t0 = now_ns();
+      ASSERT_TRUE(probe.run(job->device_call(), devices::cuda::CudaAccess::copy).ok()) << probe.last_error();
+      took_s = static_cast<double>(now_ns() - t0) * 1e-9;
+    }
+    units = static_cast<uint64_t>(static_cast<double>(units) * 0.5 / took_s);
+    std::printf("the slow job: work(%.3g), about 0.5 s in one block\n", static_cast<double>(units));
+  }
   config::CudaSettings s = settings(2, "launch", "copy", 0.02);
   s.reduction_groups = 1;
   CudaDevice d(s);
   d.configure(0, TANDEM_FN_WORK);
   d.configure(1, TANDEM_FN_ACCUMULATE);
-  auto probe = KernelCase::work(2'000'000);
-  const int64_t t0 = now_ns();
-  const DeviceCompletion measured = run_one(d, 0, 1, probe->device_call());
-  ASSERT_EQ(measured.status, Status::ok) << d.slot_health(0).last_error;
-  const double probe_s = std::max(1e-4, static_cast<double>(now_ns() - t0) * 1e-9);
-  const auto units = static_cast<uint64_t>(std::min(2e12, 2'000'000 * 0.5 / probe_s));
-  std::printf("work(2e6) took %.2f ms in one block: the slow job is work(%.3g)\n", probe_s * 1e3, static_cast<double>(units));
   auto slow = KernelCase::work(units);
   const DeviceCompletion timed_out = run_one(d, 0, 2, slow->device_call());
   EXPECT_EQ(timed_out.status, Status::timeout);

@@ -115,10 +115,14 @@ CudaContext::CudaContext(const CudaOptions& options) {
 Status CudaContext::make_current() const { return cudaSetDevice(device_.index) == cudaSuccess ? Status::ok : Status::device_error; }
 
 CudaContext::~CudaContext() {
-  if (local_device_ != nullptr && make_current() == Status::ok) (void)cudaFree(local_device_);
+  if (make_current() != Status::ok) return;
+  std::lock_guard lock(mutex_);
+  if (resident_blocks_ > 0) return;  // a block that never stopped: its memory cannot be freed
+  free_deferred();
+  if (local_device_ != nullptr) (void)cudaFree(local_device_);
 }
 
-void CudaContext::attach_local(const char* base, uint64_t bytes) {
+void CudaContext::reserve_local(uint64_t bytes) {
   if (make_current() != Status::ok) throw Error(Status::device_error, "cuda: cannot use device " + device_.name);
   void* p = nullptr;
   const cudaError_t e = cudaMalloc(&p, bytes);
@@ -126,43 +130,106 @@ void CudaContext::attach_local(const char* base, uint64_t bytes) {
     (void)cudaGetLastError();
     throw Error(status_from_cuda(e), cuda_message(fmt::format("cuda: device-local memory of {} MiB", bytes >> 20), e));
   }
+  if (local_device_ != nullptr) free_device(local_device_);
   local_device_ = static_cast<char*>(p);
+  local_reserved_ = bytes;
+}
+
+void CudaContext::attach_local(const char* base, uint64_t bytes) {
+  if (local_device_ == nullptr || local_reserved_ < bytes) reserve_local(bytes);
   local_window_ = LocalWindow{base, bytes};
+}
+
+void CudaContext::block_started() {
+  std::lock_guard lock(mutex_);
+  ++resident_blocks_;
+}
+
+void CudaContext::block_stopped() {
+  std::lock_guard lock(mutex_);
+  if (--resident_blocks_ == 0) free_deferred();
+}
+
+void CudaContext::free_host(void* pinned) {
+  if (pinned == nullptr) return;
+  std::lock_guard lock(mutex_);
+  if (resident_blocks_ > 0) {
+    deferred_.emplace_back(pinned, true);
+    return;
+  }
+  (void)cudaFreeHost(pinned);
+}
+
+void CudaContext::free_device(void* memory) {
+  if (memory == nullptr) return;
+  std::lock_guard lock(mutex_);
+  if (resident_blocks_ > 0) {
+    deferred_.emplace_back(memory, false);
+    return;
+  }
+  (void)cudaFree(memory);
+}
+
+void CudaContext::free_deferred() {
+  for (auto [memory, pinned] : deferred_) (void)(pinned ? cudaFreeHost(memory) : cudaFree(memory));
+  deferred_.clear();
 }
 
 // ---------------------------------------------------------------------------------------------------
 // CudaSlot
 
-CudaSlot::CudaSlot(CudaContext& context, uint32_t index, CudaMode mode) : context_(context), index_(index), mode_(mode) {
+CudaSlot::CudaSlot(CudaContext& context, uint32_t index, CudaMode mode, uint64_t persistent_staging_bytes)
+    : context_(context), index_(index), mode_(mode) {
   if (context.make_current() != Status::ok) throw Error(Status::device_error, "cuda: cannot make the device current");
   cudaError_t e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
   if (e == cudaSuccess) e = cudaEventCreateWithFlags(&done_, cudaEventDisableTiming);
   if (e != cudaSuccess) throw Error(status_from_cuda(e), cuda_message(fmt::format("cuda slot {}: stream", index), e));
   if (mode == CudaMode::persistent) {
+    // Everything the block's jobs use is allocated before it starts: while it runs, nothing can be.
     void* ring = nullptr;
     e = cudaHostAlloc(&ring, sizeof(CudaRing), cudaHostAllocMapped);
     if (e == cudaSuccess) {
       ring_ = new (ring) CudaRing();
       e = cudaHostGetDevicePointer(reinterpret_cast<void**>(&ring_device_), ring, 0);
     }
+    const uint32_t groups = context.reduction_groups();
+    const uint32_t words = std::max(partial_words(KernelId::accumulate, groups), partial_words(KernelId::work, groups));
+    void* partials = nullptr;
+    if (e == cudaSuccess) e = cudaHostAlloc(&partials, words * sizeof(int64_t), cudaHostAllocMapped);
+    if (e == cudaSuccess) {
+      partials_ = static_cast<int64_t*>(partials);
+      partial_capacity_ = words;
+    }
+    for (uint32_t role = 0; role < 3 && e == cudaSuccess; ++role) {
+      e = cudaHostAlloc(&pinned_buffers_[role], persistent_staging_bytes, cudaHostAllocMapped);
+      if (e == cudaSuccess) pinned_sizes_[role] = persistent_staging_bytes;
+    }
     if (e == cudaSuccess) e = launch_persistent(ring_device_, stream_);
     if (e != cudaSuccess) {
+      (void)cudaGetLastError();
       const std::string message = cuda_message(fmt::format("cuda slot {}: persistent block", index), e);
-      if (ring_ != nullptr) (void)cudaFreeHost(ring_);
-      ring_ = nullptr;
+      for (void*& p : pinned_buffers_) context.free_host(std::exchange(p, nullptr));
+      context.free_host(std::exchange(partials_, nullptr));
+      context.free_host(std::exchange(ring_, nullptr));
       (void)cudaEventDestroy(done_);
       (void)cudaStreamDestroy(stream_);
       throw Error(status_from_cuda(e), message);
     }
+    block_resident_ = true;
+    context.block_started();
   }
 }
 
 void CudaSlot::stop_persistent() {
-  if (ring_ == nullptr) return;
+  if (!block_resident_) return;
   std::atomic_ref<uint32_t>(ring_->stop).store(1, std::memory_order_release);
   if (!wait_stream(stream_, 2'000'000'000)) {
+    // Still resident: the context keeps counting it, so its memory (and every later free) is never released.
     last_error_ = fmt::format("cuda slot {}: the persistent block did not stop", index_);
+    return;
   }
+  block_resident_ = false;
+  context_.block_stopped();
 }
 
 CudaSlot::~CudaSlot() {
@@ -170,11 +237,11 @@ CudaSlot::~CudaSlot() {
   if (in_flight_ && mode_ == CudaMode::launch) (void)wait_stream(stream_, 2'000'000'000);
   stop_persistent();
   release_registrations();
-  for (void* p : device_buffers_) (void)cudaFree(p);
-  if (bounce_ != nullptr) (void)cudaFree(bounce_);
-  for (void* p : pinned_buffers_) (void)cudaFreeHost(p);
-  if (partials_ != nullptr) (void)cudaFreeHost(partials_);
-  if (ring_ != nullptr) (void)cudaFreeHost(ring_);
+  for (void* p : device_buffers_) context_.free_device(p);
+  context_.free_device(bounce_);
+  for (void* p : pinned_buffers_) context_.free_host(p);
+  context_.free_host(partials_);
+  context_.free_host(ring_);
   (void)cudaEventDestroy(done_);
   (void)cudaStreamDestroy(stream_);
 }
@@ -197,9 +264,9 @@ Status CudaSlot::ensure(std::array<void*, 3>& buffers, std::array<uint64_t, 3>& 
   if (buffers[role] != nullptr && sizes[role] >= bytes) return Status::ok;
   const uint64_t size = std::max(bytes, sizes[role] + sizes[role] / 2);
   if (pinned) {
-    (void)cudaFreeHost(buffers[role]);
+    context_.free_host(buffers[role]);
   } else {
-    (void)cudaFree(buffers[role]);
+    context_.free_device(buffers[role]);
   }
   buffers[role] = nullptr;
   sizes[role] = 0;
@@ -224,11 +291,23 @@ Status CudaSlot::device_pointer(uint32_t role, const KernelBuffer& b, void* host
     out = context_.local_device() + offset;
     return Status::ok;
   }
-  if (access == CudaAccess::zero_copy) {
-    if (context_.device().pageable_memory_access) {
-      out = host;
-      return Status::ok;
+  if (access == CudaAccess::zero_copy && context_.device().pageable_memory_access) {
+    out = host;
+    return Status::ok;
+  }
+  if (mode_ == CudaMode::persistent) {
+    // Staged in the slot's pinned memory, which the resident block reads in place; zero-copy too,
+    // without pageable access (registering memory would wait for the resident block).
+    if (b.bytes > pinned_sizes_[role]) {
+      return fail(Status::job_too_large,
+                  fmt::format("a buffer of {} bytes is more than a persistent slot stages ({} MiB, [device.cuda] "
+                              "persistent_staging_mib); launch mode takes any size",
+                              b.bytes, pinned_sizes_[role] >> 20));
     }
+    if (b.read) std::memcpy(pinned_buffers_[role], host, b.bytes);
+    return check(cudaHostGetDevicePointer(&out, pinned_buffers_[role], 0), "cudaHostGetDevicePointer (staging)");
+  }
+  if (access == CudaAccess::zero_copy) {
     cudaError_t e = cudaHostRegister(host, b.bytes, cudaHostRegisterMapped);
     if (e == cudaSuccess) {
       registered_[role] = host;
@@ -238,11 +317,6 @@ Status CudaSlot::device_pointer(uint32_t role, const KernelBuffer& b, void* host
       return check(e, "cudaHostRegister");
     }
     return check(cudaHostGetDevicePointer(&out, host, 0), "cudaHostGetDevicePointer");
-  }
-  if (mode_ == CudaMode::persistent) {
-    if (Status s = ensure(pinned_buffers_, pinned_sizes_, role, b.bytes, true); s != Status::ok) return s;
-    if (b.read) std::memcpy(pinned_buffers_[role], host, b.bytes);
-    return check(cudaHostGetDevicePointer(&out, pinned_buffers_[role], 0), "cudaHostGetDevicePointer (staging)");
   }
   if (Status s = ensure(device_buffers_, device_sizes_, role, b.bytes, false); s != Status::ok) return s;
   out = device_buffers_[role];
@@ -273,7 +347,8 @@ Status CudaSlot::enqueue(const funcs::Call& call, const KernelJob& job, CudaAcce
   shape_job(job, context_.reduction_groups(), params_);
   const uint32_t words = partial_words(job.kernel, params_.groups);
   if (words > partial_capacity_) {
-    if (partials_ != nullptr) (void)cudaFreeHost(partials_);
+    if (mode_ == CudaMode::persistent) return fail(Status::job_too_large, "more reduction groups than the slot was made for");
+    context_.free_host(partials_);
     partials_ = nullptr;
     partial_capacity_ = 0;
     void* p = nullptr;
@@ -352,7 +427,7 @@ Status CudaSlot::query(bool& finished) {
 
 int64_t CudaSlot::finish() {
   in_flight_ = false;
-  if (mode_ == CudaMode::persistent && access_ == CudaAccess::copy) {
+  if (mode_ == CudaMode::persistent && !(access_ == CudaAccess::zero_copy && context_.device().pageable_memory_access)) {
     for (uint32_t i = 0; i < job_.buffer_count; ++i) {
       const KernelBuffer& b = job_.buffers[i];
       if (b.write && !in_local_[i]) std::memcpy(call_.buffers[b.slot], pinned_buffers_[i], b.bytes);
@@ -424,6 +499,17 @@ Status CudaSlot::transfer(void* dst, const void* src, uint64_t bytes, int64_t ti
     }
   }
   return check(e, "copy engine transfer");
+}
+
+void CudaSlot::reserve_bounce() {
+  if (bounce_ != nullptr) return;
+  if (context_.make_current() != Status::ok) throw Error(Status::device_error, "cuda: cannot make the device current");
+  const cudaError_t e = cudaMalloc(&bounce_, kBounceBytes);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    bounce_ = nullptr;
+    throw Error(status_from_cuda(e), cuda_message(fmt::format("cuda copy engine {}: bounce buffer", index_), e));
+  }
 }
 
 Status CudaSlot::read_local(uint64_t offset, void* dst, uint64_t bytes) {

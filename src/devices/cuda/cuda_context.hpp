@@ -7,15 +7,18 @@
 //   copy        device-local buffers (cudaMalloc, reused and grown), cudaMemcpyAsync in and out;
 //   zero_copy   the kernel reads and writes host memory in place: directly where the device has
 //               pageable-memory access (HMM/ATS), else through cudaHostRegister'ed (pinned, mapped) pages.
-// In persistent mode the copy method stages through per-slot pinned mapped buffers (memcpy on the
-// host), since the resident block occupies the stream that copies would use. A buffer in device-local
+// In persistent mode both methods stage through per-slot pinned mapped buffers (memcpy on the host),
+// since the resident block occupies the stream that copies would use and nothing may be allocated,
+// registered or freed while it runs (only zero-copy on a device with pageable access works in place). A buffer in device-local
 // memory (CudaContext::attach_local) is used in place by either method and mode.
 // Set-up (constructors) throws tandem::Error; everything a job passes through returns a Status.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "abi/status.hpp"
@@ -73,21 +76,40 @@ class CudaContext {
   CudaContext& operator=(const CudaContext&) = delete;
   // Device-local memory (the runtime's LocalMemory, docs/devices.md): one cudaMalloc allocation of
   // `bytes` that the host addresses [base, base + bytes) stand for; they are never touched. Throws.
+  // reserve_local() makes the allocation ahead (before persistent blocks start); attach_local() uses
+  // it when it is large enough, else allocates.
+  void reserve_local(uint64_t bytes);
   void attach_local(const char* base, uint64_t bytes);
   const LocalWindow& local() const { return local_window_; }
   char* local_device() const { return local_device_; }  // the device address of offset 0
 
+  // Persistent blocks resident on the device. cudaFree and cudaFreeHost wait for the whole device,
+  // which a resident block never leaves idle: while one is resident, frees are deferred until the
+  // last one stops (or the context ends).
+  void block_started();
+  void block_stopped();
+  void free_host(void* pinned);   // cudaFreeHost, now or deferred
+  void free_device(void* memory); // cudaFree, now or deferred
+
  private:
+  void free_deferred();  // with mutex_ held and no block resident
+
   CudaDeviceInfo device_;
   uint32_t reduction_groups_ = 0;
   LocalWindow local_window_;
   char* local_device_ = nullptr;
+  uint64_t local_reserved_ = 0;
+  std::mutex mutex_;
+  int resident_blocks_ = 0;
+  std::vector<std::pair<void*, bool>> deferred_;  // (memory, pinned host memory)
 };
 
 class CudaSlot {
  public:
-  // A non-blocking stream; in persistent mode also the ring and the resident block. Throws.
-  CudaSlot(CudaContext& context, uint32_t index, CudaMode mode);
+  // A non-blocking stream; in persistent mode also the ring, the reduction partials and
+  // `persistent_staging_bytes` of pinned staging per buffer role, all allocated before the resident
+  // block starts (nothing is allocated or freed while it runs). Throws.
+  CudaSlot(CudaContext& context, uint32_t index, CudaMode mode, uint64_t persistent_staging_bytes = uint64_t{8} << 20);
   ~CudaSlot();
   CudaSlot(const CudaSlot&) = delete;
   CudaSlot& operator=(const CudaSlot&) = delete;
@@ -119,6 +141,9 @@ class CudaSlot {
   Status transfer(void* dst, const void* src, uint64_t bytes, int64_t timeout_ns);
   // Reads [offset, offset + bytes) of device-local memory into `dst` (dct_quant's table), waited for.
   Status read_local(uint64_t offset, void* dst, uint64_t bytes);
+  // Allocates the bounce buffer of overlapping transfers now (a copy engine made before persistent
+  // blocks start). Throws.
+  void reserve_bounce();
 
  private:
   Status fail(Status status, std::string message);
@@ -151,6 +176,7 @@ class CudaSlot {
   CudaRing* ring_ = nullptr;         // host address (pinned, mapped)
   CudaRing* ring_device_ = nullptr;  // the same memory as the device addresses it
   uint64_t posted_ = 0;              // sequence number of the job in flight + 1
+  bool block_resident_ = false;      // counted in the context's resident blocks
   // The job in flight.
   KernelJob job_{};
   CudaJobParams params_{};

@@ -9,6 +9,7 @@
 
 #include "base/clock.hpp"
 #include "devices/copy_engines.hpp"
+#include "devices/kernel_models.hpp"
 
 namespace tandem::devices::cuda {
 
@@ -35,9 +36,6 @@ CudaDevice::CudaDevice(const config::CudaSettings& settings)
   for (const funcs::FunctionInfo* fn : funcs::all_functions()) {
     KernelId id{};
     if (kernel_for_function(fn->id, id)) info_.loadable.set(fn->id);
-    // Until `tandem calibrate --device cuda` has run on a GPU: the catalog's default speedups.
-    info_.models[fn->id].throughput = 0;
-    info_.models[fn->id].latency_s = fn->default_latency_s;
   }
   // Device-local memory: one allocation, at most half the GPU's memory (the slots' buffers need room too).
   constexpr uint64_t kAlign = 256;  // cudaMalloc's alignment: every buffer suits any kernel's elements
@@ -45,14 +43,27 @@ CudaDevice::CudaDevice(const config::CudaSettings& settings)
   info_.memory.local_alignment = kAlign;
   info_.memory.copy_engines = info_.memory.local_bytes > 0 ? settings.copy_engines : 0;
   info_.memory.reaches_host_memory = context_.device().can_map_host_memory;
-  // Before the slots: the measurement frees its scratch memory, and cudaFree waits for the whole
-  // device, which never goes idle once persistent slots' blocks are resident.
+  // Everything that allocates or frees comes before the slots: cudaFree waits for the whole device,
+  // which never goes idle once persistent slots' blocks are resident. The cost model is measured on
+  // a slot of the device's own mode, made and ended here.
   measure_copy_engines();
+  {
+    CudaSlot probe(context_, 0, mode_, settings.persistent_staging_bytes);
+    measure_kernel_models(
+        info_, [](KernelId) { return true; }, [&](const funcs::Call& call) { return probe.run(call, access_).ok(); });
+  }
+  if (info_.memory.local_bytes > 0) {
+    context_.reserve_local(info_.memory.local_bytes);
+    for (uint32_t i = 0; i < info_.memory.copy_engines; ++i) {
+      copy_streams_.push_back(std::make_unique<CudaSlot>(context_, i, CudaMode::launch));
+      copy_streams_.back()->reserve_bounce();
+    }
+  }
   for (uint32_t i = 0; i < settings.slots; ++i) {
     auto s = std::make_unique<Slot>();
     s->device = this;
     s->index = i;
-    s->stream = std::make_unique<CudaSlot>(context_, i, mode_);
+    s->stream = std::make_unique<CudaSlot>(context_, i, mode_, settings.persistent_staging_bytes);
     slots_.push_back(std::move(s));
   }
 }
@@ -81,12 +92,8 @@ void CudaDevice::measure_copy_engines() {
   (void)cudaFree(scratch);
 }
 
-void CudaDevice::attach_local_memory(char* base, uint64_t bytes) {
-  context_.attach_local(base, bytes);
-  for (uint32_t i = 0; i < info_.memory.copy_engines; ++i) {
-    copy_streams_.push_back(std::make_unique<CudaSlot>(context_, i, CudaMode::launch));
-  }
-}
+// The memory and its copy engines were made at start (before persistent blocks): this names the window.
+void CudaDevice::attach_local_memory(char* base, uint64_t bytes) { context_.attach_local(base, bytes); }
 
 LocalTransfer CudaDevice::local_transfer() { return timed_transfers(copy_streams_, timeout_ns_); }
 
@@ -139,11 +146,14 @@ void CudaDevice::submit(uint32_t slot, const DeviceJob& job) {
     return ready_.push_back(refused);
   }
   s.job.start(job.token, job.start_ns);
+  s.announced = false;
   if (mode_ == CudaMode::launch && plan.launch) {
     callbacks_pending_.fetch_add(1, std::memory_order_relaxed);
-    if (cudaLaunchHostFunc(s.stream->stream(), &CudaDevice::on_done, &s) != cudaSuccess) {
+    if (cudaLaunchHostFunc(s.stream->stream(), &CudaDevice::on_done, &s) == cudaSuccess) {
+      s.announced = true;
+    } else {
       (void)cudaGetLastError();
-      callbacks_pending_.fetch_sub(1, std::memory_order_relaxed);  // poll() still finds it, at the deadline
+      callbacks_pending_.fetch_sub(1, std::memory_order_relaxed);  // next_deadline() has poll() look soon
     }
   }
 }
@@ -198,8 +208,9 @@ int64_t CudaDevice::next_deadline() const {
   for (const auto& s : slots_) {
     if (!s->job.busy) continue;
     deadline = std::min(deadline, s->job.deadline(timeout_ns_));
-    // Persistent jobs signal nothing: look again soon. An abandoned job's end is only seen by asking.
-    if (mode_ == CudaMode::persistent || s->job.abandoned) deadline = std::min(deadline, last_poll_ns_ + 20'000);
+    // Persistent jobs and jobs with nothing to launch signal nothing: look again soon. An abandoned
+    // job's end is only seen by asking.
+    if (!s->announced || s->job.abandoned) deadline = std::min(deadline, last_poll_ns_ + 20'000);
   }
   return deadline;
 }

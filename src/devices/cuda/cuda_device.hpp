@@ -6,7 +6,7 @@
 // to look again within 20 us (it spins below 50 us: the lowest completion latency).
 // Faults: a failing job completes with DEVICE_ERROR or NO_MEMORY and its slot is rebuilt (a new
 // stream, a new resident block); one running past job_timeout completes with TIMEOUT and its slot
-// leaves service until the GPU finishes it. Not yet run on a GPU (docs/devices.md says what is verified).
+// leaves service until the GPU finishes it. Its cost model (X_a, D_a per function) is measured at start.
 #pragma once
 
 #include <atomic>
@@ -47,6 +47,7 @@ class CudaDevice final : public Device {
     std::unique_ptr<CudaSlot> stream;
     bool loaded_valid = false;
     KernelId loaded = KernelId::nop;
+    bool announced = false;  // the job in flight ends with a host function's wake-up
     SlotJob job;
   };
   static void on_done(void* user);

@@ -1,0 +1,20 @@
+// The start-up measurement of a data-parallel device's cost model (OpenCL, CUDA): for every function
+// the device can run, D_a from a small job's median round trip and X_a from a larger job's extra time
+// over it, both measured end to end on one of its slots.
+#pragma once
+
+#include <functional>
+
+#include "devices/device.hpp"
+#include "devices/kernel_plan.hpp"
+#include "funcs/function.hpp"
+
+namespace tandem::devices {
+
+// Fills info.models (throughput, latency_s, reconfig_s) for every function info.loadable marks.
+// `select(kernel)` makes the kernel ready on the measuring slot (its time is the reconfiguration
+// delay; false: the function is not loadable after all), `run(call)` runs one whole job (false: failed).
+void measure_kernel_models(DeviceInfo& info, const std::function<bool(KernelId)>& select,
+                           const std::function<bool(const funcs::Call&)>& run);
+
+}  // namespace tandem::devices
