@@ -27,10 +27,10 @@ step() {  # step NAME LIMIT_S COMMAND...: runs it, its output in OUT/NAME.log
 }
 { nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv; uname -r;
   ldd "$bin/tandem" | grep "not found"; } > "$out/machine.log" 2>&1
-step kernels 80 "$bin/test_cuda_kernels"
-step device 150 "$bin/test_cuda_device"
-step bench 120 "$bin/tandem" bench device --device cuda --out "$out/bench_cuda.json"
-step calibrate 45 "$bin/tandem" calibrate --device cuda --quick --dry-run
+step kernels 50 "$bin/test_cuda_kernels"
+step device 110 "$bin/test_cuda_device"
+step bench 90 "$bin/tandem" bench device --device cuda --out "$out/bench_cuda.json"
+step calibrate 25 "$bin/tandem" calibrate --device cuda --quick --dry-run
 cat "$out/machine.log"
 grep -h "FAILED\|Failure\|error" "$out/kernels.log" "$out/device.log" | head -40
 printf '%s\n' "${summary[@]}"
