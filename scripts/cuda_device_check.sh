@@ -3,7 +3,8 @@
 # built elsewhere: scripts/cuda_device_check.sh BIN_DIR OUT_DIR. BIN_DIR holds tandem, tandemd,
 # test_cuda_kernels and test_cuda_device (and, in BIN_DIR/lib, the shared libraries they need that
 # the machine may lack). Each step has its own time limit and its own log in OUT_DIR, so one that
-# hangs or fails leaves the others' results; a table of outcomes is printed last.
+# hangs or fails leaves the others' results; a table of outcomes is printed last. BENCH_RUNS (1):
+# how many times `tandem bench device --device cuda` runs.
 set -u
 bin=$(cd "$1" && pwd)
 out=$2
@@ -29,8 +30,10 @@ step() {  # step NAME LIMIT_S COMMAND...: runs it, its output in OUT/NAME.log
   ldd "$bin/tandem" | grep "not found"; } > "$out/machine.log" 2>&1
 step kernels 50 "$bin/test_cuda_kernels"
 step device 110 "$bin/test_cuda_device"
-step bench 90 "$bin/tandem" bench device --device cuda --out "$out/bench_cuda.json"
-step calibrate 25 "$bin/tandem" calibrate --device cuda --quick --dry-run
+for run in $(seq "${BENCH_RUNS:-1}"); do
+  step "bench_$run" 90 "$bin/tandem" bench device --device cuda --out "$out/bench_cuda_$run.json"
+done
+step calibrate 25 "$bin/tandem" calibrate --device cuda --dry-run
 cat "$out/machine.log"
 grep -h "FAILED\|Failure\|error" "$out/kernels.log" "$out/device.log" | head -40
 printf '%s\n' "${summary[@]}"

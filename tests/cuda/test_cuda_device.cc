@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -57,7 +58,7 @@ TEST(CudaDevice, DescribesItselfAndItsMemory) {
               info.memory.copy_engine_setup_s * 1e6);
 }
 
-TEST(CudaDevice, SubmitReturnsAtOnceAndTheWakeWordAnnouncesCompletions) {
+TEST(CudaDevice, SubmitReturnsAtOnceAndTheWakeWordAnnouncesALongJob) {
   TANDEM_REQUIRE_GPU();
   CudaDevice d(settings(3));
   for (uint32_t slot = 0; slot < 3; ++slot) d.configure(slot, TANDEM_FN_ACCUMULATE);
@@ -71,7 +72,11 @@ TEST(CudaDevice, SubmitReturnsAtOnceAndTheWakeWordAnnouncesCompletions) {
   EXPECT_EQ(done[0].status, Status::ok) << d.slot_health(1).last_error;
   EXPECT_EQ(done[0].value, big->reference_value());
   EXPECT_GT(done[0].device_ns, 0);
-  EXPECT_NE(abi::load_acquire(*d.wake_word()), word_before) << "launch mode: a host function announces the job";
+  // A job that ran past the polled while (a 16 MB copy: milliseconds) is announced by a host function,
+  // which runs on CUDA's thread just after the job's event.
+  const int64_t until = now_ns() + 1'000'000'000;
+  while (abi::load_acquire(*d.wake_word()) == word_before && now_ns() < until) std::this_thread::yield();
+  EXPECT_NE(abi::load_acquire(*d.wake_word()), word_before) << "launch mode: a host function announces a long job";
   EXPECT_TRUE(d.slot_health(1).in_service);
 }
 

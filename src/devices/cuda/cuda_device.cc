@@ -146,15 +146,18 @@ void CudaDevice::submit(uint32_t slot, const DeviceJob& job) {
     return ready_.push_back(refused);
   }
   s.job.start(job.token, job.start_ns);
-  s.announced = false;
-  if (mode_ == CudaMode::launch && plan.launch) {
-    callbacks_pending_.fetch_add(1, std::memory_order_relaxed);
-    if (cudaLaunchHostFunc(s.stream->stream(), &CudaDevice::on_done, &s) == cudaSuccess) {
-      s.announced = true;
-    } else {
-      (void)cudaGetLastError();
-      callbacks_pending_.fetch_sub(1, std::memory_order_relaxed);  // next_deadline() has poll() look soon
-    }
+  s.announced = false;  // polled while young; a wake-up is asked for if it runs longer (poll)
+}
+
+// A launch-mode job still running after kPolledNs gets a host function that wakes the dispatcher when
+// it ends, so that it may sleep meanwhile. A short job never pays for one (several us on the stream).
+void CudaDevice::announce(Slot& s) {
+  callbacks_pending_.fetch_add(1, std::memory_order_relaxed);
+  if (cudaLaunchHostFunc(s.stream->stream(), &CudaDevice::on_done, &s) == cudaSuccess) {
+    s.announced = true;
+  } else {
+    (void)cudaGetLastError();
+    callbacks_pending_.fetch_sub(1, std::memory_order_relaxed);  // it stays polled
   }
 }
 
@@ -184,6 +187,7 @@ void CudaDevice::poll(int64_t now, std::vector<DeviceCompletion>& out) {
     bool done = false;
     const Status st = s.stream->query(done);
     if (st == Status::ok && !done) {
+      if (mode_ == CudaMode::launch && !s.announced && now - s.job.start_ns > kPolledNs) announce(s);
       s.job.expire(s.index, now, timeout_ns_, out);
       continue;
     }
@@ -208,9 +212,11 @@ int64_t CudaDevice::next_deadline() const {
   for (const auto& s : slots_) {
     if (!s->job.busy) continue;
     deadline = std::min(deadline, s->job.deadline(timeout_ns_));
-    // Persistent jobs and jobs with nothing to launch signal nothing: look again soon. An abandoned
-    // job's end is only seen by asking.
-    if (!s->announced || s->job.abandoned) deadline = std::min(deadline, last_poll_ns_ + 20'000);
+    // Jobs without a wake-up (persistent ones, and launched ones while young) are looked at again at
+    // once: the dispatcher spins, and sees the end within a microsecond. An abandoned job's end is
+    // only seen by asking.
+    if (!s->announced) deadline = std::min(deadline, last_poll_ns_ + 1'000);
+    if (s->job.abandoned) deadline = std::min(deadline, last_poll_ns_ + 20'000);
   }
   return deadline;
 }

@@ -1,9 +1,10 @@
 // The CUDA device behind the asynchronous Device interface ([device.cuda], docs/devices.md). A slot is
-// a stream (CudaSlot). In launch mode a job is a kernel launch plus its copies, followed by a host
-// function that wakes the dispatcher through the completion inbox; poll() then asks the slot's event.
-// In persistent mode a job is an entry in the slot's ring, started by the resident block without a
-// launch; no host callback can signal it, so while such jobs run next_deadline() asks the dispatcher
-// to look again within 20 us (it spins below 50 us: the lowest completion latency).
+// a stream (CudaSlot). In launch mode a job is a kernel launch plus its copies; poll() asks the slot's
+// event. While a job is young (kPolledNs) next_deadline() has the dispatcher spin and poll, the lowest
+// completion latency; a job that runs longer gets a host function that wakes the dispatcher through
+// the completion inbox, so that it may sleep. In persistent mode a job is an entry in the slot's ring,
+// started by the resident block without a launch; nothing can signal its end, so the dispatcher polls
+// while such jobs run (persistent mode is for short jobs).
 // Faults: a failing job completes with DEVICE_ERROR or NO_MEMORY and its slot is rebuilt (a new
 // stream, a new resident block); one running past job_timeout completes with TIMEOUT and its slot
 // leaves service until the GPU finishes it. Its cost model (X_a, D_a per function) is measured at start.
@@ -47,10 +48,12 @@ class CudaDevice final : public Device {
     std::unique_ptr<CudaSlot> stream;
     bool loaded_valid = false;
     KernelId loaded = KernelId::nop;
-    bool announced = false;  // the job in flight ends with a host function's wake-up
+    bool announced = false;  // the job in flight ends with a host function's wake-up (launch mode, after kPolledNs)
     SlotJob job;
   };
   static void on_done(void* user);
+  void announce(Slot& s);
+  static constexpr int64_t kPolledNs = 200'000;  // a launched job is polled this long before a wake-up is asked for
   void rebuild(Slot& s, const std::string& why);
   void measure_copy_engines();
 

@@ -173,13 +173,17 @@ __global__ void __launch_bounds__(kCudaBlock) job_kernel(CudaJobParams p) {
 __global__ void empty_kernel() {}
 
 __global__ void __launch_bounds__(kCudaBlock) persistent_kernel(CudaRing* ring) {
-  __shared__ CudaJobParams job;
+  // The entry is copied in 8-byte words, one per thread: a single round trip across the bus rather
+  // than one per field.
+  constexpr uint32_t kEntryWords = sizeof(CudaJobParams) / sizeof(uint64_t);
+  static_assert(sizeof(CudaJobParams) % sizeof(uint64_t) == 0 && kEntryWords <= kCudaBlock);
+  __shared__ uint64_t entry[kEntryWords];
   __shared__ int stop;
   volatile CudaRing* r = ring;
   if (threadIdx.x == 0) r->running = 1;
   for (uint64_t seq = r->done;; ++seq) {
     if (threadIdx.x == 0) {
-      // Poll the head; back off up to ~1 us between reads (each one crosses PCIe). Bounded by stop.
+      // Poll the head; back off up to ~1 us between reads (each one crosses the bus). Bounded by stop.
       uint32_t backoff = 32;
       stop = 0;
       while (r->head <= seq) {
@@ -190,31 +194,16 @@ __global__ void __launch_bounds__(kCudaBlock) persistent_kernel(CudaRing* ring) 
         __nanosleep(backoff);
         if (backoff < 1024) backoff *= 2;
       }
-      if (stop == 0) {
-        __threadfence_system();  // acquire: the entry after the head that published it
-        const volatile CudaJobParams& e = r->entries[seq % kRingDepth];
-        job.kernel = e.kernel;
-        job.groups = e.groups;
-        job.in0 = e.in0;
-        job.in1 = e.in1;
-        job.out = e.out;
-        job.partials = e.partials;
-        job.count = e.count;
-        job.chunk = e.chunk;
-        job.width = e.width;
-        job.rows = e.rows;
-        job.above = e.above;
-        job.below = e.below;
-        job.m = e.m;
-        job.k = e.k;
-        job.n = e.n;
-        job.mode = e.mode;
-        job.virtual_blocks = e.virtual_blocks;
-      }
     }
     __syncthreads();
     if (stop != 0) return;
-    const CudaJobParams p = job;
+    __threadfence_system();  // acquire: the entry after the head that published it
+    if (threadIdx.x < kEntryWords) {
+      entry[threadIdx.x] = reinterpret_cast<const volatile uint64_t*>(&r->entries[seq % kRingDepth])[threadIdx.x];
+    }
+    __syncthreads();
+    CudaJobParams p;
+    memcpy(&p, entry, sizeof p);
     for (uint64_t v = 0; v < p.virtual_blocks; ++v) {
       run_virtual_block(p, v);
       __syncthreads();
