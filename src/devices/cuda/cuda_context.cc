@@ -397,8 +397,7 @@ Status CudaSlot::enqueue(const funcs::Call& call, const KernelJob& job, CudaAcce
       }
     }
   }
-  if (Status s = check(cudaEventRecord(done_, stream_), "cudaEventRecord"); s != Status::ok) return s;
-  in_flight_ = true;
+  in_flight_ = true;  // the stream holds only this job: query() asks the stream, no event needed
   return Status::ok;
 }
 
@@ -418,7 +417,7 @@ Status CudaSlot::query(bool& finished) {
     if (e == cudaErrorNotReady) return Status::ok;
     return check(e == cudaSuccess ? cudaErrorLaunchFailure : e, "the persistent block ended");
   }
-  const cudaError_t e = cudaEventQuery(done_);
+  const cudaError_t e = cudaStreamQuery(stream_);
   if (e == cudaErrorNotReady) return Status::ok;
   if (Status s = check(e, "job"); s != Status::ok) return s;
   finished = true;
