@@ -34,6 +34,18 @@ for run in $(seq "${BENCH_RUNS:-1}"); do
   step "bench_$run" 90 "$bin/tandem" bench device --device cuda --out "$out/bench_cuda_$run.json"
 done
 step calibrate 25 "$bin/tandem" calibrate --device cuda --dry-run
+# What `tandem status` says of a tandemd on the GPU (persistent mode).
+status_dir=$(mktemp -d)
+printf '[device]\nkinds = ["cuda"]\n[device.cuda]\nslots = 2\nmode = "persistent"\n' > "$status_dir/cuda.toml"
+"$bin/tandemd" --foreground --config "$status_dir/cuda.toml" --socket "$status_dir/sock" > "$out/status_daemon.log" 2>&1 &
+daemon=$!
+for _ in $(seq 100); do
+  timeout 5 "$bin/tandem" status --socket "$status_dir/sock" > "$out/status.log" 2>&1 && break
+  sleep 0.2
+done
+summary+=("$(printf '%-16s %s' status "$(grep -m1 -i cuda "$out/status.log" | cut -c1-100)")")
+kill "$daemon" 2> /dev/null
+wait "$daemon" 2> /dev/null
 cat "$out/machine.log"
 grep -h "FAILED\|Failure\|error" "$out/kernels.log" "$out/device.log" | head -40
 printf '%s\n' "${summary[@]}"
