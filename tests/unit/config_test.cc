@@ -51,6 +51,9 @@ TEST(Config, BuiltInDefaultIsValidAndDocumented) {
   EXPECT_EQ(c.device.opencl.batch_max_job_bytes, 65536u);
   EXPECT_EQ(c.device.opencl.local_bytes, uint64_t{256} << 20);
   EXPECT_EQ(c.device.opencl.copy_engines, 2u);
+  EXPECT_EQ(c.device.cuda.persistent_staging_bytes, uint64_t{8} << 20);
+  EXPECT_EQ(parse_config("[device.cuda]\npersistent_staging_mib = 64\n", "x").device.cuda.persistent_staging_bytes,
+            uint64_t{64} << 20);
 }
 
 TEST(Config, ValuesAndDefaults) {
@@ -184,6 +187,7 @@ TEST(Config, ErrorsNameTheKey) {
       {"[device.opencl]\ncopy_engines = 0", "device.opencl: local memory needs copy engines to fill it"},
       {"[device.opencl]\nlocal_memory_mib = -1", "device.opencl.local_memory_mib = -1 is out of range"},
       {"[device.emu]\ncopy_engines = 0", "device.emu: local memory needs copy engines to fill it"},
+      {"[device.cuda]\npersistent_staging_mib = 0", "device.cuda.persistent_staging_mib = 0 is out of range"},
       {"[functions.accumulate]\nspeedup = -1", "speedup = -1 is out of range"},
       {"[functions.bogus]\nspeedup = 1", "[functions.bogus]: unknown function"},
       {"[functions.nop]\nfast = 1", "unknown key 'fast' in [functions.nop]"},
