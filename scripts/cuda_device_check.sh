@@ -12,7 +12,7 @@ mkdir -p "$out"
 export LD_LIBRARY_PATH="$bin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export TANDEM_LEARNED_DIR=off
 # The device tests start the tandemd their build names (TANDEM_TANDEMD_PATH): put it there.
-built_at=$(strings "$bin/test_cuda_device" | grep -m1 '/tandemd$' || true)
+built_at=$(grep -a -o -m1 '/[[:graph:]]*/tandemd' "$bin/test_cuda_device" | head -n 1 || true)
 if [ -n "$built_at" ] && [ ! -e "$built_at" ]; then
   mkdir -p "$(dirname "$built_at")" && ln -sf "$bin/tandemd" "$built_at"
 fi
@@ -45,6 +45,8 @@ for _ in $(seq 100); do
 done
 summary+=("$(printf '%-16s %s' status "$(grep -m1 -i cuda "$out/status.log" | cut -c1-100)")")
 kill "$daemon" 2> /dev/null
+for _ in $(seq 50); do kill -0 "$daemon" 2> /dev/null || break; sleep 0.1; done
+kill -9 "$daemon" 2> /dev/null
 wait "$daemon" 2> /dev/null
 cat "$out/machine.log"
 grep -h "FAILED\|Failure\|error" "$out/kernels.log" "$out/device.log" | head -40

@@ -154,8 +154,10 @@ void apply_cuda(CudaSettings& c, const toml::table& t, std::string_view source, 
   c.job_timeout_s = number(v["job_timeout_ms"], c.job_timeout_s * 1e3, "device.cuda.job_timeout_ms", source, 1, 1e9) * 1e-3;
   c.reduction_groups = count(v["reduction_groups"], c.reduction_groups, "device.cuda.reduction_groups", source, 0, 1u << 16);
   local_memory(v, "device.cuda", source, c.local_bytes, c.copy_engines);
-  c.persistent_staging_bytes = static_cast<uint64_t>(number(v["persistent_staging_mib"], static_cast<double>(c.persistent_staging_bytes >> 20),
-                                                            "device.cuda.persistent_staging_mib", source, 1, 4096)) << 20;
+  c.persistent_staging_bytes =
+      uint64_t{count(v["persistent_staging_mib"], static_cast<uint32_t>(c.persistent_staging_bytes >> 20), "device.cuda.persistent_staging_mib",
+                     source, 1, 4096)}
+      << 20;
 }
 
 void apply_emu(EmuSettings& e, const toml::table& t, std::string_view source, Named& named) {

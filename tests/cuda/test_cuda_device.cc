@@ -54,11 +54,16 @@ TEST(CudaDevice, DescribesItselfAndItsMemory) {
   EXPECT_EQ(info.memory.local_bytes, uint64_t{256} << 20);
   EXPECT_EQ(info.memory.copy_engines, 2u);
   EXPECT_GT(info.memory.copy_engine_bps, 0);
+  // The cost model, measured at start on a slot of the device's mode.
+  EXPECT_GT(info.models[TANDEM_FN_ACCUMULATE].throughput, 0);
+  EXPECT_GT(info.models[TANDEM_FN_SOBEL].throughput, 0);
+  EXPECT_GT(info.models[TANDEM_FN_NOP].latency_s, 0);
+  EXPECT_EQ(info.models[TANDEM_FN_WORK_BASE + 3].throughput, info.models[TANDEM_FN_WORK].throughput) << "the variants share work's";
   std::printf("%s\n  copy engines: %.3g B/s, set-up %.1f us\n", info.description.c_str(), info.memory.copy_engine_bps,
               info.memory.copy_engine_setup_s * 1e6);
 }
 
-TEST(CudaDevice, SubmitReturnsAtOnceAndTheWakeWordAnnouncesALongJob) {
+TEST(CudaDevice, ALongJobIsAnnouncedByTheWakeWord) {
   TANDEM_REQUIRE_GPU();
   CudaDevice d(settings(3));
   for (uint32_t slot = 0; slot < 3; ++slot) d.configure(slot, TANDEM_FN_ACCUMULATE);
@@ -80,6 +85,12 @@ TEST(CudaDevice, SubmitReturnsAtOnceAndTheWakeWordAnnouncesALongJob) {
   while (abi::load_acquire(*d.wake_word()) == word_before && now_ns() < until) std::this_thread::yield();
   EXPECT_NE(abi::load_acquire(*d.wake_word()), word_before) << "launch mode: a host function announces a long job";
   EXPECT_TRUE(d.slot_health(1).in_service);
+  // A short job (a no-op: microseconds) is polled while young and never announced: no wake-up.
+  d.configure(0, TANDEM_FN_NOP);
+  const uint32_t before_short = abi::load_acquire(*d.wake_word());
+  auto nop = KernelCase::nop();
+  EXPECT_EQ(run_one(d, 0, 43, nop->device_call()).status, Status::ok);
+  EXPECT_EQ(abi::load_acquire(*d.wake_word()), before_short) << "a short job pays for no host function";
 }
 
 class CudaDeviceModes : public ::testing::TestWithParam<std::tuple<const char*, const char*>> {};
@@ -107,8 +118,8 @@ INSTANTIATE_TEST_SUITE_P(ModesAndAccess, CudaDeviceModes,
                          [](const auto& p) { return std::string(std::get<0>(p.param)) + "_" + std::get<1>(p.param); });
 
 // A persistent slot's staging is allocated before its block starts and never grows: a buffer larger
-// than it is refused with job_too_large (the message names the setting), a smaller one runs, on a
-// device whose other persistent slots stay resident throughout.
+// than it is refused with job_too_large (the message names the setting), a smaller one runs, while the
+// device's other persistent slots are resident.
 TEST(CudaDevice, APersistentSlotRefusesABufferLargerThanItsStaging) {
   TANDEM_REQUIRE_GPU();
   config::CudaSettings s = settings(3, "persistent");

@@ -183,9 +183,14 @@ CudaSlot::CudaSlot(CudaContext& context, uint32_t index, CudaMode mode, uint64_t
   if (context.make_current() != Status::ok) throw Error(Status::device_error, "cuda: cannot make the device current");
   cudaError_t e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
   if (e == cudaSuccess) e = cudaEventCreateWithFlags(&done_, cudaEventDisableTiming);
-  if (e != cudaSuccess) throw Error(status_from_cuda(e), cuda_message(fmt::format("cuda slot {}: stream", index), e));
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    if (stream_ != nullptr) (void)cudaStreamDestroy(stream_);
+    throw Error(status_from_cuda(e), cuda_message(fmt::format("cuda slot {}: stream", index), e));
+  }
   if (mode == CudaMode::persistent) {
-    // Everything the block's jobs use is allocated before it starts: while it runs, nothing can be.
+    // Everything the block's jobs use is allocated before it starts, so that nothing of it is ever
+    // freed (or grown) while a block is resident: cudaFreeHost would wait for an idle device.
     void* ring = nullptr;
     e = cudaHostAlloc(&ring, sizeof(CudaRing), cudaHostAllocMapped);
     if (e == cudaSuccess) {
@@ -260,21 +265,15 @@ Status CudaSlot::check(int error, const char* what) {
   return fail(status_from_cuda(e), cuda_message(what, e));
 }
 
-Status CudaSlot::ensure(std::array<void*, 3>& buffers, std::array<uint64_t, 3>& sizes, uint32_t role, uint64_t bytes, bool pinned) {
-  if (buffers[role] != nullptr && sizes[role] >= bytes) return Status::ok;
-  const uint64_t size = std::max(bytes, sizes[role] + sizes[role] / 2);
-  if (pinned) {
-    context_.free_host(buffers[role]);
-  } else {
-    context_.free_device(buffers[role]);
-  }
-  buffers[role] = nullptr;
-  sizes[role] = 0;
+Status CudaSlot::ensure_device_buffer(uint32_t role, uint64_t bytes) {
+  if (device_buffers_[role] != nullptr && device_sizes_[role] >= bytes) return Status::ok;
+  const uint64_t size = std::max(bytes, device_sizes_[role] + device_sizes_[role] / 2);
+  context_.free_device(std::exchange(device_buffers_[role], nullptr));
+  device_sizes_[role] = 0;
   void* p = nullptr;
-  const cudaError_t e = pinned ? cudaHostAlloc(&p, size, cudaHostAllocMapped) : cudaMalloc(&p, size);
-  if (e != cudaSuccess) return check(e, pinned ? "cudaHostAlloc (staging)" : "cudaMalloc (device buffer)");
-  buffers[role] = p;
-  sizes[role] = size;
+  if (Status s = check(cudaMalloc(&p, size), "cudaMalloc (device buffer)"); s != Status::ok) return s;
+  device_buffers_[role] = p;
+  device_sizes_[role] = size;
   return Status::ok;
 }
 
@@ -318,7 +317,7 @@ Status CudaSlot::device_pointer(uint32_t role, const KernelBuffer& b, void* host
     }
     return check(cudaHostGetDevicePointer(&out, host, 0), "cudaHostGetDevicePointer");
   }
-  if (Status s = ensure(device_buffers_, device_sizes_, role, b.bytes, false); s != Status::ok) return s;
+  if (Status s = ensure_device_buffer(role, b.bytes); s != Status::ok) return s;
   out = device_buffers_[role];
   if (b.read) return check(cudaMemcpyAsync(out, host, b.bytes, cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync in");
   return Status::ok;
@@ -480,7 +479,7 @@ Status CudaSlot::transfer(void* dst, const void* src, uint64_t bytes, int64_t ti
       // CUDA cannot cancel it: the stream is abandoned (released once it ends), the engine gets a new one.
       (void)cudaStreamDestroy(stream_);
       (void)cudaEventDestroy(done_);
-      bounce_ = nullptr;  // still in use by the abandoned stream: left to it rather than freed
+      context_.free_device(std::exchange(bounce_, nullptr));  // freed once the device is idle; a new one when needed
       stream_ = nullptr;
       done_ = nullptr;
       e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);

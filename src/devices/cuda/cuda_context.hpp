@@ -85,7 +85,8 @@ class CudaContext {
 
   // Persistent blocks resident on the device. cudaFree and cudaFreeHost wait for the whole device,
   // which a resident block never leaves idle: while one is resident, frees are deferred until the
-  // last one stops (or the context ends).
+  // last one stops (or the context ends). The count is this object's: a process must not free CUDA
+  // memory through another CudaContext of the same GPU while this one's blocks are resident.
   void block_started();
   void block_stopped();
   void free_host(void* pinned);   // cudaFreeHost, now or deferred
@@ -123,7 +124,7 @@ class CudaSlot {
   // Never blocks: ok with *finished set once the job is done, or the failure (device_error,
   // no_memory) with last_error() saying what happened.
   Status query(bool& finished);
-  // After query() said finished: copies staged results out (persistent copy), releases per-job
+  // After query() said finished: copies staged results out (persistent mode), releases per-job
   // registrations, and returns the call's value.
   int64_t finish();
   const std::string& last_error() const { return last_error_; }
@@ -149,7 +150,7 @@ class CudaSlot {
   Status fail(Status status, std::string message);
   Status check(int error, const char* what);
   Status device_pointer(uint32_t role, const KernelBuffer& buffer, void* host, CudaAccess access, void*& out);
-  Status ensure(std::array<void*, 3>& buffers, std::array<uint64_t, 3>& sizes, uint32_t role, uint64_t bytes, bool pinned);
+  Status ensure_device_buffer(uint32_t role, uint64_t bytes);  // launch mode's copy method, grown
   void release_registrations();
   void stop_persistent();
 
@@ -162,7 +163,8 @@ class CudaSlot {
   std::array<bool, 3> in_local_{};
   void* bounce_ = nullptr;  // overlapping copies within local memory go through it (kBounceBytes)
   static constexpr uint64_t kBounceBytes = uint64_t{1} << 20;
-  // Device buffers (copy in launch mode) and pinned mapped staging (copy in persistent mode).
+  // Device buffers (copy in launch mode) and pinned mapped staging (persistent mode, either method
+  // without pageable-memory access).
   std::array<void*, 3> device_buffers_{};
   std::array<uint64_t, 3> device_sizes_{};
   std::array<void*, 3> pinned_buffers_{};

@@ -98,11 +98,16 @@ void CudaDevice::attach_local_memory(char* base, uint64_t bytes) { context_.atta
 LocalTransfer CudaDevice::local_transfer() { return timed_transfers(copy_streams_, timeout_ns_); }
 
 CudaDevice::~CudaDevice() {
-  slots_.clear();  // each CudaSlot waits (bounded) for its stream and stops its resident block
+  // The host functions of jobs still running name their Slot: wait for them (bounded) first, and keep
+  // the slots of any that never came rather than free what a late one would use.
   const int64_t deadline = now_ns() + 5'000'000'000;
   while (callbacks_pending_.load(std::memory_order_acquire) > 0 && now_ns() < deadline) {
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
+  if (callbacks_pending_.load(std::memory_order_acquire) > 0) {
+    for (auto& s : slots_) (void)s.release();
+  }
+  slots_.clear();  // each CudaSlot waits (bounded) for its stream and stops its resident block
 }
 
 void CudaDevice::configure(uint32_t slot, uint16_t function) {
@@ -116,7 +121,7 @@ void CudaDevice::on_done(void* user) {
   CudaDevice* device = s->device;
   DeviceCompletion c;
   c.slot = s->index;
-  device->inbox_.push(c);  // a wake-up: poll() asks the slot's event for the outcome
+  device->inbox_.push(c);  // a wake-up: poll() asks the slot's stream for the outcome
   device->callbacks_pending_.fetch_sub(1, std::memory_order_release);
 }
 
@@ -147,11 +152,13 @@ void CudaDevice::submit(uint32_t slot, const DeviceJob& job) {
   }
   s.job.start(job.token, job.start_ns);
   s.announced = false;  // polled while young; a wake-up is asked for if it runs longer (poll)
+  s.announce_tried = false;
 }
 
 // A launch-mode job still running after kPolledNs gets a host function that wakes the dispatcher when
 // it ends, so that it may sleep meanwhile. A short job never pays for one (several us on the stream).
 void CudaDevice::announce(Slot& s) {
+  s.announce_tried = true;  // once per job: a failure is not retried at every poll
   callbacks_pending_.fetch_add(1, std::memory_order_relaxed);
   if (cudaLaunchHostFunc(s.stream->stream(), &CudaDevice::on_done, &s) == cudaSuccess) {
     s.announced = true;
@@ -164,7 +171,7 @@ void CudaDevice::announce(Slot& s) {
 void CudaDevice::rebuild(Slot& s, const std::string& why) {
   try {
     s.stream.reset();
-    s.stream = std::make_unique<CudaSlot>(context_, s.index, mode_);
+    s.stream = std::make_unique<CudaSlot>(context_, s.index, mode_, settings_.persistent_staging_bytes);
     s.job.health.in_service = true;
     s.job.health.last_error = why + "; the slot's stream was rebuilt";
   } catch (const Error& e) {
@@ -187,7 +194,7 @@ void CudaDevice::poll(int64_t now, std::vector<DeviceCompletion>& out) {
     bool done = false;
     const Status st = s.stream->query(done);
     if (st == Status::ok && !done) {
-      if (mode_ == CudaMode::launch && !s.announced && now - s.job.start_ns > kPolledNs) announce(s);
+      if (mode_ == CudaMode::launch && !s.announce_tried && now - s.job.start_ns > kPolledNs) announce(s);
       s.job.expire(s.index, now, timeout_ns_, out);
       continue;
     }
@@ -215,8 +222,11 @@ int64_t CudaDevice::next_deadline() const {
     // Jobs without a wake-up (persistent ones, and launched ones while young) are looked at again at
     // once: the dispatcher spins, and sees the end within a microsecond. An abandoned job's end is
     // only seen by asking.
-    if (!s->announced) deadline = std::min(deadline, last_poll_ns_ + 1'000);
-    if (s->job.abandoned) deadline = std::min(deadline, last_poll_ns_ + 20'000);
+    if (s->job.abandoned) {
+      deadline = std::min(deadline, last_poll_ns_ + 20'000);
+    } else if (!s->announced) {
+      deadline = std::min(deadline, last_poll_ns_ + 1'000);
+    }
   }
   return deadline;
 }

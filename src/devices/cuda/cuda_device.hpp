@@ -1,6 +1,6 @@
 // The CUDA device behind the asynchronous Device interface ([device.cuda], docs/devices.md). A slot is
 // a stream (CudaSlot). In launch mode a job is a kernel launch plus its copies; poll() asks the slot's
-// event. While a job is young (kPolledNs) next_deadline() has the dispatcher spin and poll, the lowest
+// stream. While a job is young (kPolledNs) next_deadline() has the dispatcher spin and poll, the lowest
 // completion latency; a job that runs longer gets a host function that wakes the dispatcher through
 // the completion inbox, so that it may sleep. In persistent mode a job is an entry in the slot's ring,
 // started by the resident block without a launch; nothing can signal its end, so the dispatcher polls
@@ -49,6 +49,7 @@ class CudaDevice final : public Device {
     bool loaded_valid = false;
     KernelId loaded = KernelId::nop;
     bool announced = false;  // the job in flight ends with a host function's wake-up (launch mode, after kPolledNs)
+    bool announce_tried = false;
     SlotJob job;
   };
   static void on_done(void* user);

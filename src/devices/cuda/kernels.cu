@@ -176,7 +176,8 @@ __global__ void __launch_bounds__(kCudaBlock) persistent_kernel(CudaRing* ring) 
   // The entry is copied in 8-byte words, one per thread: a single round trip across the bus rather
   // than one per field.
   constexpr uint32_t kEntryWords = sizeof(CudaJobParams) / sizeof(uint64_t);
-  static_assert(sizeof(CudaJobParams) % sizeof(uint64_t) == 0 && kEntryWords <= kCudaBlock);
+  static_assert(sizeof(CudaJobParams) % sizeof(uint64_t) == 0 && alignof(CudaJobParams) >= alignof(uint64_t) &&
+                kEntryWords <= kCudaBlock);
   __shared__ uint64_t entry[kEntryWords];
   __shared__ int stop;
   volatile CudaRing* r = ring;
@@ -194,10 +195,12 @@ __global__ void __launch_bounds__(kCudaBlock) persistent_kernel(CudaRing* ring) 
         __nanosleep(backoff);
         if (backoff < 1024) backoff *= 2;
       }
+      // Acquire: the head that published the entry before the entry, for the whole block (the
+      // barrier below carries the order to the threads that copy it).
+      if (stop == 0) __threadfence_system();
     }
     __syncthreads();
     if (stop != 0) return;
-    __threadfence_system();  // acquire: the entry after the head that published it
     if (threadIdx.x < kEntryWords) {
       entry[threadIdx.x] = reinterpret_cast<const volatile uint64_t*>(&r->entries[seq % kRingDepth])[threadIdx.x];
     }
