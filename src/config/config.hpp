@@ -111,7 +111,7 @@ struct CudaSettings {
   uint64_t local_bytes = uint64_t{256} << 20;
   uint32_t copy_engines = 2;
   // Persistent mode: each slot's pinned staging per buffer of a job, allocated before its resident block
-  // starts (nothing can be allocated or freed while one runs); a larger buffer is refused (job_too_large).
+  // starts (nothing may be freed while one runs, so it never grows); a larger buffer is refused (job_too_large).
   uint64_t persistent_staging_bytes = uint64_t{8} << 20;
 };
 

@@ -296,7 +296,7 @@ Status CudaSlot::device_pointer(uint32_t role, const KernelBuffer& b, void* host
   }
   if (mode_ == CudaMode::persistent) {
     // Staged in the slot's pinned memory, which the resident block reads in place; zero-copy too,
-    // without pageable access (registering memory would wait for the resident block).
+    // without pageable access (unregistering memory, like freeing it, may wait for an idle device).
     if (b.bytes > pinned_sizes_[role]) {
       return fail(Status::job_too_large,
                   fmt::format("a buffer of {} bytes is more than a persistent slot stages ({} MiB, [device.cuda] "

@@ -8,8 +8,8 @@
 //   zero_copy   the kernel reads and writes host memory in place: directly where the device has
 //               pageable-memory access (HMM/ATS), else through cudaHostRegister'ed (pinned, mapped) pages.
 // In persistent mode both methods stage through per-slot pinned mapped buffers (memcpy on the host),
-// since the resident block occupies the stream that copies would use and nothing may be allocated,
-// registered or freed while it runs (only zero-copy on a device with pageable access works in place). A buffer in device-local
+// since the resident block occupies the stream that copies would use and nothing may be freed (or
+// unregistered) while it runs (only zero-copy on a device with pageable access works in place). A buffer in device-local
 // memory (CudaContext::attach_local) is used in place by either method and mode.
 // Set-up (constructors) throws tandem::Error; everything a job passes through returns a Status.
 #pragma once
