@@ -4,6 +4,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -178,5 +179,32 @@ inline void run_clients(const std::string& socket, int n, const std::function<in
   }
 }
 
+
+// A client process's part of the daemon tests: `rounds` sobel chains on its own device-local buffers
+// (seeded by client and round); the failures, each printed.
+inline int sobel_chains_of_client(client::Runtime& rt, int client, int rounds) {
+  int failures = 0;
+  for (int round = 0; round < rounds; ++round) {
+    const std::string why = sobel_chain_on_device(rt, 20 + static_cast<uint64_t>(client) * 3 + static_cast<uint64_t>(round));
+    if (!why.empty()) {
+      std::fprintf(stderr, "client %d: %s\n", client, why.c_str());
+      ++failures;
+    }
+  }
+  return failures;
+}
+
+// What tandemd's status says after `chains` sobel chains (sobel_chain_on_device) on `device`'s
+// local memory of `capacity` bytes: every buffer freed, each image moved in once and out once.
+inline void expect_local_memory_after_chains(const nlohmann::json& status, const char* device, uint64_t capacity,
+                                             uint64_t chains) {
+  ASSERT_TRUE(status.contains("local_memory")) << status.dump();
+  EXPECT_EQ(status["local_memory"]["device"], device);
+  EXPECT_EQ(status["local_memory"]["capacity_bytes"].get<uint64_t>(), capacity);
+  EXPECT_EQ(status["local_memory"]["buffers"].get<uint32_t>(), 0u);
+  EXPECT_EQ(status["local_memory"]["used_bytes"].get<uint64_t>(), 0u);
+  EXPECT_EQ(status["copy_engines"]["bytes_to_device"].get<uint64_t>(), chains * 301u * 97u);
+  EXPECT_EQ(status["copy_engines"]["bytes_from_device"].get<uint64_t>(), chains * 301u * 97u);
+}
 
 }  // namespace tandem::testing

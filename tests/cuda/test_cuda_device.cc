@@ -265,22 +265,9 @@ TEST(CudaDaemon, SeveralProcessesShareTheGpuThroughTandemd) {
   testing::DaemonProcess d(all_resident("persistent", "copy", 32));
   ASSERT_TRUE(d.alive());
   testing::run_clients(d.socket(), 4, [](int i, client::Runtime& rt) {
-    int failures = testing::run_cases_through(rt, nullptr);
-    for (int round = 0; round < 2; ++round) {
-      const std::string why = testing::sobel_chain_on_device(rt, 20 + i * 3 + round);
-      if (!why.empty()) {
-        std::fprintf(stderr, "client %d: %s\n", i, why.c_str());
-        ++failures;
-      }
-    }
-    return failures;
+    return testing::run_cases_through(rt, nullptr) + testing::sobel_chains_of_client(rt, i, 2);
   });
-  const nlohmann::json status = testing::daemon_status(d);
-  ASSERT_TRUE(status.contains("local_memory")) << status.dump();
-  EXPECT_EQ(status["local_memory"]["device"], "cuda");
-  EXPECT_EQ(status["local_memory"]["capacity_bytes"].get<uint64_t>(), uint64_t{32} << 20);
-  EXPECT_EQ(status["local_memory"]["buffers"].get<uint32_t>(), 0u);
-  EXPECT_EQ(status["copy_engines"]["bytes_to_device"].get<uint64_t>(), 4u * 2u * 301u * 97u);
+  testing::expect_local_memory_after_chains(testing::daemon_status(d), "cuda", uint64_t{32} << 20, 4 * 2);
   EXPECT_TRUE(d.alive());
 }
 

@@ -543,27 +543,10 @@ TEST(OpenclDevice, SmallJobsOnDeviceLocalDataAreNeverBatched) {
 TEST(OpenclDaemon, ProcessesChainJobsOnTheirOwnDeviceLocalBuffers) {
   testing::DaemonProcess d(std::string(kAllResident) + "local_memory_mib = 32\n");
   ASSERT_TRUE(d.alive());
-  run_clients(d.socket(), 3, [](int i, client::Runtime& rt) {
-    int failures = 0;
-    for (int round = 0; round < 3; ++round) {
-      const std::string why = sobel_chain_on_device(rt, 20 + i * 3 + round);
-      if (!why.empty()) {
-        std::fprintf(stderr, "client %d: %s\n", i, why.c_str());
-        ++failures;
-      }
-    }
-    return failures;
-  });
+  run_clients(d.socket(), 3, [](int i, client::Runtime& rt) { return testing::sobel_chains_of_client(rt, i, 3); });
   // tandemd says where its device-local memory is and what the copy engines moved: each chain moved
   // its image in once and its result out once; every buffer was freed.
-  const nlohmann::json status = testing::daemon_status(d);
-  ASSERT_TRUE(status.contains("local_memory")) << status.dump();
-  EXPECT_EQ(status["local_memory"]["device"], "opencl");
-  EXPECT_EQ(status["local_memory"]["capacity_bytes"].get<uint64_t>(), uint64_t{32} << 20);
-  EXPECT_EQ(status["local_memory"]["buffers"].get<uint32_t>(), 0u);
-  EXPECT_EQ(status["local_memory"]["used_bytes"].get<uint64_t>(), 0u);
-  EXPECT_EQ(status["copy_engines"]["bytes_to_device"].get<uint64_t>(), 3u * 3u * 301u * 97u);
-  EXPECT_EQ(status["copy_engines"]["bytes_from_device"].get<uint64_t>(), 3u * 3u * 301u * 97u);
+  testing::expect_local_memory_after_chains(testing::daemon_status(d), "opencl", uint64_t{32} << 20, 3 * 3);
   EXPECT_TRUE(d.alive());
 }
 

@@ -150,24 +150,18 @@ void CudaContext::block_stopped() {
   if (--resident_blocks_ == 0) free_deferred();
 }
 
-void CudaContext::free_host(void* pinned) {
-  if (pinned == nullptr) return;
-  std::lock_guard lock(mutex_);
-  if (resident_blocks_ > 0) {
-    deferred_.emplace_back(pinned, true);
-    return;
-  }
-  (void)cudaFreeHost(pinned);
-}
+void CudaContext::free_host(void* pinned) { free_when_idle(pinned, true); }
 
-void CudaContext::free_device(void* memory) {
+void CudaContext::free_device(void* memory) { free_when_idle(memory, false); }
+
+void CudaContext::free_when_idle(void* memory, bool pinned) {
   if (memory == nullptr) return;
   std::lock_guard lock(mutex_);
   if (resident_blocks_ > 0) {
-    deferred_.emplace_back(memory, false);
+    deferred_.emplace_back(memory, pinned);
     return;
   }
-  (void)cudaFree(memory);
+  (void)(pinned ? cudaFreeHost(memory) : cudaFree(memory));
 }
 
 void CudaContext::free_deferred() {

@@ -93,6 +93,7 @@ class CudaContext {
   void free_device(void* memory); // cudaFree, now or deferred
 
  private:
+  void free_when_idle(void* memory, bool pinned);  // now, or once no block is resident
   void free_deferred();  // with mutex_ held and no block resident
 
   CudaDeviceInfo device_;
