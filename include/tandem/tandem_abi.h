@@ -180,7 +180,10 @@ typedef struct tandem_ring_header {
   uint64_t k_write_index;     /* reserved by fetch_add (or CAS for try-reserve) */
   uint32_t k_busy_callers;    /* the client's threads inside high-level calls (its default ring; the
                                  engine's monitor reads it once a period and never trusts it further) */
-  uint8_t pad1[TANDEM_CACHE_LINE - 12];
+  uint32_t k_reserved1;       /* zero */
+  uint64_t k_caller_cpus;     /* bit (cpu % 64) set for each CPU a thread entered a high-level call on
+                                 since the engine's monitor last took (and cleared) the mask */
+  uint8_t pad1[TANDEM_CACHE_LINE - 24];
   /* line 2: consumer */
   uint64_t k_read_index;      /* release-stored by the consumer after resetting a header */
   uint32_t k_other_callers;   /* the other sessions' k_busy_callers summed at the last monitoring

@@ -2,6 +2,8 @@
 // the high-level calls. The embedded runtime runs the real-time driver (src/rt) in this process.
 #pragma once
 
+#include <sched.h>
+
 #include <algorithm>
 #include <array>
 #include <bitset>
@@ -160,6 +162,7 @@ class Queue {
   // The runtime's threads inside high-level calls live in its default ring's header, where the
   // engine's monitor reads them; it answers with the other sessions' total (docs/abi.md).
   void add_busy_callers(int32_t delta) { producer_.add_busy_callers(delta); }
+  void mark_caller_cpu(int cpu) { producer_.mark_caller_cpu(cpu); }
   uint32_t busy_callers() const { return producer_.busy_callers(); }
   uint32_t other_callers() const { return producer_.other_callers(); }
 
@@ -299,7 +302,11 @@ class Runtime {
   // ring's header, so that the engine can tell the other client processes (other_callers).
   class BusyCaller {
    public:
-    explicit BusyCaller(Runtime& rt) : queue_(rt.default_queue()) { queue_.add_busy_callers(1); }
+    // Also tells the engine which CPU the call runs on, so that its dispatcher can run elsewhere.
+    explicit BusyCaller(Runtime& rt) : queue_(rt.default_queue()) {
+      queue_.add_busy_callers(1);
+      queue_.mark_caller_cpu(sched_getcpu());
+    }
     ~BusyCaller() { queue_.add_busy_callers(-1); }
     BusyCaller(const BusyCaller&) = delete;
     BusyCaller& operator=(const BusyCaller&) = delete;

@@ -10,6 +10,8 @@
 // lock.
 #pragma once
 
+#include <sched.h>
+
 #include <array>
 #include <atomic>
 #include <functional>
@@ -268,6 +270,7 @@ class Dispatcher {
   void monitor_tick(int64_t now);
   // Tells every ring the other sessions' threads inside calls (abi: k_busy_callers, k_other_callers).
   void publish_callers();
+  void step_off_caller_cpus(uint64_t caller_cpus);
   void publish(engine::FunctionId f);
   void refresh_metrics(engine::FunctionId f);
   void note_drained(engine::FunctionId f);
@@ -295,6 +298,11 @@ class Dispatcher {
   // clients' partitioners must leave to it (the metrics page's k_engine_cores).
   int64_t tick_cpu_ns_ = 0;
   int64_t tick_wall_ns_ = 0;
+  // Where this thread may run (its affinity when the loop began), the callers' CPUs it currently
+  // stays off (0: none), and whether it shared a CPU with a caller in the last period.
+  cpu_set_t allowed_cpus_{};
+  uint64_t avoided_cpus_ = 0;
+  bool shares_cpu_with_callers_ = false;
   TimerWheel timers_;  // reconfigurations, one timer per slot
   engine::Actions actions_;
   ChunkedTable<Pending, 8> pending_;  // per engine job id (680 bytes each), chunks on first use
