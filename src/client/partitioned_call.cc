@@ -496,7 +496,6 @@ class Driver {
                                : wait.mode == rt::WaitMode::spin ? std::numeric_limits<int64_t>::max()
                                                                  : start + wait.spin_ns;
     int64_t next_check = start + rt::kLivenessPeriodNs;
-    rt::CooperativeSpin cooperative(start);
     for (uint32_t i = 0;; ++i) {
       if (any_event()) return;
       abi::cpu_relax();
@@ -504,7 +503,6 @@ class Driver {
       const int64_t t = tandem::now_ns();
       if (t >= wake_ns) return;
       if (t >= spin_until) break;
-      cooperative.at(t);
       if (t >= next_check) {  // spin mode spins until an event: a dead daemon must still end it
         if (!alive()) return;
         next_check = t + rt::kLivenessPeriodNs;

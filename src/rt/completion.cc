@@ -1,7 +1,5 @@
 #include "rt/completion.hpp"
 
-#include <sched.h>
-
 #include "base/clock.hpp"
 
 namespace tandem::rt {
@@ -22,12 +20,6 @@ Status Liveness::check_at_most_every(int64_t period_ns) {
   return check();
 }
 
-void CooperativeSpin::at(int64_t now_ns) {
-  if (now_ns < next_yield_ns_) return;
-  sched_yield();
-  next_yield_ns_ = now_ns + kYieldEveryNs;
-}
-
 Status wait_record(const tandem_completion_t* rec, const WaitPolicy& policy, Liveness* liveness,
                    int64_t check_every_ns) {
   uint32_t s = status_acquire(rec);
@@ -41,14 +33,12 @@ Status wait_record(const tandem_completion_t* rec, const WaitPolicy& policy, Liv
   const int64_t spin_until = policy.mode == WaitMode::block ? start
                              : policy.mode == WaitMode::spin ? deadline
                                                              : start + policy.spin_ns;
-  CooperativeSpin cooperative(start);
   for (uint32_t i = 0;; ++i) {
     s = status_acquire(rec);
     if (s != TANDEM_PENDING) return from_wire(s);
     abi::cpu_relax();
     if ((i & 63) != 0) continue;
     const int64_t now = now_ns();
-    cooperative.at(now);
     if (now >= deadline) return Status::timeout;
     if (liveness != nullptr && now >= next_check) {
       Status alive = liveness->check();

@@ -77,24 +77,6 @@ struct WaitPolicy {
   int64_t timeout_ns = -1;      // overall limit; negative: none
 };
 
-// Spinning that lets a thread sharing this CPU run: after kYieldAfterNs of spinning, sched_yield()
-// every kYieldEveryNs (a yield returns at once when nothing else is runnable here). A KVM guest's
-// scheduler wakes a thread on its waker's vCPU, not on an idle one (a halted vCPU looks preempted), so
-// a caller and the dispatcher it wakes end up on one vCPU of two: a pure spin there starves the
-// dispatcher for the whole budget, and every round of jobs then costs a futex wake-up. Yielding lets
-// the other thread run, and two threads both runnable are what moves one of them to the idle vCPU.
-class CooperativeSpin {
- public:
-  static constexpr int64_t kYieldAfterNs = 2'000;
-  static constexpr int64_t kYieldEveryNs = 2'000;
-  explicit CooperativeSpin(int64_t start_ns) : next_yield_ns_(start_ns + kYieldAfterNs) {}
-  // Called with the time every few pauses of a spin.
-  void at(int64_t now_ns);
-
- private:
-  int64_t next_yield_ns_;
-};
-
 // Something to ask, while waiting, whether the engine can still complete the record (the daemon may
 // have died). Once lost, always lost: callers may cache the answer.
 class Liveness {

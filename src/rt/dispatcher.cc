@@ -323,7 +323,6 @@ void Dispatcher::loop() {
   }
   int64_t last_activity = now_ns();
   monitor_tick(last_activity);
-  CooperativeSpin cooperative(last_activity);
   for (;;) {
     if (control_pending_.load(std::memory_order_acquire)) run_control();  // pairs with post()
     int64_t now = now_ns();
@@ -356,8 +355,6 @@ void Dispatcher::loop() {
     // Spin while recently busy or a job deadline is near; sleeping costs a wake-up of several us.
     // The monitor's tick needs no such precision.
     if (now - last_activity < options_.idle_spin_ns || next - now < 50'000) {
-      // A caller on this CPU gets it while nothing is due (its call may be what we wait for).
-      if (shares_cpu_with_callers_ && next - now >= 2'000) cooperative.at(now);
       // Watch only the rings for a few rounds before the next round of housekeeping: a packet is
       // noticed within a few ns instead of a whole loop iteration (clock, timers, monitor).
       // Within 2 us of a deadline look at the clock after every other pause (a pause costs about
@@ -810,14 +807,12 @@ void Dispatcher::publish_callers() {
 // vCPU looks preempted), so the dispatcher and a caller that wake each other settle on one vCPU while
 // another idles: at 1 thread on 2 vCPUs, 60 hw calls of 1 MiB accumulate took 8-20 ms there against
 // 2.7 ms apart. Once a period the dispatcher moves off the CPUs its callers' calls entered on, where
-// it may use another; with callers on every CPU it stays and yields while idle (CooperativeSpin).
+// it may use another; with callers on every CPU it may use them all. (Yielding the CPU while idle
+// on a caller's CPU was tried: the caller it yielded to was often spinning for the very job the
+// dispatcher had to complete, and auto's `work` calls at one thread went to software.)
 // A pinned dispatcher ([dispatcher] cpu) stays where it was put.
 void Dispatcher::step_off_caller_cpus(uint64_t caller_cpus) {
-  if (options_.cpu >= 0 || caller_cpus == 0) {  // no calls began this period: nothing new is known
-    if (caller_cpus == 0) shares_cpu_with_callers_ = false;
-    return;
-  }
-  const int here = sched_getcpu();
+  if (options_.cpu >= 0 || caller_cpus == 0) return;  // pinned, or no call began this period
   const auto is_caller_cpu = [&](int cpu) { return ((caller_cpus >> (static_cast<unsigned>(cpu) % 64)) & 1) != 0; };
   cpu_set_t elsewhere;
   CPU_ZERO(&elsewhere);
@@ -829,7 +824,6 @@ void Dispatcher::step_off_caller_cpus(uint64_t caller_cpus) {
     }
   }
   const uint64_t avoid = free_cpus > 0 ? caller_cpus : 0;
-  shares_cpu_with_callers_ = free_cpus == 0 && here >= 0 && is_caller_cpu(here);
   if (avoid == avoided_cpus_ || CPU_COUNT(&allowed_cpus_) == 0) return;
   avoided_cpus_ = avoid;
   pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t), free_cpus > 0 ? &elsewhere : &allowed_cpus_);

@@ -299,10 +299,9 @@ class Dispatcher {
   int64_t tick_cpu_ns_ = 0;
   int64_t tick_wall_ns_ = 0;
   // Where this thread may run (its affinity when the loop began), the callers' CPUs it currently
-  // stays off (0: none), and whether it shared a CPU with a caller in the last period.
+  // stays off (0: none).
   cpu_set_t allowed_cpus_{};
   uint64_t avoided_cpus_ = 0;
-  bool shares_cpu_with_callers_ = false;
   TimerWheel timers_;  // reconfigurations, one timer per slot
   engine::Actions actions_;
   ChunkedTable<Pending, 8> pending_;  // per engine job id (680 bytes each), chunks on first use
