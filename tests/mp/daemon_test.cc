@@ -3,16 +3,22 @@
 #include <gtest/gtest.h>
 
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 
 #include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <numeric>
 #include <random>
+#include <string>
 
+#include "base/clock.hpp"
 #include "client/daemon_runtime.hpp"
+#include "funcs/function.hpp"
 #include "mp_util.hpp"
 #include "rt/completion.hpp"
 
@@ -491,6 +497,49 @@ TEST(Daemon, EachClientCountsTheOtherProcessesCallers) {
   EXPECT_EQ(join(child), 0);
   cleanup.pid = -1;
   EXPECT_TRUE(others_become(0)) << "a closed session's callers are gone";
+}
+
+// tandemd's dispatcher leaves the CPU a client's calls run on where it may use another (docs/abi.md,
+// k_caller_cpus): the mark crosses the process boundary in the ring header.
+TEST(Daemon, TheDispatcherStepsOffItsClientsCpu) {
+  cpu_set_t all;
+  CPU_ZERO(&all);
+  ASSERT_EQ(sched_getaffinity(0, sizeof all, &all), 0);
+  if (CPU_COUNT(&all) < 2) GTEST_SKIP() << "one CPU: nowhere to step to";
+  DaemonProcess d;
+  auto rt = d.open();
+  ASSERT_TRUE(rt);
+  pid_t dispatcher = 0;
+  const std::string tasks = "/proc/" + std::to_string(d.pid()) + "/task";
+  for (const auto& entry : std::filesystem::directory_iterator(tasks)) {
+    std::ifstream comm(entry.path() / "comm");
+    std::string name;
+    if (std::getline(comm, name) && name == "tandem-dispatch") dispatcher = static_cast<pid_t>(std::stol(entry.path().filename().string()));
+  }
+  ASSERT_NE(dispatcher, 0) << "no tandem-dispatch thread in tandemd";
+  int caller_cpu = 0;
+  while (!CPU_ISSET(caller_cpu, &all)) ++caller_cpu;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(caller_cpu, &one);
+  ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof one, &one), 0);
+  const funcs::FunctionInfo* work = funcs::find_function(TANDEM_FN_WORK);
+  const uint64_t args[1] = {20'000};
+  funcs::Call call;
+  funcs::BufferList buffers;
+  ASSERT_EQ(funcs::describe_call(*work, args, call, buffers), Status::ok);
+  cpu_set_t dispatcher_cpus;
+  const int64_t until = tandem::now_ns() + 5'000'000'000;
+  do {
+    int64_t value = -1;
+    ASSERT_EQ(rt->run(*work, call, value), Status::ok);
+    EXPECT_EQ(value, 20'000);
+    CPU_ZERO(&dispatcher_cpus);
+    ASSERT_EQ(sched_getaffinity(dispatcher, sizeof dispatcher_cpus, &dispatcher_cpus), 0);
+  } while (CPU_ISSET(caller_cpu, &dispatcher_cpus) && tandem::now_ns() < until);
+  ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof all, &all), 0);
+  EXPECT_FALSE(CPU_ISSET(caller_cpu, &dispatcher_cpus)) << "tandemd's dispatcher may still run on its client's CPU";
+  EXPECT_GT(CPU_COUNT(&dispatcher_cpus), 0);
 }
 
 TEST(Daemon, PerSessionLimitsAreErrorsNotCrashes) {
