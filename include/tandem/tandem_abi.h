@@ -197,6 +197,8 @@ typedef struct tandem_ring_header {
 
 TANDEM_STATIC_ASSERT(sizeof(tandem_ring_header_t) == 4 * TANDEM_CACHE_LINE, "ring header is 4 lines");
 TANDEM_STATIC_ASSERT(offsetof(tandem_ring_header_t, k_write_index) == 64, "write index on line 1");
+TANDEM_STATIC_ASSERT(offsetof(tandem_ring_header_t, k_busy_callers) == 72, "busy callers on line 1");
+TANDEM_STATIC_ASSERT(offsetof(tandem_ring_header_t, k_caller_cpus) == 80, "caller CPUs on line 1, 8-aligned");
 TANDEM_STATIC_ASSERT(offsetof(tandem_ring_header_t, k_read_index) == 128, "read index on line 2");
 TANDEM_STATIC_ASSERT(offsetof(tandem_ring_header_t, k_flags) == 192, "flags on line 3");
 

@@ -120,12 +120,12 @@ class RingProducer {
   void add_busy_callers(int32_t delta) { fetch_add_acq_rel(header_->k_busy_callers, static_cast<uint32_t>(delta)); }
   uint32_t busy_callers() const { return load_relaxed(header_->k_busy_callers); }
   uint32_t other_callers() const { return load_relaxed(header_->k_other_callers); }
-  // Marks `cpu` in the mask of CPUs the client's calls run on (read only when the bit is set already:
-  // the line is the producers' own, and most calls find their bit set).
+  // Marks `cpu` (bit cpu % 64) in the mask of CPUs the client's calls run on; no write when the bit
+  // is set already, as it is for most calls.
   void mark_caller_cpu(int cpu) {
     if (cpu < 0) return;
     const uint64_t bit = uint64_t{1} << (static_cast<unsigned>(cpu) % 64);
-    if ((load_relaxed(header_->k_caller_cpus) & bit) == 0) fetch_or_seq_cst(header_->k_caller_cpus, bit);
+    if ((load_relaxed(header_->k_caller_cpus) & bit) == 0) fetch_or_relaxed(header_->k_caller_cpus, bit);
   }
 
  private:
@@ -194,8 +194,11 @@ class RingConsumer {
   // The client's published count of its threads inside calls: untrusted, the caller bounds it.
   uint32_t published_callers() const { return load_relaxed(header_->k_busy_callers); }
   void set_other_callers(uint32_t count) { store_relaxed(header_->k_other_callers, count); }
-  // The CPUs the client's calls ran on since the last take (untrusted: a hint where not to run).
-  uint64_t take_caller_cpus() { return std::atomic_ref<uint64_t>(header_->k_caller_cpus).exchange(0, std::memory_order_relaxed); }
+  // The CPUs the client's calls ran on since the last take (untrusted: a hint where not to run). The
+  // line is the producers': it is written only when a bit was set.
+  uint64_t take_caller_cpus() {
+    return load_relaxed(header_->k_caller_cpus) == 0 ? 0 : exchange_relaxed(header_->k_caller_cpus, uint64_t{0});
+  }
 
  private:
   tandem_ring_header_t* header_ = nullptr;

@@ -287,8 +287,13 @@ void apply_functions(Config& c, const toml::table& fns, std::string_view source)
 }
 
 void apply_dispatcher(DispatcherSettings& d, const toml::table& t, std::string_view source) {
-  check_keys(t, "dispatcher", {"idle_spin_us", "batch", "cpu"}, source);
+  check_keys(t, "dispatcher", {"idle_spin_us", "batch", "cpu", "avoid_caller_cpus"}, source);
   Node v{t};
+  if (t.contains("avoid_caller_cpus")) {
+    const toml::node* on = t.get("avoid_caller_cpus");
+    if (on == nullptr || !on->is_boolean()) fail(source, "dispatcher.avoid_caller_cpus must be true or false");
+    d.avoid_caller_cpus = on->as_boolean()->get();
+  }
   if (v["cpu"]) {
     auto cpu = v["cpu"].value<int64_t>();
     if (!cpu || *cpu < -1 || *cpu > 4095) fail(source, "dispatcher.cpu must be -1 or a CPU number");

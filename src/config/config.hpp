@@ -142,6 +142,7 @@ struct DispatcherSettings {
   double idle_spin_s = 100e-6;  // poll this long after the last packet before sleeping on doorbells
   uint32_t batch = 64;          // packets taken from one ring before looking at the next
   int cpu = -1;                 // pin the dispatcher thread (-1: no pinning)
+  bool avoid_caller_cpus = true;  // move off the CPUs high-level calls run on (Dispatcher::step_off_caller_cpus)
 };
 
 struct MonitorSettings {

@@ -806,27 +806,39 @@ void Dispatcher::publish_callers() {
 // A KVM guest's scheduler wakes a thread on its waker's vCPU rather than on an idle one (a halted
 // vCPU looks preempted), so the dispatcher and a caller that wake each other settle on one vCPU while
 // another idles: at 1 thread on 2 vCPUs, 60 hw calls of 1 MiB accumulate took 8-20 ms there against
-// 2.7 ms apart. Once a period the dispatcher moves off the CPUs its callers' calls entered on, where
-// it may use another; with callers on every CPU it may use them all. (Yielding the CPU while idle
-// on a caller's CPU was tried: the caller it yielded to was often spinning for the very job the
-// dispatcher had to complete, and auto's `work` calls at one thread went to software.)
-// A pinned dispatcher ([dispatcher] cpu) stays where it was put.
+// 2.7 ms apart. Once a period in which calls began, the dispatcher moves off the CPUs they began on,
+// where it may use another; with callers on every CPU it takes them all back, and so it does after
+// kCallerlessPeriods without a call (a client of the low-level API marks nothing). (Yielding the CPU
+// while idle on a caller's CPU was tried: the caller it yielded to was often spinning for the very job
+// the dispatcher had to complete, and auto's `work` calls at one thread went to software.)
+// A pinned dispatcher ([dispatcher] cpu), or one told not to ([dispatcher] avoid_caller_cpus), stays.
 void Dispatcher::step_off_caller_cpus(uint64_t caller_cpus) {
-  if (options_.cpu >= 0 || caller_cpus == 0) return;  // pinned, or no call began this period
+  constexpr uint32_t kCallerlessPeriods = 100;
+  if (options_.cpu >= 0 || !options_.avoid_caller_cpus || CPU_COUNT(&allowed_cpus_) == 0) return;
+  if (caller_cpus == 0) {
+    if (avoided_cpus_ == 0 || ++periods_without_callers_ < kCallerlessPeriods) return;
+  } else {
+    periods_without_callers_ = 0;
+  }
   const auto is_caller_cpu = [&](int cpu) { return ((caller_cpus >> (static_cast<unsigned>(cpu) % 64)) & 1) != 0; };
   cpu_set_t elsewhere;
   CPU_ZERO(&elsewhere);
-  int free_cpus = 0;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &allowed_cpus_) && !is_caller_cpu(cpu)) {
+  uint64_t avoid = 0;  // the bits of the CPUs left out, so that bits of CPUs it may not use change nothing
+  const int allowed = CPU_COUNT(&allowed_cpus_);
+  for (int cpu = 0, seen = 0; cpu < CPU_SETSIZE && seen < allowed; ++cpu) {
+    if (!CPU_ISSET(cpu, &allowed_cpus_)) continue;
+    ++seen;
+    if (is_caller_cpu(cpu)) {
+      avoid |= uint64_t{1} << (static_cast<unsigned>(cpu) % 64);
+    } else {
       CPU_SET(cpu, &elsewhere);
-      ++free_cpus;
     }
   }
-  const uint64_t avoid = free_cpus > 0 ? caller_cpus : 0;
-  if (avoid == avoided_cpus_ || CPU_COUNT(&allowed_cpus_) == 0) return;
-  avoided_cpus_ = avoid;
-  pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t), free_cpus > 0 ? &elsewhere : &allowed_cpus_);
+  if (CPU_COUNT(&elsewhere) == 0) avoid = 0;  // callers everywhere: all of them
+  if (avoid == avoided_cpus_) return;
+  if (pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t), avoid != 0 ? &elsewhere : &allowed_cpus_) == 0) {
+    avoided_cpus_ = avoid;
+  }
 }
 
 void Dispatcher::sleep_until(int64_t deadline) {

@@ -53,6 +53,7 @@ struct DispatcherOptions {
   uint32_t batch = 64;             // packets per ring per pass
   engine::MonitorConfig monitor;   // monitoring period P and available bandwidth
   int cpu = -1;                    // pin the dispatcher thread to this CPU (-1: let the kernel place it)
+  bool avoid_caller_cpus = true;   // unpinned: step off the CPUs high-level calls run on (step_off_caller_cpus)
   model::EnergyModel energy;       // per-job energy estimates
   // Eq 5.1's available bandwidth measured: this total memory bandwidth (bytes/s) less what the devices
   // moved during the last period. 0: monitor.available_bandwidth as configured (0 there: unknown).
@@ -299,9 +300,10 @@ class Dispatcher {
   int64_t tick_cpu_ns_ = 0;
   int64_t tick_wall_ns_ = 0;
   // Where this thread may run (its affinity when the loop began), the callers' CPUs it currently
-  // stays off (0: none).
+  // stays off (0: none), and the periods in a row in which no call began.
   cpu_set_t allowed_cpus_{};
   uint64_t avoided_cpus_ = 0;
+  uint32_t periods_without_callers_ = 0;
   TimerWheel timers_;  // reconfigurations, one timer per slot
   engine::Actions actions_;
   ChunkedTable<Pending, 8> pending_;  // per engine job id (680 bytes each), chunks on first use

@@ -44,6 +44,7 @@ std::unique_ptr<Dispatcher> build_dispatcher(const config::Config& config, const
   d.idle_spin_ns = static_cast<int64_t>(config.dispatcher.idle_spin_s * 1e9);
   d.batch = config.dispatcher.batch;
   d.cpu = config.dispatcher.cpu;
+  d.avoid_caller_cpus = config.dispatcher.avoid_caller_cpus;
   d.monitor.period_ns = static_cast<engine::Time>(config.monitor.period_s * 1e9);
   d.monitor.available_bandwidth = std::max(0.0, config.monitor.available_bandwidth);
   // Measured BW (Eq 5.1): the memory bandwidth of one copy on this machine, once per process.

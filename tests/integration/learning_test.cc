@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <atomic>
 #include <memory>
 #include <string>
@@ -306,52 +307,64 @@ TEST(SelfCalibration, ACallerAsleepOnItsJobsCountsForTheCpuShare) {
   EXPECT_LE(lowest, bound + 1e-9) << "the caller asleep on its jobs was not counted";
 }
 
-// This process's threads named `name`.
-std::vector<pid_t> threads_named(const std::string& name) {
-  std::vector<pid_t> tids;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
-    std::ifstream comm(entry.path() / "comm");
-    std::string line;
-    if (std::getline(comm, line) && line == name) tids.push_back(static_cast<pid_t>(std::stol(entry.path().filename().string())));
+// The newest of this process's dispatcher threads started since `before` was listed.
+pid_t new_dispatcher(const std::vector<pid_t>& before) {
+  pid_t dispatcher = 0;
+  for (pid_t tid : testing::threads_named("tandem-dispatch")) {
+    if (std::find(before.begin(), before.end(), tid) == before.end()) dispatcher = tid;
   }
-  return tids;
+  return dispatcher;
+}
+
+// `work` calls for up to `seconds`, until done(the dispatcher's CPUs); those CPUs.
+cpu_set_t dispatcher_cpus_while_calling(client::Runtime& rt, pid_t dispatcher, double seconds,
+                                        const std::function<bool(const cpu_set_t&)>& done) {
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  const int64_t until = tandem::now_ns() + static_cast<int64_t>(seconds * 1e9);
+  do {
+    work_call(rt, 20'000);
+    CPU_ZERO(&cpus);
+    EXPECT_EQ(sched_getaffinity(dispatcher, sizeof cpus, &cpus), 0);
+  } while (!done(cpus) && tandem::now_ns() < until);
+  return cpus;
 }
 
 // The embedded dispatcher leaves the CPU its callers run on where it may use another
 // (Dispatcher::step_off_caller_cpus): a KVM guest kept a caller and the dispatcher that wake each other
-// on one vCPU of two, and 60 hw calls took 3-7x as long as with the two apart.
+// on one vCPU of two, and 60 hw calls took 3-7x as long as with the two apart. `[dispatcher]
+// avoid_caller_cpus = false` turns it off.
 TEST(SelfCalibration, TheDispatcherStepsOffItsCallersCpu) {
   cpu_set_t all;
   CPU_ZERO(&all);
   ASSERT_EQ(sched_getaffinity(0, sizeof all, &all), 0);
   if (CPU_COUNT(&all) < 2) GTEST_SKIP() << "one CPU: nowhere to step to";
-  const std::vector<pid_t> before = threads_named("tandem-dispatch");
-  auto rt = open_embedded("", client::Mode::hw);
-  ASSERT_TRUE(rt);
-  pid_t dispatcher = 0;
-  for (pid_t tid : threads_named("tandem-dispatch")) {
-    if (std::find(before.begin(), before.end(), tid) == before.end()) dispatcher = tid;
-  }
-  ASSERT_NE(dispatcher, 0) << "no dispatcher thread found";
-  ASSERT_NO_FATAL_FAILURE(until_work_is_resident(*rt));
-  // Pin this (calling) thread to one CPU; the dispatcher took the process's CPUs when it started.
   int caller_cpu = 0;
   while (!CPU_ISSET(caller_cpu, &all)) ++caller_cpu;
-  cpu_set_t one;
-  CPU_ZERO(&one);
-  CPU_SET(caller_cpu, &one);
-  ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof one, &one), 0);
-  // Calls over several monitoring periods (1 ms each).
-  cpu_set_t dispatcher_cpus;
-  const int64_t until = tandem::now_ns() + 5'000'000'000;
-  do {
-    work_call(*rt, 20'000);
-    CPU_ZERO(&dispatcher_cpus);
-    ASSERT_EQ(sched_getaffinity(dispatcher, sizeof dispatcher_cpus, &dispatcher_cpus), 0);
-  } while (CPU_ISSET(caller_cpu, &dispatcher_cpus) && tandem::now_ns() < until);
-  ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof all, &all), 0);
-  EXPECT_FALSE(CPU_ISSET(caller_cpu, &dispatcher_cpus)) << "the dispatcher may still run on its caller's CPU " << caller_cpu;
-  EXPECT_EQ(CPU_COUNT(&dispatcher_cpus), CPU_COUNT(&all) - 1) << "it should keep every other CPU";
+  for (const bool avoid : {true, false}) {
+    SCOPED_TRACE(avoid ? "avoid_caller_cpus = true (default)" : "avoid_caller_cpus = false");
+    const std::vector<pid_t> before = testing::threads_named("tandem-dispatch");
+    auto rt = open_embedded(avoid ? "" : "[dispatcher]\navoid_caller_cpus = false\n", client::Mode::hw);
+    ASSERT_TRUE(rt);
+    const pid_t dispatcher = new_dispatcher(before);
+    ASSERT_NE(dispatcher, 0) << "no dispatcher thread found";
+    // Pinned from the first call on, so that no call marks another CPU; the dispatcher took the
+    // process's CPUs when it started.
+    testing::PinnedToOneCpu pinned(caller_cpu);
+    ASSERT_TRUE(pinned.ok());
+    ASSERT_NO_FATAL_FAILURE(until_work_is_resident(*rt));
+    const int others = CPU_COUNT(&all) - 1;
+    if (avoid) {
+      const cpu_set_t cpus = dispatcher_cpus_while_calling(*rt, dispatcher, 5.0, [&](const cpu_set_t& c) {
+        return !CPU_ISSET(caller_cpu, &c) && CPU_COUNT(&c) == others;
+      });
+      EXPECT_FALSE(CPU_ISSET(caller_cpu, &cpus)) << "the dispatcher may still run on its caller's CPU " << caller_cpu;
+      EXPECT_EQ(CPU_COUNT(&cpus), others) << "it should keep every other CPU";
+    } else {
+      const cpu_set_t cpus = dispatcher_cpus_while_calling(*rt, dispatcher, 0.05, [](const cpu_set_t&) { return false; });
+      EXPECT_TRUE(CPU_EQUAL(&cpus, &all)) << "told not to, the dispatcher kept its CPUs";
+    }
+  }
 }
 
 TEST(SelfCalibration, PersistsPerDeviceKindAndIgnoresACorruptFile) {

@@ -10,8 +10,6 @@
 #include <sys/prctl.h>
 
 #include <atomic>
-#include <filesystem>
-#include <fstream>
 #include <numeric>
 #include <random>
 #include <string>
@@ -21,6 +19,7 @@
 #include "funcs/function.hpp"
 #include "mp_util.hpp"
 #include "rt/completion.hpp"
+#include "test_util.hpp"
 
 namespace tandem {
 namespace {
@@ -509,20 +508,13 @@ TEST(Daemon, TheDispatcherStepsOffItsClientsCpu) {
   DaemonProcess d;
   auto rt = d.open();
   ASSERT_TRUE(rt);
-  pid_t dispatcher = 0;
-  const std::string tasks = "/proc/" + std::to_string(d.pid()) + "/task";
-  for (const auto& entry : std::filesystem::directory_iterator(tasks)) {
-    std::ifstream comm(entry.path() / "comm");
-    std::string name;
-    if (std::getline(comm, name) && name == "tandem-dispatch") dispatcher = static_cast<pid_t>(std::stol(entry.path().filename().string()));
-  }
-  ASSERT_NE(dispatcher, 0) << "no tandem-dispatch thread in tandemd";
+  const std::vector<pid_t> dispatchers = testing::threads_named("tandem-dispatch", std::to_string(d.pid()));
+  ASSERT_EQ(dispatchers.size(), 1u) << "tandemd's tandem-dispatch thread";
+  const pid_t dispatcher = dispatchers[0];
   int caller_cpu = 0;
   while (!CPU_ISSET(caller_cpu, &all)) ++caller_cpu;
-  cpu_set_t one;
-  CPU_ZERO(&one);
-  CPU_SET(caller_cpu, &one);
-  ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof one, &one), 0);
+  testing::PinnedToOneCpu pinned(caller_cpu);
+  ASSERT_TRUE(pinned.ok());
   const funcs::FunctionInfo* work = funcs::find_function(TANDEM_FN_WORK);
   const uint64_t args[1] = {20'000};
   funcs::Call call;
@@ -537,7 +529,6 @@ TEST(Daemon, TheDispatcherStepsOffItsClientsCpu) {
     CPU_ZERO(&dispatcher_cpus);
     ASSERT_EQ(sched_getaffinity(dispatcher, sizeof dispatcher_cpus, &dispatcher_cpus), 0);
   } while (CPU_ISSET(caller_cpu, &dispatcher_cpus) && tandem::now_ns() < until);
-  ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof all, &all), 0);
   EXPECT_FALSE(CPU_ISSET(caller_cpu, &dispatcher_cpus)) << "tandemd's dispatcher may still run on its client's CPU";
   EXPECT_GT(CPU_COUNT(&dispatcher_cpus), 0);
 }

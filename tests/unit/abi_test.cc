@@ -18,6 +18,8 @@ TEST(Abi, PacketLayoutIsFixed) {
   EXPECT_EQ(offsetof(tandem_packet_t, completion), 56u);
   EXPECT_EQ(sizeof(tandem_completion_t), 32u);
   EXPECT_EQ(sizeof(tandem_ring_header_t), 256u);
+  EXPECT_EQ(offsetof(tandem_ring_header_t, k_busy_callers), 72u);
+  EXPECT_EQ(offsetof(tandem_ring_header_t, k_caller_cpus), 80u);
 }
 
 TEST(Abi, HeaderEncodesTypeFunctionAndBarrier) {

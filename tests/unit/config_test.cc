@@ -46,6 +46,8 @@ TEST(Config, BuiltInDefaultIsValidAndDocumented) {
   ASSERT_TRUE(c.functions[TANDEM_FN_WORK_BASE + 7]) << "work sets the work variants";
   EXPECT_DOUBLE_EQ(*c.functions[TANDEM_FN_WORK_BASE + 7]->speedup, 4.0);
   EXPECT_NEAR(c.dispatcher.idle_spin_s, 100e-6, 1e-12);
+  EXPECT_TRUE(c.dispatcher.avoid_caller_cpus);
+  EXPECT_FALSE(parse_config("[dispatcher]\navoid_caller_cpus = false\n", "x").dispatcher.avoid_caller_cpus);
   EXPECT_EQ(c.device.opencl.batch_max_jobs, 32u) << "configs/default.toml and OpenclSettings agree";
   EXPECT_EQ(c.device.opencl.batch_staging, "auto");
   EXPECT_EQ(c.device.opencl.batch_max_job_bytes, 65536u);
@@ -194,6 +196,7 @@ TEST(Config, ErrorsNameTheKey) {
       {"[functions.nop]\nfast = 1", "unknown key 'fast' in [functions.nop]"},
       {"[dispatcher]\ncpu = -2", "dispatcher.cpu must be -1 or a CPU number"},
       {"[dispatcher]\nbatch = 0", "dispatcher.batch must be an integer"},
+      {"[dispatcher]\navoid_caller_cpus = 1", "dispatcher.avoid_caller_cpus must be true or false"},
       {"[monitor]\nperiod_ms = 0", "monitor.period_ms = 0 is out of range"},
       {"[limits]\nsessions = 0", "limits.sessions must be an integer"},
       {"[daemon]\nallowed_uids = [-1]", "daemon.allowed_uids must list user ids"},

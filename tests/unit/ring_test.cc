@@ -42,6 +42,24 @@ TEST(Ring, ValidateChecksMagicVersionAndSize) {
   EXPECT_EQ(validate_ring(m.base(), m.bytes), Status::protocol_error);
 }
 
+// The CPUs the client's calls run on (k_caller_cpus): bit cpu % 64, taken and cleared by the engine.
+TEST(Ring, CallerCpusAreMarkedTakenAndCleared) {
+  RingMemory m(4);
+  ASSERT_EQ(format_ring(m.base(), m.bytes, 4, 1), Status::ok);
+  RingProducer prod(m.base());
+  RingConsumer cons(m.base(), 4);
+  EXPECT_EQ(cons.take_caller_cpus(), 0u) << "a new ring has no CPU marked";
+  prod.mark_caller_cpu(3);
+  prod.mark_caller_cpu(3);
+  prod.mark_caller_cpu(67);  // aliases with 3
+  prod.mark_caller_cpu(0);
+  prod.mark_caller_cpu(-1);  // sched_getcpu failed: nothing
+  EXPECT_EQ(cons.take_caller_cpus(), (uint64_t{1} << 3) | 1u);
+  EXPECT_EQ(cons.take_caller_cpus(), 0u) << "taking clears the mask";
+  prod.mark_caller_cpu(63);
+  EXPECT_EQ(cons.take_caller_cpus(), uint64_t{1} << 63);
+}
+
 TEST(Ring, PublishedPacketsArriveInOrderAndFreeTheirSlots) {
   RingMemory m(4);
   ASSERT_EQ(format_ring(m.base(), m.bytes, 4, 1), Status::ok);
