@@ -48,11 +48,6 @@ inline T fetch_add_seq_cst(T& field, T delta) {
 }
 
 template <class T>
-inline T fetch_or_relaxed(T& field, T bits) {
-  return std::atomic_ref<T>(field).fetch_or(bits, std::memory_order_relaxed);
-}
-
-template <class T>
 inline T exchange_relaxed(T& field, T value) {
   return std::atomic_ref<T>(field).exchange(value, std::memory_order_relaxed);
 }

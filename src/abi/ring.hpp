@@ -125,7 +125,7 @@ class RingProducer {
   void mark_caller_cpu(int cpu) {
     if (cpu < 0) return;
     const uint64_t bit = uint64_t{1} << (static_cast<unsigned>(cpu) % 64);
-    if ((load_relaxed(header_->k_caller_cpus) & bit) == 0) fetch_or_relaxed(header_->k_caller_cpus, bit);
+    if ((load_relaxed(header_->k_caller_cpus) & bit) == 0) fetch_or_seq_cst(header_->k_caller_cpus, bit);
   }
 
  private:
