@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fstream>
 #include <initializer_list>
+#include <optional>
 #include <sstream>
 #include <toml++/toml.h>
 
@@ -18,6 +19,13 @@ namespace {
 using Node = toml::node_view<const toml::node>;
 
 [[noreturn]] void fail(std::string_view source, const std::string& what) { toml_fail(source, what); }
+
+// An integer setting's value: node_view::value<int64_t>() would also take true and false as 1 and 0.
+template <typename View>
+std::optional<int64_t> integer_of(const View& n) {
+  if (n.is_boolean()) return std::nullopt;
+  return n.template value<int64_t>();
+}
 
 double number(const Node& n, double fallback, std::string_view name, std::string_view source, double min = 0,
               double max = 1e300) {
@@ -35,12 +43,20 @@ double number(const Node& n, double fallback, std::string_view name, std::string
 uint32_t count(const Node& n, uint32_t fallback, std::string_view name, std::string_view source, uint32_t min,
                uint32_t max) {
   if (!n) return fallback;
-  auto v = n.value<int64_t>();
+  auto v = integer_of(n);
   if (!v || *v < min || *v > max) {
     fail(source, std::string(name) + " must be an integer in [" + std::to_string(min) + ", " + std::to_string(max) +
                      "]");
   }
   return static_cast<uint32_t>(*v);
+}
+
+// A key that must be true or false: node_view::value<bool>() would take an integer's truth value.
+bool flag(const toml::table& t, std::string_view key, bool fallback, std::string_view name, std::string_view source) {
+  if (!t.contains(key)) return fallback;
+  const toml::node* on = t.get(key);
+  if (on == nullptr || !on->is_boolean()) fail(source, std::string(name) + " must be true or false");
+  return on->as_boolean()->get();
 }
 
 // A string key that must be one of `allowed`.
@@ -202,12 +218,12 @@ void apply_rtl(RtlSettings& r, const toml::table& t, std::string_view source, Na
   word(t, "reconfig_delay", "device.rtl", {"fixed", "bitstream"}, r.reconfig_delay, source);
   r.clock_hz = number(v["clock_mhz"], r.clock_hz / 1e6, "device.rtl.clock_mhz", source, 1e-3, 1e5) * 1e6;
   if (v["max_cycles"]) {
-    auto cycles = v["max_cycles"].value<int64_t>();
+    auto cycles = integer_of(v["max_cycles"]);
     if (!cycles || *cycles < 1) fail(source, "device.rtl.max_cycles must be a positive integer");
     r.max_cycles = static_cast<uint64_t>(*cycles);
   }
   if (v["worker_nice"]) {
-    auto nice = v["worker_nice"].value<int64_t>();
+    auto nice = integer_of(v["worker_nice"]);
     if (!nice || *nice < 0 || *nice > 19) fail(source, "device.rtl.worker_nice must be an integer in [0, 19]");
     r.worker_nice = static_cast<int>(*nice);
   }
@@ -289,13 +305,9 @@ void apply_functions(Config& c, const toml::table& fns, std::string_view source)
 void apply_dispatcher(DispatcherSettings& d, const toml::table& t, std::string_view source) {
   check_keys(t, "dispatcher", {"idle_spin_us", "batch", "cpu", "avoid_caller_cpus"}, source);
   Node v{t};
-  if (t.contains("avoid_caller_cpus")) {
-    const toml::node* on = t.get("avoid_caller_cpus");
-    if (on == nullptr || !on->is_boolean()) fail(source, "dispatcher.avoid_caller_cpus must be true or false");
-    d.avoid_caller_cpus = on->as_boolean()->get();
-  }
+  d.avoid_caller_cpus = flag(t, "avoid_caller_cpus", d.avoid_caller_cpus, "dispatcher.avoid_caller_cpus", source);
   if (v["cpu"]) {
-    auto cpu = v["cpu"].value<int64_t>();
+    auto cpu = integer_of(v["cpu"]);
     if (!cpu || *cpu < -1 || *cpu > 4095) fail(source, "dispatcher.cpu must be -1 or a CPU number");
     d.cpu = static_cast<int>(*cpu);
   }
@@ -337,7 +349,7 @@ void apply_daemon(DaemonSettings& d, const toml::table& t, std::string_view sour
   if (auto* uids = t.get_as<toml::array>("allowed_uids")) {
     d.allowed_uids.clear();
     for (const auto& item : *uids) {
-      auto uid = item.value<int64_t>();
+      auto uid = integer_of(item);
       if (!uid || *uid < 0 || *uid > UINT32_MAX) fail(source, "daemon.allowed_uids must list user ids");
       d.allowed_uids.push_back(static_cast<uint32_t>(*uid));
     }
@@ -395,11 +407,7 @@ void apply_trace(TraceSettings& t, const toml::table& table, std::string_view so
   check_keys(table, "trace",
              {"enabled", "dispatcher_records", "client_threads", "client_records", "max_records", "drain_ms"}, source);
   Node v{table};
-  if (table.contains("enabled")) {
-    auto on = v["enabled"].value<bool>();
-    if (!on) fail(source, "trace.enabled must be true or false");
-    t.enabled = *on;
-  }
+  t.enabled = flag(table, "enabled", t.enabled, "trace.enabled", source);
   t.dispatcher_records =
       power_of_two(v["dispatcher_records"], t.dispatcher_records, "trace.dispatcher_records", source, 64, 1u << 24);
   t.client_threads = count(v["client_threads"], t.client_threads, "trace.client_threads", source, 0, 256);
