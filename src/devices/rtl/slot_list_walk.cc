@@ -20,6 +20,7 @@
 
 #include "Vtandem_list_walk.h"
 #include "devices/rtl/slots.hpp"
+#include "devices/rtl/verilated_slot.hpp"
 #include "funcs/function.hpp"
 
 namespace tandem::devices::rtl::detail {
@@ -40,51 +41,22 @@ constexpr size_t kMaxFrames = size_t{1} << 20;
 class ListWalkSlot final : public RtlAccelerator {
  public:
   explicit ListWalkSlot(const RtlOptions& options)
-      : RtlAccelerator(RtlFunction::list_walk, options, RtlPortInfo{.num_args = 4, .in_beat_bytes = 0, .out_beat_bytes = 0}) {
-    {
-      const std::lock_guard<std::mutex> lock(verilator_setup_mutex());
-      context_ = std::make_unique<VerilatedContext>();
-      context_->threads(1);
-      // This model has scopes (its assertions), which register with and, when destroyed, erase
-      // themselves from the calling thread's current context: make it ours on whichever thread
-      // creates or destroys the slot (a stale one from an earlier slot on this thread would be freed).
-      Verilated::threadContextp(context_.get());
-      model_ = std::make_unique<Vtandem_list_walk>(context_.get(), "slot");
-    }
+      : RtlAccelerator(RtlFunction::list_walk, options, RtlPortInfo{.num_args = 4, .in_beat_bytes = 0, .out_beat_bytes = 0}),
+        model_(/*scoped=*/true) {  // its assertions are scopes
     reset();
-  }
-
-  ~ListWalkSlot() override {
-    model_->final();
-    const std::lock_guard<std::mutex> lock(verilator_setup_mutex());
-    Verilated::threadContextp(context_.get());
-    model_.reset();
-    context_.reset();
   }
 
   void reset() override {
     idle_inputs();
-    model_->rst_ni = 0;
-    settle();
-    for (int i = 0; i < 4; ++i) clock_edge();
-    model_->rst_ni = 1;
-    settle();
-    clock_edge();
-    uint64_t ignored = 0;
-    csr_write(csr::kGie, 1, ignored);
-    csr_write(csr::kIer, 1, ignored);
+    model_.reset_and_enable();
     forget_frames();  // reset emptied the TLB
   }
 
   RtlResult run(const RtlJob& job) override;
 
  private:
+  // The memory and walk interfaces' inputs (reset_and_enable idles the clock and the CSR bus).
   void idle_inputs() {
-    model_->clk_i = 0;
-    model_->csr_we_i = 0;
-    model_->csr_re_i = 0;
-    model_->csr_addr_i = 0;
-    model_->csr_wdata_i = 0;
     model_->tlb_flush_i = 0;
     model_->mem_req_ready_i = 0;
     model_->mem_resp_valid_i = 0;
@@ -95,37 +67,12 @@ class ListWalkSlot final : public RtlAccelerator {
     model_->fill_ppn_i = 0;
     model_->fill_fault_i = 0;
   }
-  void settle() { model_->eval(); }
-  void clock_edge() {
-    model_->clk_i = 1;
-    model_->eval();
-    model_->clk_i = 0;
-    model_->eval();
-  }
-  void csr_write(uint32_t addr, uint32_t value, uint64_t& cycles) {
-    model_->csr_addr_i = static_cast<CData>(addr);
-    model_->csr_wdata_i = value;
-    model_->csr_we_i = 1;
-    settle();
-    clock_edge();
-    model_->csr_we_i = 0;
-    ++cycles;
-  }
-  uint32_t csr_read(uint32_t addr, uint64_t& cycles) {
-    model_->csr_addr_i = static_cast<CData>(addr);
-    model_->csr_re_i = 1;
-    settle();
-    clock_edge();
-    model_->csr_re_i = 0;
-    ++cycles;
-    return model_->csr_rdata_o;
-  }
   void flush_tlb() {
     model_->tlb_flush_i = 1;
-    settle();
-    clock_edge();
+    model_.settle();
+    model_.clock_edge();
     model_->tlb_flush_i = 0;
-    settle();
+    model_.settle();
     forget_frames();
   }
   void forget_frames() {
@@ -138,8 +85,7 @@ class ListWalkSlot final : public RtlAccelerator {
     return it->second;
   }
 
-  std::unique_ptr<VerilatedContext> context_;
-  std::unique_ptr<Vtandem_list_walk> model_;
+  VerilatedModel<Vtandem_list_walk> model_;
   std::unordered_map<uint64_t, uint32_t> frame_of_page_;  // virtual page -> frame, for the TLB's address space
   std::vector<uint64_t> page_of_frame_;
   uint32_t asid_ = 0;
@@ -170,10 +116,10 @@ RtlResult ListWalkSlot::run(const RtlJob& job) {
       job.page_walks ? std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(options().walk_reads * read_cycles)))
                      : std::max<uint32_t>(1, options().aisle_walk_cycles);
 
-  const uint64_t hits_before = csr_read(kTlbHits, result.bus_cycles);
-  const uint64_t misses_before = csr_read(kTlbMisses, result.bus_cycles);
-  for (uint32_t n = 0; n < 4; ++n) csr_write(csr::kArg0 + 4 * n, job.args[n], result.bus_cycles);
-  csr_write(csr::kCtrl, csr::kCtrlStart, result.bus_cycles);
+  const uint64_t hits_before = model_.csr_read(kTlbHits, result.bus_cycles);
+  const uint64_t misses_before = model_.csr_read(kTlbMisses, result.bus_cycles);
+  for (uint32_t n = 0; n < 4; ++n) model_.csr_write(csr::kArg0 + 4 * n, job.args[n], result.bus_cycles);
+  model_.csr_write(csr::kCtrl, csr::kCtrlStart, result.bus_cycles);
 
   // The host side: at most one walk and one read outstanding (the core issues one access at a time).
   bool walking = false, reading = false;
@@ -199,7 +145,7 @@ RtlResult ListWalkSlot::run(const RtlJob& job) {
     model_->mem_resp_valid_i = reading && now >= read_due;
     model_->mem_resp_data_i = read_data;
     model_->mem_resp_err_i = read_error;
-    settle();
+    model_.settle();
     const bool walk_fire = model_->walk_valid_o && !walking;
     const bool read_fire = model_->mem_req_valid_o && !reading;
     const bool fill_taken = model_->fill_valid_i;
@@ -208,7 +154,7 @@ RtlResult ListWalkSlot::run(const RtlJob& job) {
     const uint64_t walk_vpn = model_->walk_vpn_o;
     const uint64_t read_addr = model_->mem_req_addr_o;
     finished = model_->irq_o;
-    clock_edge();
+    model_.clock_edge();
     if (!finished) ++result.cycles;
     if (fill_taken) walking = false;
     if (resp_taken) reading = false;
@@ -241,18 +187,18 @@ RtlResult ListWalkSlot::run(const RtlJob& job) {
     }
   }
   idle_inputs();
-  settle();
+  model_.settle();
 
-  const uint64_t lo = csr_read(csr::kRetLo, result.bus_cycles);
-  const uint64_t hi = csr_read(csr::kRetHi, result.bus_cycles);
+  const uint64_t lo = model_.csr_read(csr::kRetLo, result.bus_cycles);
+  const uint64_t hi = model_.csr_read(csr::kRetHi, result.bus_cycles);
   result.value = lo | (hi << 32);
-  const uint32_t status = csr_read(kStatus, result.bus_cycles);
-  result.nodes = csr_read(kNodes, result.bus_cycles);
+  const uint32_t status = model_.csr_read(kStatus, result.bus_cycles);
+  result.nodes = model_.csr_read(kNodes, result.bus_cycles);
   // The counters wrap at 2^32: unsigned differences stay right across one wrap.
-  result.tlb_hits = static_cast<uint32_t>(csr_read(kTlbHits, result.bus_cycles) - hits_before);
-  result.tlb_misses = static_cast<uint32_t>(csr_read(kTlbMisses, result.bus_cycles) - misses_before);
-  csr_write(csr::kIsr, 1, result.bus_cycles);
-  const uint32_t ctrl = csr_read(csr::kCtrl, result.bus_cycles);
+  result.tlb_hits = static_cast<uint32_t>(model_.csr_read(kTlbHits, result.bus_cycles) - hits_before);
+  result.tlb_misses = static_cast<uint32_t>(model_.csr_read(kTlbMisses, result.bus_cycles) - misses_before);
+  model_.csr_write(csr::kIsr, 1, result.bus_cycles);
+  const uint32_t ctrl = model_.csr_read(csr::kCtrl, result.bus_cycles);
   result.total_cycles = result.cycles + result.bus_cycles;
   result.seconds = seconds(result.total_cycles);
 

@@ -72,52 +72,33 @@ class StallPattern {
   uint32_t per_mille_;
 };
 
+// A Verilated model with its own context, and the CSR bus and reset sequence every accelerator shares
+// (rtl/common/tandem_accel_shell.sv). `model->port` reaches the ports.
 template <class Model>
-class VerilatedSlot final : public RtlAccelerator {
+class VerilatedModel {
  public:
-  VerilatedSlot(RtlFunction function, const RtlOptions& options, const RtlPortInfo& ports)
-      : RtlAccelerator(function, options, ports) {
-    {
-      const std::lock_guard<std::mutex> lock(verilator_setup_mutex());
-      context_ = std::make_unique<VerilatedContext>();
-      context_->threads(1);  // single-threaded models: no worker pool per slot
-      model_ = std::make_unique<Model>(context_.get(), "slot");
-    }
-    reset();
+  // `scoped`: the model has scopes (assertions), which register with and, when destroyed, erase
+  // themselves from the calling thread's current context: it is made this model's on whichever thread
+  // creates or destroys it (a stale one from an earlier slot on that thread would be freed).
+  explicit VerilatedModel(bool scoped) : scoped_(scoped) {
+    const std::lock_guard<std::mutex> lock(verilator_setup_mutex());
+    context_ = std::make_unique<VerilatedContext>();
+    context_->threads(1);  // single-threaded models: no worker pool per slot
+    if (scoped_) Verilated::threadContextp(context_.get());
+    model_ = std::make_unique<Model>(context_.get(), "slot");
   }
-
-  ~VerilatedSlot() override {
+  ~VerilatedModel() {
     model_->final();
     const std::lock_guard<std::mutex> lock(verilator_setup_mutex());
+    if (scoped_) Verilated::threadContextp(context_.get());
     model_.reset();
     context_.reset();
   }
+  VerilatedModel(const VerilatedModel&) = delete;
+  VerilatedModel& operator=(const VerilatedModel&) = delete;
 
-  void reset() override {
-    idle_inputs();
-    model_->rst_ni = 0;
-    settle();
-    for (int i = 0; i < 4; ++i) clock_edge();
-    model_->rst_ni = 1;
-    settle();
-    clock_edge();
-    uint64_t ignored = 0;
-    csr_write(csr::kGie, 1, ignored);
-    csr_write(csr::kIer, 1, ignored);
-  }
+  Model* operator->() { return model_.get(); }
 
-  RtlResult run(const RtlJob& job) override;
-
- private:
-  void idle_inputs() {
-    model_->clk_i = 0;
-    model_->csr_we_i = 0;
-    model_->csr_re_i = 0;
-    model_->csr_addr_i = 0;
-    model_->csr_wdata_i = 0;
-    model_->in_valid_i = 0;
-    model_->out_ready_i = 0;
-  }
   // Inputs changed while the clock is low: let combinational outputs follow.
   void settle() { model_->eval(); }
   void clock_edge() {
@@ -144,9 +125,49 @@ class VerilatedSlot final : public RtlAccelerator {
     ++cycles;
     return model_->csr_rdata_o;
   }
+  // Reset for 4 cycles, then the completion interrupt enabled (GIE, IER). The caller idles the
+  // model's other inputs first.
+  void reset_and_enable() {
+    model_->clk_i = 0;
+    model_->csr_we_i = 0;
+    model_->csr_re_i = 0;
+    model_->csr_addr_i = 0;
+    model_->csr_wdata_i = 0;
+    model_->rst_ni = 0;
+    settle();
+    for (int i = 0; i < 4; ++i) clock_edge();
+    model_->rst_ni = 1;
+    settle();
+    clock_edge();
+    uint64_t ignored = 0;
+    csr_write(csr::kGie, 1, ignored);
+    csr_write(csr::kIer, 1, ignored);
+  }
 
+ private:
+  bool scoped_;
   std::unique_ptr<VerilatedContext> context_;
   std::unique_ptr<Model> model_;
+};
+
+template <class Model>
+class VerilatedSlot final : public RtlAccelerator {
+ public:
+  VerilatedSlot(RtlFunction function, const RtlOptions& options, const RtlPortInfo& ports)
+      : RtlAccelerator(function, options, ports), model_(/*scoped=*/false) {
+    reset();
+  }
+
+  void reset() override {
+    model_->in_valid_i = 0;
+    model_->out_ready_i = 0;
+    model_.reset_and_enable();
+  }
+
+  RtlResult run(const RtlJob& job) override;
+
+ private:
+  VerilatedModel<Model> model_;
 };
 
 template <class Model>
@@ -165,9 +186,9 @@ RtlResult VerilatedSlot<Model>::run(const RtlJob& job) {
   std::span<const uint8_t> input(job.input);
 
   for (size_t n = 0; n < job.args.size(); ++n) {
-    csr_write(csr::kArg0 + 4 * static_cast<uint32_t>(n), job.args[n], result.bus_cycles);
+    model_.csr_write(csr::kArg0 + 4 * static_cast<uint32_t>(n), job.args[n], result.bus_cycles);
   }
-  csr_write(csr::kCtrl, csr::kCtrlStart, result.bus_cycles);
+  model_.csr_write(csr::kCtrl, csr::kCtrlStart, result.bus_cycles);
 
   StallPattern in_stall(options().stall_seed, options().input_stall_per_mille);
   StallPattern out_stall(options().stall_seed ^ 0x9e3779b97f4a7c15ULL,
@@ -191,7 +212,7 @@ RtlResult VerilatedSlot<Model>::run(const RtlJob& job) {
     model_->in_valid_i = offering;
     const bool sink_ready = !out_stall.stall();
     model_->out_ready_i = sink_ready;
-    settle();
+    model_.settle();
     const bool in_fire = offering && model_->in_ready_o;
     const bool out_fire = model_->out_valid_o && sink_ready;
     if (out_fire) {
@@ -204,7 +225,7 @@ RtlResult VerilatedSlot<Model>::run(const RtlJob& job) {
       }
     }
     finished = model_->irq_o;  // completion is reported only once all output has left
-    clock_edge();
+    model_.clock_edge();
     if (!finished) ++result.cycles;
     if (in_fire) {
       ++next_in;
@@ -214,11 +235,11 @@ RtlResult VerilatedSlot<Model>::run(const RtlJob& job) {
   model_->in_valid_i = 0;
   model_->out_ready_i = 0;
 
-  const uint64_t lo = csr_read(csr::kRetLo, result.bus_cycles);
-  const uint64_t hi = csr_read(csr::kRetHi, result.bus_cycles);
+  const uint64_t lo = model_.csr_read(csr::kRetLo, result.bus_cycles);
+  const uint64_t hi = model_.csr_read(csr::kRetHi, result.bus_cycles);
   result.value = lo | (hi << 32);
-  csr_write(csr::kIsr, 1, result.bus_cycles);
-  const uint32_t ctrl = csr_read(csr::kCtrl, result.bus_cycles);
+  model_.csr_write(csr::kIsr, 1, result.bus_cycles);
+  const uint32_t ctrl = model_.csr_read(csr::kCtrl, result.bus_cycles);
   result.total_cycles = result.cycles + result.bus_cycles;
   result.seconds = seconds(result.total_cycles);
 
