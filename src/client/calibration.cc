@@ -107,7 +107,7 @@ Calibration parse_calibration(std::string_view text_in, std::string_view source)
   if (head == nullptr) fail(source, "missing [calibration] table");
   check_keys(*head, "calibration", {"version", "device", "host", "created"}, source);
   const toml::node* version = head->get("version");
-  if (version == nullptr || version->value<int64_t>() != kCalibrationVersion) {
+  if (version == nullptr || config::toml_integer(*version) != kCalibrationVersion) {
     fail(source, "[calibration] version must be " + std::to_string(kCalibrationVersion));
   }
   c.device = text(*head, "device", source);
@@ -138,7 +138,7 @@ Calibration parse_calibration(std::string_view text_in, std::string_view source)
       p.bw_per_accel = t->contains("bw_per_accel") ? number(*t, "bw_per_accel", where, source, 0, 1e300) : 0;
       p.granularity = fn->granularity;
       if (const toml::node* g = t->get("granularity")) {
-        std::optional<int64_t> v = g->value<int64_t>();
+        std::optional<int64_t> v = config::toml_integer(*g);
         if (!v || *v < 1 || *v > (int64_t{1} << 40) || static_cast<uint64_t>(*v) % fn->granularity != 0) {
           fail(source, "[" + where + "] granularity must be a positive multiple of " +
                            std::to_string(fn->granularity));

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <fstream>
 #include <initializer_list>
-#include <optional>
 #include <sstream>
 #include <toml++/toml.h>
 
@@ -19,13 +18,6 @@ namespace {
 using Node = toml::node_view<const toml::node>;
 
 [[noreturn]] void fail(std::string_view source, const std::string& what) { toml_fail(source, what); }
-
-// An integer setting's value: node_view::value<int64_t>() would also take true and false as 1 and 0.
-template <typename View>
-std::optional<int64_t> integer_of(const View& n) {
-  if (n.is_boolean()) return std::nullopt;
-  return n.template value<int64_t>();
-}
 
 double number(const Node& n, double fallback, std::string_view name, std::string_view source, double min = 0,
               double max = 1e300) {
@@ -43,7 +35,7 @@ double number(const Node& n, double fallback, std::string_view name, std::string
 uint32_t count(const Node& n, uint32_t fallback, std::string_view name, std::string_view source, uint32_t min,
                uint32_t max) {
   if (!n) return fallback;
-  auto v = integer_of(n);
+  auto v = toml_integer(n);
   if (!v || *v < min || *v > max) {
     fail(source, std::string(name) + " must be an integer in [" + std::to_string(min) + ", " + std::to_string(max) +
                      "]");
@@ -218,12 +210,12 @@ void apply_rtl(RtlSettings& r, const toml::table& t, std::string_view source, Na
   word(t, "reconfig_delay", "device.rtl", {"fixed", "bitstream"}, r.reconfig_delay, source);
   r.clock_hz = number(v["clock_mhz"], r.clock_hz / 1e6, "device.rtl.clock_mhz", source, 1e-3, 1e5) * 1e6;
   if (v["max_cycles"]) {
-    auto cycles = integer_of(v["max_cycles"]);
+    auto cycles = toml_integer(v["max_cycles"]);
     if (!cycles || *cycles < 1) fail(source, "device.rtl.max_cycles must be a positive integer");
     r.max_cycles = static_cast<uint64_t>(*cycles);
   }
   if (v["worker_nice"]) {
-    auto nice = integer_of(v["worker_nice"]);
+    auto nice = toml_integer(v["worker_nice"]);
     if (!nice || *nice < 0 || *nice > 19) fail(source, "device.rtl.worker_nice must be an integer in [0, 19]");
     r.worker_nice = static_cast<int>(*nice);
   }
@@ -307,7 +299,7 @@ void apply_dispatcher(DispatcherSettings& d, const toml::table& t, std::string_v
   Node v{t};
   d.avoid_caller_cpus = flag(t, "avoid_caller_cpus", d.avoid_caller_cpus, "dispatcher.avoid_caller_cpus", source);
   if (v["cpu"]) {
-    auto cpu = integer_of(v["cpu"]);
+    auto cpu = toml_integer(v["cpu"]);
     if (!cpu || *cpu < -1 || *cpu > 4095) fail(source, "dispatcher.cpu must be -1 or a CPU number");
     d.cpu = static_cast<int>(*cpu);
   }
@@ -349,7 +341,7 @@ void apply_daemon(DaemonSettings& d, const toml::table& t, std::string_view sour
   if (auto* uids = t.get_as<toml::array>("allowed_uids")) {
     d.allowed_uids.clear();
     for (const auto& item : *uids) {
-      auto uid = integer_of(item);
+      auto uid = toml_integer(item);
       if (!uid || *uid < 0 || *uid > UINT32_MAX) fail(source, "daemon.allowed_uids must list user ids");
       d.allowed_uids.push_back(static_cast<uint32_t>(*uid));
     }

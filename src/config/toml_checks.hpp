@@ -3,6 +3,7 @@
 // silently ignored setting).
 #pragma once
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <toml++/toml.h>
@@ -23,6 +24,13 @@ inline void check_keys(const toml::table& t, std::string_view where, std::initia
     for (std::string_view a : allowed) ok = ok || key.str() == a;
     if (!ok) toml_fail(source, "unknown key '" + std::string(key.str()) + "' in [" + std::string(where) + "]");
   }
+}
+
+// An integer's value, or nothing: value<int64_t>() alone would also take true and false as 1 and 0.
+template <typename Node>
+std::optional<int64_t> toml_integer(const Node& n) {
+  if (n.is_boolean()) return std::nullopt;
+  return n.template value<int64_t>();
 }
 
 }  // namespace tandem::config

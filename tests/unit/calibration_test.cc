@@ -107,6 +107,7 @@ TEST(Calibration, ErrorsNameTheProblem) {
   };
   fails(fn, "missing [calibration]");
   fails("[calibration]\nversion = 2\ndevice = \"emu\"\n", "version");
+  fails("[calibration]\nversion = true\ndevice = \"emu\"\n", "version");  // not the integer 1
   fails("[calibration]\nversion = 1\n", "device");
   fails(head + "colour = 3\n", "unknown key 'colour'");
   fails(head + "[functions.frobnicate]\nxc = 1\n", "unknown function");
