@@ -56,6 +56,35 @@ inline DeviceCompletion run_one(devices::Device& d, uint32_t slot, uint64_t toke
   return done.empty() ? DeviceCompletion{token, slot, Status::cancelled, 0, 0, 0, {}} : done[0];
 }
 
+// A real device's time limit (job_timeout_ms, work on `slow_slot`, accumulate on `other_slot`): the
+// job past it completes with TIMEOUT and only its slot leaves service, refusing work while the
+// device still runs the old job (a kernel cannot be cancelled); the other slot keeps working; when
+// the device finishes the old job the slot serves again, and nothing more is reported for it.
+inline void expect_timeout_and_recovery(devices::Device& d, uint32_t slow_slot, uint32_t other_slot, uint64_t slow_units,
+                                        uint64_t first_token) {
+  auto slow = KernelCase::work(slow_units);
+  const DeviceCompletion timed_out = run_one(d, slow_slot, first_token, slow->device_call());
+  EXPECT_EQ(timed_out.status, Status::timeout);
+  EXPECT_FALSE(d.slot_health(slow_slot).in_service);
+  EXPECT_NE(d.slot_health(slow_slot).last_error.find("job_timeout_ms"), std::string::npos) << d.slot_health(slow_slot).last_error;
+  EXPECT_EQ(run_one(d, slow_slot, first_token + 1, slow->device_call()).status, Status::device_error)
+      << "the slot refuses work meanwhile";
+  auto ok = KernelCase::accumulate(1000, 0, 3);
+  const DeviceCompletion good = run_one(d, other_slot, first_token + 2, ok->device_call());
+  EXPECT_EQ(good.status, Status::ok) << "the other slot keeps working";
+  EXPECT_EQ(good.value, ok->reference_value());
+  std::vector<DeviceCompletion> late;
+  const int64_t deadline = now_ns() + 30'000'000'000;
+  while (!d.slot_health(slow_slot).in_service && now_ns() < deadline) d.poll(now_ns(), late);
+  EXPECT_TRUE(late.empty());
+  EXPECT_TRUE(d.slot_health(slow_slot).in_service);
+  EXPECT_NE(d.slot_health(slow_slot).last_error.find("back in service"), std::string::npos) << d.slot_health(slow_slot).last_error;
+  auto again = KernelCase::work(1000);
+  const DeviceCompletion after = run_one(d, slow_slot, first_token + 3, again->device_call());
+  EXPECT_EQ(after.status, Status::ok);
+  EXPECT_EQ(after.value, 1000);
+}
+
 // Every case of the catalog the device tests run (small and edge sizes).
 inline std::vector<std::unique_ptr<KernelCase>> catalog_cases() {
   std::vector<std::unique_ptr<KernelCase>> cases;

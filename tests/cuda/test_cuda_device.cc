@@ -162,26 +162,7 @@ TEST(CudaDevice, AJobPastItsTimeLimitTimesOutAndOnlyItsSlotLeavesService) {
   CudaDevice d(s);
   d.configure(0, TANDEM_FN_WORK);
   d.configure(1, TANDEM_FN_ACCUMULATE);
-  auto slow = KernelCase::work(units);
-  const DeviceCompletion timed_out = run_one(d, 0, 2, slow->device_call());
-  EXPECT_EQ(timed_out.status, Status::timeout);
-  EXPECT_FALSE(d.slot_health(0).in_service);
-  EXPECT_NE(d.slot_health(0).last_error.find("job_timeout_ms"), std::string::npos) << d.slot_health(0).last_error;
-  EXPECT_EQ(run_one(d, 0, 3, slow->device_call()).status, Status::device_error) << "the slot refuses work meanwhile";
-  auto ok = KernelCase::accumulate(1000, 0, 3);
-  const DeviceCompletion good = run_one(d, 1, 4, ok->device_call());
-  EXPECT_EQ(good.status, Status::ok) << "the other slot keeps working";
-  EXPECT_EQ(good.value, ok->reference_value());
-  std::vector<DeviceCompletion> late;
-  const int64_t deadline = now_ns() + 30'000'000'000;
-  while (!d.slot_health(0).in_service && now_ns() < deadline) d.poll(now_ns(), late);
-  EXPECT_TRUE(late.empty());
-  EXPECT_TRUE(d.slot_health(0).in_service);
-  EXPECT_NE(d.slot_health(0).last_error.find("back in service"), std::string::npos) << d.slot_health(0).last_error;
-  auto again = KernelCase::work(1000);
-  const DeviceCompletion after = run_one(d, 0, 5, again->device_call());
-  EXPECT_EQ(after.status, Status::ok);
-  EXPECT_EQ(after.value, 1000);
+  testing::expect_timeout_and_recovery(d, 0, 1, units, 2);
 }
 
 // Every function of the catalog resident, no bound on a job's modelled time.
