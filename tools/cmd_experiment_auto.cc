@@ -12,6 +12,8 @@
 // target >= 0.95; beside it oracle_over_best_min, the same for each repetition's faster fixed mode run
 // again: the floor this machine's noise sets), auto_over_hw_single_thread (hw / auto for T = 1 on the work calls, target >= 1.10) and
 // sim_vs_real_makespan_error (|simulated - real| / real of the auto/sw makespan ratio, target <= 0.15).
+// Each case also says what auto's calls did over its repetitions: the share of the work units that ran
+// on the accelerators and the share of the calls that ran wholly in software.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -140,7 +142,42 @@ void fill(Inputs& in, const Workload& w, unsigned threads, tandem_runtime_t* ses
   }
 }
 
-double embedded_run(const Workload& w, unsigned threads, const std::string& mode) {
+// The share of the work units that ran on the accelerators.
+double hw_fraction(uint64_t hw_units, uint64_t sw_units) {
+  return hw_units + sw_units > 0 ? static_cast<double>(hw_units) / static_cast<double>(hw_units + sw_units) : 0.0;
+}
+
+// What a mode's calls did, summed over runs and processes (tandem_get_call_stats): units run in
+// software and on the accelerators, calls, and calls wholly in software.
+struct CallMix {
+  static constexpr size_t kWords = 4;  // a child process's share of run_together's page
+  uint64_t sw_units = 0, hw_units = 0, calls = 0, sw_calls = 0;
+  void add(const tandem_call_stats_t& st) {
+    sw_units += st.sw_units;
+    hw_units += st.hw_units;
+    calls += st.calls;
+    sw_calls += st.sw_calls;
+  }
+  // A child's runtime, into its words of the shared page; the parent adds them up.
+  static void store(tandem_runtime_t* rt, int64_t* words) {
+    tandem_call_stats_t st;
+    if (tandem_get_call_stats(rt, &st, sizeof st) != TANDEM_OK) return;
+    words[0] = static_cast<int64_t>(st.sw_units);
+    words[1] = static_cast<int64_t>(st.hw_units);
+    words[2] = static_cast<int64_t>(st.calls);
+    words[3] = static_cast<int64_t>(st.sw_calls);
+  }
+  void add_words(const int64_t* words) {
+    sw_units += static_cast<uint64_t>(words[0]);
+    hw_units += static_cast<uint64_t>(words[1]);
+    calls += static_cast<uint64_t>(words[2]);
+    sw_calls += static_cast<uint64_t>(words[3]);
+  }
+  double hw_unit_fraction() const { return hw_fraction(hw_units, sw_units); }
+  double sw_call_fraction() const { return calls > 0 ? static_cast<double>(sw_calls) / static_cast<double>(calls) : 0.0; }
+};
+
+double embedded_run(const Workload& w, unsigned threads, const std::string& mode, CallMix& mix) {
   tandem_options_t opts;
   tandem_options_init(&opts);
   opts.embedded = 1;
@@ -150,6 +187,8 @@ double embedded_run(const Workload& w, unsigned threads, const std::string& mode
   Inputs in;
   fill(in, w, threads, nullptr);
   const double s = run_threads(rt, w, threads, in.data, in.expected);
+  tandem_call_stats_t st;
+  if (tandem_get_call_stats(rt, &st, sizeof st) == TANDEM_OK) mix.add(st);
   tandem_close(rt);
   return s;
 }
@@ -226,17 +265,22 @@ tandem_runtime_t* open_client(const std::string& socket, const std::string& mode
 
 // P client processes, one thread each, of the daemon at `socket`; the makespan from the first start
 // to the last finish (the processes start together on a shared flag).
-double daemon_run(const Workload& w, unsigned processes, const std::string& mode, const std::string& socket) {
-  return run_together(processes, [&](size_t, const std::function<void()>& start, int64_t*) {
+double daemon_run(const Workload& w, unsigned processes, const std::string& mode, const std::string& socket,
+                  CallMix& mix) {
+  if (kFirstChildWord + CallMix::kWords * processes > 4096 / sizeof(int64_t)) throw Error(Status::invalid_argument, "too many processes");
+  return run_together(processes, [&](size_t i, const std::function<void()>& start, int64_t* words) {
     tandem_runtime_t* rt = open_client(socket, mode);
     if (rt == nullptr) return 2;
     Inputs in;
     fill(in, w, 1, rt);
     start();
     const double s = run_threads(rt, w, 1, in.data, in.expected);
+    CallMix::store(rt, words + kFirstChildWord + CallMix::kWords * i);
     for (int32_t* d : in.data) tandem_free(rt, d);
     tandem_close(rt);
     return s >= 0 ? 0 : 1;
+  }, [&](const int64_t* words) {
+    for (size_t i = 0; i < processes; ++i) mix.add_words(words + kFirstChildWord + CallMix::kWords * i);
   });
 }
 
@@ -256,17 +300,10 @@ struct Multitasking {
   }
 };
 
-// What the client processes of one multitasking run did, summed: units run in software and on the
-// accelerators, calls wholly in software.
-struct MultitaskingCalls {
-  uint64_t sw_units = 0, hw_units = 0, calls = 0, sw_calls = 0;
-};
-
 // Every application's call list in its own client process; the makespan (s) or < 0 on a failure.
 double multitasking_run(const std::vector<sim::AppSpec>& apps, const std::string& mode, const std::string& socket,
-                        MultitaskingCalls& calls) {
-  // Each child's call statistics: 4 words from words[kFirstChildWord + 4 * i].
-  if (kFirstChildWord + 4 * apps.size() > 4096 / sizeof(int64_t)) throw Error(Status::invalid_argument, "too many applications");
+                        CallMix& calls) {
+  if (kFirstChildWord + CallMix::kWords * apps.size() > 4096 / sizeof(int64_t)) throw Error(Status::invalid_argument, "too many applications");
   const auto child = [&](size_t i, const std::function<void()>& start, int64_t* words) {
     tandem_runtime_t* rt = open_client(socket, mode);
     if (rt == nullptr) return 2;
@@ -275,25 +312,12 @@ double multitasking_run(const std::vector<sim::AppSpec>& apps, const std::string
     for (const sim::LibraryCall& c : apps[i].calls) {
       if (tandem_work_fn(rt, c.function, c.units) != TANDEM_OK) rc = 1;
     }
-    tandem_call_stats_t st;
-    if (tandem_get_call_stats(rt, &st, sizeof st) == TANDEM_OK) {
-      int64_t* mine = words + kFirstChildWord + 4 * i;
-      mine[0] = static_cast<int64_t>(st.sw_units);
-      mine[1] = static_cast<int64_t>(st.hw_units);
-      mine[2] = static_cast<int64_t>(st.calls);
-      mine[3] = static_cast<int64_t>(st.sw_calls);
-    }
+    CallMix::store(rt, words + kFirstChildWord + CallMix::kWords * i);
     tandem_close(rt);
     return rc;
   };
   return run_together(apps.size(), child, [&](const int64_t* words) {
-    for (size_t i = 0; i < apps.size(); ++i) {
-      const int64_t* theirs = words + kFirstChildWord + 4 * i;
-      calls.sw_units += static_cast<uint64_t>(theirs[0]);
-      calls.hw_units += static_cast<uint64_t>(theirs[1]);
-      calls.calls += static_cast<uint64_t>(theirs[2]);
-      calls.sw_calls += static_cast<uint64_t>(theirs[3]);
-    }
+    for (size_t i = 0; i < apps.size(); ++i) calls.add_words(words + kFirstChildWord + CallMix::kWords * i);
   });
 }
 
@@ -327,13 +351,13 @@ void run_auto(const AutoOptions& o) {
   summary["repetitions"] = reps;
   std::ostringstream csv;
   csv << "runtime,parallelism,workload,sw_s,hw_s,auto_s,auto_static_s,oracle_s,best_over_auto,best_over_auto_static,"
-         "best_over_oracle\n";
+         "best_over_oracle,auto_hw_unit_fraction,auto_sw_call_fraction\n";
   double worst = 1e300, worst_static = 1e300, worst_oracle = 1e300;
   double log_auto = 0, log_oracle = 0;  // sums of log(best / x) over the cases, for geometric means
   std::string worst_case;
   json cases = json::array();
   const auto record = [&](const std::string& runtime, unsigned n, const Workload& w,
-                          const std::map<std::string, double>& m) {
+                          const std::map<std::string, double>& m, const CallMix& auto_mix) {
     const double best = std::min(m.at("sw"), m.at("hw"));
     const double ratio = best / m.at("auto");
     const double ratio_static = best / m.at("auto_static");
@@ -346,27 +370,32 @@ void run_auto(const AutoOptions& o) {
     worst_oracle = std::min(worst_oracle, ratio_oracle);
     log_auto += std::log(ratio);
     log_oracle += std::log(ratio_oracle);
-    csv << fmt::format("{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.4f},{:.4f},{:.4f}\n", runtime, n, w.name,
-                       m.at("sw"), m.at("hw"), m.at("auto"), m.at("auto_static"), m.at("oracle"), ratio, ratio_static,
-                       ratio_oracle);
+    csv << fmt::format("{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.4f},{:.4f},{:.4f},{:.4f},{:.4f}\n", runtime, n,
+                       w.name, m.at("sw"), m.at("hw"), m.at("auto"), m.at("auto_static"), m.at("oracle"), ratio,
+                       ratio_static, ratio_oracle, auto_mix.hw_unit_fraction(), auto_mix.sw_call_fraction());
     cases.push_back({{"runtime", runtime}, {"parallelism", n}, {"workload", w.name}, {"sw_s", m.at("sw")},
                      {"hw_s", m.at("hw")}, {"auto_s", m.at("auto")}, {"auto_static_s", m.at("auto_static")},
-                     {"oracle_s", m.at("oracle")}, {"best_over_auto", ratio}, {"best_over_oracle", ratio_oracle}});
+                     {"oracle_s", m.at("oracle")}, {"best_over_auto", ratio}, {"best_over_oracle", ratio_oracle},
+                     {"auto_hw_unit_fraction", auto_mix.hw_unit_fraction()},
+                     {"auto_sw_call_fraction", auto_mix.sw_call_fraction()}});
     fmt::print("  {:<8} {}={:<2} {:<18} sw {:8.2f} ms  hw {:8.2f} ms  auto {:8.2f} ms  auto_static {:8.2f} ms  "
-               "oracle {:8.2f} ms  best/auto {:.3f}  best/oracle {:.3f}\n",
+               "oracle {:8.2f} ms  best/auto {:.3f}  best/oracle {:.3f}  auto: {:.0f}% of units on the fabric\n",
                runtime, runtime == "embedded" ? "T" : "P", n, w.name, m.at("sw") * 1e3, m.at("hw") * 1e3,
-               m.at("auto") * 1e3, m.at("auto_static") * 1e3, m.at("oracle") * 1e3, ratio, ratio_oracle);
+               m.at("auto") * 1e3, m.at("auto_static") * 1e3, m.at("oracle") * 1e3, ratio, ratio_oracle,
+               auto_mix.hw_unit_fraction() * 100);
   };
   // Modes interleave within a repetition so that a burst of load from elsewhere hits all of them, in an
   // order that rotates from one repetition to the next (each takes every place once in 5 repetitions).
   // One of them is the oracle: the fixed mode (sw or hw) with the lower median so far, run again. It is
   // what a chooser that always knew the answer would score, so best(sw, hw) / oracle over the cases is
   // the floor that this machine's noise sets for auto's statistics (auto_over_best_min and the rest).
-  const auto measure = [&](const std::function<double(const std::string&)>& run) {
+  // `mixes` gets what each mode's calls did, over the repetitions.
+  const auto measure = [&](const std::function<double(const std::string&, CallMix&)>& run,
+                           std::map<std::string, CallMix>& mixes) {
     std::map<std::string, std::vector<double>> samples;
     const auto sample = [&](const std::string& mode, const std::string& key) {
       prepare_mode(o, mode);
-      const double s = run(mode);
+      const double s = run(mode, mixes[key]);
       if (s < 0) throw Error(Status::device_error, fmt::format("wrong results in mode {}", mode));
       samples[key].push_back(s);
     };
@@ -389,8 +418,9 @@ void run_auto(const AutoOptions& o) {
   fmt::print("tandem experiment auto: {} repetitions, medians; {} CPUs\n", reps, std::thread::hardware_concurrency());
   for (const Workload& w : workloads) {
     for (unsigned t : thread_counts) {
-      const auto m = measure([&](const std::string& mode) { return embedded_run(w, t, mode); });
-      record("embedded", t, w, m);
+      std::map<std::string, CallMix> mixes;
+      const auto m = measure([&](const std::string& mode, CallMix& mix) { return embedded_run(w, t, mode, mix); }, mixes);
+      record("embedded", t, w, m, mixes["auto"]);
       if (t == 1 && w.name == "work") hw_over_auto_single = m.at("hw") / m.at("auto");
     }
   }
@@ -398,8 +428,10 @@ void run_auto(const AutoOptions& o) {
     DaemonLauncher daemon("");
     for (const Workload& w : workloads) {
       for (unsigned p : process_counts) {
-        const auto m = measure([&](const std::string& mode) { return daemon_run(w, p, mode, daemon.socket()); });
-        record("tandemd", p, w, m);
+        std::map<std::string, CallMix> mixes;
+        const auto m = measure(
+            [&](const std::string& mode, CallMix& mix) { return daemon_run(w, p, mode, daemon.socket(), mix); }, mixes);
+        record("tandemd", p, w, m, mixes["auto"]);
       }
     }
     (void)daemon.stop();
@@ -420,7 +452,7 @@ void run_auto(const AutoOptions& o) {
     // too: it shows what the corrections cost or gain on this workload.
     const char* const kMultitaskingModes[] = {"sw", "auto", "auto_static"};
     std::map<std::string, std::vector<double>> real;
-    std::map<std::string, MultitaskingCalls> seen;     // what each mode's calls did, over the repetitions
+    std::map<std::string, CallMix> seen;     // what each mode's calls did, over the repetitions
     std::map<std::string, double> daemon_cpu_s, makespan_sum_s;  // the engine's CPU use per mode
     {
       DaemonLauncher daemon(mt.daemon_config());
@@ -456,12 +488,6 @@ void run_auto(const AutoOptions& o) {
     const double sim_norm = static_cast<double>(with.makespan) / static_cast<double>(sw.makespan);
     const double real_norm = median(real["auto"]) / median(real["sw"]);
     const double error = std::abs(sim_norm - real_norm) / real_norm;
-    const auto hw_fraction = [](uint64_t hw_units, uint64_t sw_units) {
-      return hw_units + sw_units > 0 ? static_cast<double>(hw_units) / static_cast<double>(hw_units + sw_units) : 0.0;
-    };
-    const auto sw_call_fraction = [](const MultitaskingCalls& c) {
-      return c.calls > 0 ? static_cast<double>(c.sw_calls) / static_cast<double>(c.calls) : 0.0;
-    };
     const auto engine_cores = [&](const char* mode) {
       return makespan_sum_s[mode] > 0 ? daemon_cpu_s[mode] / makespan_sum_s[mode] : 0.0;
     };
@@ -485,11 +511,11 @@ void run_auto(const AutoOptions& o) {
     }
     nlohmann::ordered_json real_modes;
     for (const char* mode : kMultitaskingModes) {
-      const MultitaskingCalls& c = seen[mode];
+      const CallMix& c = seen[mode];
       real_modes[mode] = {{"makespan_s", median(real[mode])},
                           {"normalised_makespan", median(real[mode]) / median(real["sw"])},
-                          {"hw_unit_fraction", hw_fraction(c.hw_units, c.sw_units)},
-                          {"sw_call_fraction", sw_call_fraction(c)},
+                          {"hw_unit_fraction", c.hw_unit_fraction()},
+                          {"sw_call_fraction", c.sw_call_fraction()},
                           {"engine_cores", engine_cores(mode)}};
     }
     summary["multitasking"] = {{"apps", mt.spec.apps},
