@@ -6,7 +6,9 @@
 // issue 15's corrections ($TANDEM_AUTO_ADAPT=0), measured in the same run for comparison.
 //
 // Then thesis 5.5's dynamic multitasking, scaled down (processes calling random work functions of random
-// sizes, Algorithm 1 reconfiguring 4 slots), on a private tandemd and in the simulator configured alike.
+// sizes, Algorithm 1 reconfiguring 4 slots), on a private tandemd and in the simulator configured alike:
+// libtandem's rule of no split without a free core, and the CPU the real dispatcher used in auto mode
+// taken from the simulated applications (sim::SimConfig::engine_cores); variants without each.
 //
 // Writes cases.csv and summary.json: auto_over_best_min (the worst over the cases of best(sw, hw) / auto,
 // target >= 0.95; beside it oracle_over_best_min, the same for each repetition's faster fixed mode run
@@ -471,6 +473,9 @@ void run_auto(const AutoOptions& o) {
       }
       (void)daemon.stop();
     }
+    const auto engine_cores = [&](const char* mode) {
+      return makespan_sum_s[mode] > 0 ? daemon_cpu_s[mode] / makespan_sum_s[mode] : 0.0;
+    };
     sim::SimConfig sc;
     sc.cpus = std::max(1u, std::thread::hardware_concurrency());
     sc.cpu_hz = mt.spec.cpu_hz;
@@ -483,21 +488,25 @@ void run_auto(const AutoOptions& o) {
     sc.reconfig_ns = static_cast<sim::Time>(mt.reconfig_s * 1e9);
     sc.policy = "algorithm1";
     sc.measured_cpu_rate = true;  // as libtandem's driver does
+    // As libtandem decides: no split without a free core. The engine's busy cores are those the real
+    // tandemd's dispatcher used in auto mode here: they count in that share and slow the applications'
+    // software down (the simulated engine itself costs no CPU).
+    sc.split_needs_free_core = true;
+    sc.engine_cores = engine_cores("auto");
     const sim::SimResult with = sim::simulate(sc, apps);
     const sim::SimResult sw = sim::simulate_sw_baseline(sc, apps);
     const double sim_norm = static_cast<double>(with.makespan) / static_cast<double>(sw.makespan);
     const double real_norm = median(real["auto"]) / median(real["sw"]);
     const double error = std::abs(sim_norm - real_norm) / real_norm;
-    const auto engine_cores = [&](const char* mode) {
-      return makespan_sum_s[mode] > 0 ? daemon_cpu_s[mode] / makespan_sum_s[mode] : 0.0;
-    };
     // Where the worlds differ: the same simulation with one of the real world's differences put in,
     // each normalised by the same software-only baseline.
     nlohmann::ordered_json variants;
     const auto variant = [&](const char* name, const std::string& what, sim::SimConfig v) {
-      const double norm = static_cast<double>(sim::simulate(v, apps).makespan) / static_cast<double>(sw.makespan);
+      const sim::SimResult r = sim::simulate(v, apps);
+      const double norm = static_cast<double>(r.makespan) / static_cast<double>(sw.makespan);
       variants[name] = {{"what", what}, {"sim_normalised_makespan", norm},
-                        {"error_against_real", std::abs(norm - real_norm) / real_norm}};
+                        {"error_against_real", std::abs(norm - real_norm) / real_norm},
+                        {"sim_hw_unit_fraction", hw_fraction(r.hw_units, r.sw_units)}};
     };
     {
       // Linux's CFS gives 3 runnable threads on 2 CPUs slices of about 3 ms, not a fixed 10 ms.
@@ -508,6 +517,14 @@ void run_auto(const AutoOptions& o) {
       v = sc;
       v.da_s = 20e-6;
       variant("da_20us", "D_a 20 us", v);
+      // The thesis's partitioner, which splits whatever the CPUs' load (libtandem's rule off).
+      v = sc;
+      v.split_needs_free_core = false;
+      variant("thesis_split", "splits without a free core", v);
+      // An engine that costs no CPU, as the thesis's simulator has it.
+      v = sc;
+      v.engine_cores = 0;
+      variant("engine_idle", "an engine that costs no CPU", v);
     }
     nlohmann::ordered_json real_modes;
     for (const char* mode : kMultitaskingModes) {
@@ -535,10 +552,12 @@ void run_auto(const AutoOptions& o) {
     summary["sim_vs_real_makespan_error"] = error;
     summary["targets"]["sim_vs_real_makespan_error_le_0.15"] = error <= 0.15;
     fmt::print("  multitasking ({} processes, {} functions, {:.2f} s of SW work, {} slots, Algorithm 1): real "
-               "auto/sw {:.3f} ({:.1f} / {:.1f} ms), simulated {:.3f} ({:.1f} / {:.1f} ms)\n",
+               "auto/sw {:.3f} ({:.1f} / {:.1f} ms), simulated {:.3f} ({:.1f} / {:.1f} ms); units on the fabric "
+               "{:.0f}% real, {:.0f}% simulated; the dispatcher's CPU {:.2f} cores\n",
                mt.spec.apps, mt.spec.functions, mt.spec.total_sw_s, mt.slots, real_norm, median(real["auto"]) * 1e3,
                median(real["sw"]) * 1e3, sim_norm, static_cast<double>(with.makespan) * 1e-6,
-               static_cast<double>(sw.makespan) * 1e-6);
+               static_cast<double>(sw.makespan) * 1e-6, 100 * seen["auto"].hw_unit_fraction(),
+               100 * hw_fraction(with.hw_units, with.sw_units), sc.engine_cores);
     for (const char* mode : {"auto", "auto_static"}) {
       const auto& r = real_modes[mode];
       fmt::print("    real {:<11} auto/sw {:.3f}: {:.0f}% of the work units on the accelerators, {:.0f}% of the calls "

@@ -10,6 +10,7 @@
 
 #include "config/config.hpp"
 #include "model/cost_model.hpp"
+#include "model/learning.hpp"
 
 namespace tandem::sim {
 
@@ -62,6 +63,9 @@ struct Simulator::Impl {
     uint32_t wake_gen = 0;
     std::optional<engine::Partitioner> part;
     std::map<engine::FunctionId, engine::Partitioner> function_parts;  // with per-function costs
+    // The current call's: partitioner(a, f), or a whole-call one made for it (SimConfig::split_needs_free_core).
+    engine::Partitioner* call_part = nullptr;
+    std::optional<engine::Partitioner> whole_call_part;
     struct Observed {
       engine::JobId job;
       engine::JobEvent event;
@@ -99,6 +103,9 @@ struct Simulator::Impl {
         eng(ec),
         monitor(ec, engine::MonitorConfig{std::max<Time>(c.period_ns, 1), 0}) {
     ns_per_unit = 1e9 / config.cpu_hz;
+    // A real engine's busy cores (SimConfig::engine_cores) slow the applications' work units down.
+    const double cores = std::max(1.0, static_cast<double>(config.cpus));
+    run_ns_per_unit = ns_per_unit / std::clamp((cores - config.engine_cores) / cores, 0.05, 1.0);
     o0_ns = static_cast<Time>(std::llround(config.o0_s * 1e9));
     oc_ns = static_cast<Time>(std::llround(config.oc_s * 1e9));
     engine::ReconfigParams rp = config.reconfig;
@@ -190,7 +197,9 @@ struct Simulator::Impl {
     return true;
   }
 
+  // CPU time of `units` on an idle CPU, and as the applications' software steps run it (engine_cores).
   Time units_ns(uint64_t units) const { return static_cast<Time>(std::ceil(static_cast<double>(units) * ns_per_unit)); }
+  Time run_units_ns(uint64_t units) const { return static_cast<Time>(std::ceil(static_cast<double>(units) * run_ns_per_unit)); }
   double seconds(Time t) const { return static_cast<double>(t) * 1e-9; }
 
   model::LiveMetrics live(engine::FunctionId f) const {
@@ -217,6 +226,42 @@ struct Simulator::Impl {
       it = app.function_parts.emplace(f, engine::Partitioner(function_cpu[f].cost, config.partitioner)).first;
     }
     return it->second;
+  }
+  // The partitioner of a call of `units` that app a starts now: partitioner(a, f), unless libtandem's
+  // rule applies (SimConfig::split_needs_free_core) and the app has no core to itself. Then, as
+  // client/partitioned_call.cc decides, a call above N_L goes wholly to the accelerators where that is
+  // predicted faster than software at the app's share (with no replica yet: as if one were loaded
+  // after the reconfiguration delay), else wholly to software.
+  engine::Partitioner& call_partitioner(uint32_t a, engine::FunctionId f, uint64_t units) {
+    engine::Partitioner& part = partitioner(a, f);
+    if (!config.split_needs_free_core || config.partitioner.policy != engine::PartitionPolicy::automatic) return part;
+    model::CpuLoad load;
+    load.cores = config.cpus;
+    for (const App& x : apps) load.runnable_threads += x.in_call ? 1 : 0;  // the app itself included
+    load.runnable_threads -= 1;  // CpuLoad's default counted one
+    load.engine_cores = config.engine_cores;
+    const double share = model::cpu_share(load);
+    if (share >= 1) return part;
+    model::CostParams p = part.base_params();
+    p.xc *= share;
+    const model::LiveMetrics m = live(f);
+    const double n = static_cast<double>(units);
+    if (units <= model::break_even_work(p, model::effective_accel_throughput(p, m))) return part;  // software anyway
+    model::LiveMetrics judged = m;
+    if (judged.n_a == 0) {
+      judged.n_a = 1;
+      judged.d_q = std::max(0.0, ec.models[f].reconfig_s);
+    }
+    const uint32_t round_jobs = config.partitioner.jobs_per_round == 0 ? std::max<uint32_t>(m.n_a, 1) : config.partitioner.jobs_per_round;
+    const double hw_s = model::partitioned_times(p, model::effective_accel_throughput(p, judged), judged.n_a, round_jobs,
+                                                 judged.d_q, 1.0, n).total();
+    const bool hardware = hw_s < model::sw_only_time(p, n);
+    engine::PartitionerConfig whole = config.partitioner;
+    whole.policy = hardware ? engine::PartitionPolicy::hw_only : engine::PartitionPolicy::sw_only;
+    // While it waits for a replica the call runs CPU chunks of C_COWORK_MAX on a whole core, as
+    // libtandem's does (a chunk counts that much work at the app's share).
+    whole.cowork_max_seconds = config.partitioner.cowork_max_seconds / share;
+    return apps[a].whole_call_part.emplace(part.base_params(), whole);
   }
   // ---- data access ----
   // The call's method, chosen as libtandem chooses (client/partitioned_call.cc plan_access): in place
@@ -437,7 +482,7 @@ struct Simulator::Impl {
       }
       const double now_s = seconds(now);
       if (!app.pending.empty()) {
-        engine::Partitioner& current = partitioner(a, calls[app.call].function);
+        engine::Partitioner& current = *app.call_part;
         for (const auto& [job, ev, status] : app.pending) current.report(job, ev, now_s, status);
         app.pending.clear();
       }
@@ -460,7 +505,8 @@ struct Simulator::Impl {
         app.in_call = true;
         app.call_start = now;
         app.call_ready = std::max(app.call_ready, static_cast<Time>(next.arrival_ns));
-        engine::Partitioner& part = partitioner(a, next.function);
+        app.call_part = &call_partitioner(a, next.function, next.units);
+        engine::Partitioner& part = *app.call_part;
         if (config.access.enabled() && config.partitioner.policy != engine::PartitionPolicy::sw_only) {
           choose_access(app, part, next);
         }
@@ -471,7 +517,7 @@ struct Simulator::Impl {
         continue;
       }
       const engine::FunctionId f = calls[app.call].function;
-      engine::Partitioner& part = partitioner(a, f);
+      engine::Partitioner& part = *app.call_part;
       if (app.sw_step_start >= 0) {  // a software step just ended: its wall time, slices included
         app.call_sw_units += static_cast<double>(app.sw_step_units);
         app.call_sw_s += seconds(now - app.sw_step_start);
@@ -484,7 +530,7 @@ struct Simulator::Impl {
         case engine::StepKind::run_sw:
           result.sw_units += step.range.size();
           if (eng.accelerators(f) == 0) result.sw_units_unaccelerated += step.range.size();
-          app.op_left = units_ns(step.range.size());
+          app.op_left = run_units_ns(step.range.size());
           app.sw_step_start = now;
           app.sw_step_units = step.range.size();
           break;
@@ -648,6 +694,7 @@ struct Simulator::Impl {
   bool reacts = false;  // the policy wants on_demand between periods
   model::CostParams cost;
   double ns_per_unit = 1;
+  double run_ns_per_unit = 1;
   Time o0_ns = 0;
   Time oc_ns = 0;
   struct FunctionCpu {   // a function's own costs (SimConfig::function_costs)
@@ -710,6 +757,7 @@ SimResult simulate(const SimConfig& config, const std::vector<AppSpec>& apps) {
 
 SimResult simulate_sw_baseline(SimConfig config, const std::vector<AppSpec>& apps) {
   config.partitioner.policy = engine::PartitionPolicy::sw_only;
+  config.engine_cores = 0;  // every call in software: the engine has nothing to do
   config.policy = "none";
   config.resident.clear();
   config.trace = false;

@@ -87,6 +87,16 @@ struct SimConfig {
   // Measured progress (issue 15): like libtandem's driver, an app times its software steps in virtual
   // time (time slices included) and the partitioner plans the rest of the call with that rate.
   bool measured_cpu_rate = false;
+  // libtandem's automatic mode where a caller has no core to itself (client/partitioned_call.cc): the
+  // call is not split; all of it goes to the accelerators (CPU chunks until a replica comes) where Eq
+  // 4.3a predicts that faster than software at the CPU share the app gets (model::cpu_share: the apps
+  // inside calls and engine_cores against the CPUs), else all of it to software. Off: the thesis's
+  // partitioner, which splits whatever the CPUs' load.
+  bool split_needs_free_core = false;
+  // The CPUs a real engine's dispatcher keeps busy (0 to cpus), which the simulated engine itself does
+  // not: the applications' work units run at (cpus - engine_cores) / cpus of a CPU's speed, and the
+  // share above counts them. 0: the engine costs no CPU (the thesis's world).
+  double engine_cores = 0;
 
   static engine::PartitionerConfig default_partitioner();
 };

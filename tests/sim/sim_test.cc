@@ -97,6 +97,49 @@ TEST(Simulator, MeasuredCpuRateIsDeterministicAndConservesWork) {
   EXPECT_NE(modelled.hw_units, a.hw_units);
 }
 
+// libtandem's rule (SimConfig::split_needs_free_core): an app without a core to itself does not split its
+// call; where every app has a core (and the engine none) the rule changes nothing.
+TEST(Simulator, NoSplitWithoutAFreeCoreAsLibtandemDecides) {
+  std::vector<AppSpec> apps(3);
+  for (AppSpec& a : apps) a.calls.assign(20, LibraryCall{kF0, 2'000'000, 0});  // 3 ms each at 667 MHz
+  SimConfig c = dynamic_config(4, 1, "none");
+  c.resident.assign(c.slots, kF0);
+  const SimResult split = simulate(c, apps);
+  c.split_needs_free_core = true;
+  const SimResult whole = simulate(c, apps);
+  EXPECT_EQ(whole.sw_units + whole.hw_units, whole.total_units);
+  ASSERT_GT(split.sw_units, 0u);
+  // Three apps on two CPUs: every call wholly on the accelerators (4x a core) while all three are in
+  // calls; only the last calls, once fewer apps remain than CPUs, are split.
+  EXPECT_LT(whole.sw_units * 4, split.sw_units);
+  // Two apps on two CPUs: a core each, the same simulation...
+  apps.resize(2);
+  c.split_needs_free_core = false;
+  const SimResult two = simulate(c, apps);
+  c.split_needs_free_core = true;
+  const SimResult two_rule = simulate(c, apps);
+  EXPECT_EQ(two_rule.events, two.events);
+  EXPECT_EQ(two_rule.makespan, two.makespan);
+  EXPECT_EQ(two_rule.sw_units, two.sw_units);
+  // ...unless the engine keeps a core busy.
+  c.engine_cores = 1;
+  EXPECT_LT(simulate(c, apps).sw_units * 4, two.sw_units);
+}
+
+// A real engine's busy cores (SimConfig::engine_cores) are CPU the applications do not get: their software
+// runs at (cpus - engine_cores) / cpus of a CPU's speed. The software-only baseline has an idle engine.
+TEST(Simulator, AnEnginesBusyCoresSlowTheApplicationsSoftware) {
+  std::vector<AppSpec> apps(2);
+  for (AppSpec& a : apps) a.calls.assign(10, LibraryCall{kF0, 2'000'000, 0});
+  SimConfig c = dynamic_config(4, 1, "none");
+  c.partitioner.policy = engine::PartitionPolicy::sw_only;
+  const Time idle = simulate(c, apps).makespan;
+  c.engine_cores = 1;
+  const Time busy = simulate(c, apps).makespan;
+  EXPECT_NEAR(static_cast<double>(busy) / static_cast<double>(idle), 2.0, 0.01);
+  EXPECT_EQ(simulate_sw_baseline(c, apps).makespan, idle);
+}
+
 // Data access on (docs/access.md): the method is chosen per call as libtandem chooses, deterministically,
 // and each method's costs land where they belong (the slot's time, the calling CPU's staging copy).
 SimConfig access_config(const std::string& method, double bytes_per_unit, bool registered) {
