@@ -493,20 +493,44 @@ void run_auto(const AutoOptions& o) {
     // software down (the simulated engine itself costs no CPU).
     sc.split_needs_free_core = true;
     sc.engine_cores = engine_cores("auto");
-    const sim::SimResult with = sim::simulate(sc, apps);
-    const sim::SimResult sw = sim::simulate_sw_baseline(sc, apps);
-    const double sim_norm = static_cast<double>(with.makespan) / static_cast<double>(sw.makespan);
+    // As many simulated repetitions as real ones, each perturbed like a real machine (its own jitter
+    // seed: run-queue order and time-slice phases) and normalised by its own software-only run; the
+    // median of those ratios, as the real side takes the median of its repetitions. One unperturbed
+    // run swung by 0.10 when the measured engine figure moved by 0.05 (reconfiguration decisions
+    // flip).
+    struct SimRuns {
+      double norm = 0;          // the median of auto / sw over the repetitions
+      sim::SimResult with, sw;  // the repetition that gave it
+    };
+    const auto simulate_reps = [&](sim::SimConfig v) {
+      std::vector<std::pair<double, uint64_t>> ratios;
+      for (unsigned k = 1; k <= reps; ++k) {
+        v.jitter_seed = k;
+        const double r = static_cast<double>(sim::simulate(v, apps).makespan) /
+                         static_cast<double>(sim::simulate_sw_baseline(v, apps).makespan);
+        ratios.emplace_back(r, k);
+      }
+      std::sort(ratios.begin(), ratios.end());
+      SimRuns out;
+      out.norm = ratios[ratios.size() / 2].first;
+      v.jitter_seed = ratios[ratios.size() / 2].second;
+      out.with = sim::simulate(v, apps);
+      out.sw = sim::simulate_sw_baseline(v, apps);
+      return out;
+    };
+    const SimRuns simulated = simulate_reps(sc);
+    const sim::SimResult& with = simulated.with;
+    const sim::SimResult& sw = simulated.sw;
+    const double sim_norm = simulated.norm;
     const double real_norm = median(real["auto"]) / median(real["sw"]);
     const double error = std::abs(sim_norm - real_norm) / real_norm;
-    // Where the worlds differ: the same simulation with one of the real world's differences put in,
-    // each normalised by the same software-only baseline.
+    // Where the worlds differ: the same simulation with one of its parts changed.
     nlohmann::ordered_json variants;
-    const auto variant = [&](const char* name, const std::string& what, sim::SimConfig v) {
-      const sim::SimResult r = sim::simulate(v, apps);
-      const double norm = static_cast<double>(r.makespan) / static_cast<double>(sw.makespan);
-      variants[name] = {{"what", what}, {"sim_normalised_makespan", norm},
-                        {"error_against_real", std::abs(norm - real_norm) / real_norm},
-                        {"sim_hw_unit_fraction", hw_fraction(r.hw_units, r.sw_units)}};
+    const auto variant = [&](const char* name, const std::string& what, const sim::SimConfig& v) {
+      const SimRuns r = simulate_reps(v);
+      variants[name] = {{"what", what}, {"sim_normalised_makespan", r.norm},
+                        {"error_against_real", std::abs(r.norm - real_norm) / real_norm},
+                        {"sim_hw_unit_fraction", hw_fraction(r.with.hw_units, r.with.sw_units)}};
     };
     {
       // Linux's CFS gives 3 runnable threads on 2 CPUs slices of about 3 ms, not a fixed 10 ms.
