@@ -265,24 +265,34 @@ tandem_runtime_t* open_client(const std::string& socket, const std::string& mode
   return tandem_open(&opts, &rt) == TANDEM_OK ? rt : nullptr;
 }
 
+// run_together() for `n` client processes that each report what their calls did: `body(i, start, mine)`
+// stores its runtime's CallMix into `mine`, its words of the shared page; `mix` gets their sum.
+double run_clients(size_t n, CallMix& mix, const std::function<int(size_t, const std::function<void()>&, int64_t*)>& body) {
+  if (kFirstChildWord + CallMix::kWords * n > 4096 / sizeof(int64_t)) {
+    throw Error(Status::invalid_argument, fmt::format("too many client processes ({})", n));
+  }
+  return run_together(n, [&](size_t i, const std::function<void()>& start, int64_t* words) {
+    return body(i, start, words + kFirstChildWord + CallMix::kWords * i);
+  }, [&](const int64_t* words) {
+    for (size_t i = 0; i < n; ++i) mix.add_words(words + kFirstChildWord + CallMix::kWords * i);
+  });
+}
+
 // P client processes, one thread each, of the daemon at `socket`; the makespan from the first start
 // to the last finish (the processes start together on a shared flag).
 double daemon_run(const Workload& w, unsigned processes, const std::string& mode, const std::string& socket,
                   CallMix& mix) {
-  if (kFirstChildWord + CallMix::kWords * processes > 4096 / sizeof(int64_t)) throw Error(Status::invalid_argument, "too many processes");
-  return run_together(processes, [&](size_t i, const std::function<void()>& start, int64_t* words) {
+  return run_clients(processes, mix, [&](size_t, const std::function<void()>& start, int64_t* mine) {
     tandem_runtime_t* rt = open_client(socket, mode);
     if (rt == nullptr) return 2;
     Inputs in;
     fill(in, w, 1, rt);
     start();
     const double s = run_threads(rt, w, 1, in.data, in.expected);
-    CallMix::store(rt, words + kFirstChildWord + CallMix::kWords * i);
+    CallMix::store(rt, mine);
     for (int32_t* d : in.data) tandem_free(rt, d);
     tandem_close(rt);
     return s >= 0 ? 0 : 1;
-  }, [&](const int64_t* words) {
-    for (size_t i = 0; i < processes; ++i) mix.add_words(words + kFirstChildWord + CallMix::kWords * i);
   });
 }
 
@@ -305,8 +315,7 @@ struct Multitasking {
 // Every application's call list in its own client process; the makespan (s) or < 0 on a failure.
 double multitasking_run(const std::vector<sim::AppSpec>& apps, const std::string& mode, const std::string& socket,
                         CallMix& calls) {
-  if (kFirstChildWord + CallMix::kWords * apps.size() > 4096 / sizeof(int64_t)) throw Error(Status::invalid_argument, "too many applications");
-  const auto child = [&](size_t i, const std::function<void()>& start, int64_t* words) {
+  return run_clients(apps.size(), calls, [&](size_t i, const std::function<void()>& start, int64_t* mine) {
     tandem_runtime_t* rt = open_client(socket, mode);
     if (rt == nullptr) return 2;
     start();
@@ -314,12 +323,9 @@ double multitasking_run(const std::vector<sim::AppSpec>& apps, const std::string
     for (const sim::LibraryCall& c : apps[i].calls) {
       if (tandem_work_fn(rt, c.function, c.units) != TANDEM_OK) rc = 1;
     }
-    CallMix::store(rt, words + kFirstChildWord + CallMix::kWords * i);
+    CallMix::store(rt, mine);
     tandem_close(rt);
     return rc;
-  };
-  return run_together(apps.size(), child, [&](const int64_t* words) {
-    for (size_t i = 0; i < apps.size(); ++i) calls.add_words(words + kFirstChildWord + CallMix::kWords * i);
   });
 }
 
