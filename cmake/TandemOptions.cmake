@@ -31,6 +31,15 @@ elseif(NOT TANDEM_SANITIZE STREQUAL "")
   message(FATAL_ERROR "TANDEM_SANITIZE must be empty, 'address' or 'thread'")
 endif()
 
+# The programs that are not the library (tools/, bench/, tests/) compile with line tables only in the
+# release build (-g1 after the build type's -g: the last one counts). Backtraces and sanitizer reports
+# keep function, file and line; the full debug info of the json, CLI11 and gtest templates every such
+# file instantiates took a quarter of its compile time (tools/cmd_chaos.cc 15.1 s, 10.6 s at -g1).
+# libtandem and tandemd keep -O2 -g.
+function(tandem_line_tables_only)
+  add_compile_options($<$<AND:$<CONFIG:RelWithDebInfo>,$<COMPILE_LANGUAGE:C,CXX>>:-g1>)
+endfunction()
+
 # Fuzzing builds (clang): every library is instrumented for coverage, so libFuzzer sees into decode,
 # the engine and the daemon, not only into the target's own file.
 if(TANDEM_FUZZ)
