@@ -725,20 +725,13 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
   const bool no_free_core = learning && share < 1.0;
   const uint32_t round_jobs = config.jobs_per_round == 0 ? std::max<uint32_t>(m.n_a, 1) : config.jobs_per_round;
   if (!software && no_free_core && !device_buffers && config.policy == PartitionPolicy::automatic) {
-    const double n = static_cast<double>(units);
     // No replica yet, but a device can load one: judged as if one were loaded after the function's
     // reconfiguration delay. The hardware-only partitioner then asks for one and runs the call on the
     // CPU in chunks until it comes, and the rest on it (Algorithm 2 lines 7-12). Deciding "software"
     // for the whole call instead kept 2 of 3 calls of the multitasking workload on the CPU for good
     // (calls of 1-10 ms, functions loaded on demand within 1 ms).
-    model::LiveMetrics judged = m;
-    if (judged.n_a == 0 && rt.host_device(fn.id) != nullptr) {
-      judged.n_a = 1;
-      judged.d_q = std::max(0.0, rt.accel_model(fn.id).reconfig_s);
-    }
-    const model::Times hw_only = model::partitioned_times(
-        params, model::effective_accel_throughput(params, judged), judged.n_a, round_jobs, judged.d_q, 1.0, n);
-    software = !(hw_only.total() < model::sw_only_time(params, n));
+    software = !model::whole_call_to_accelerators(params, m, config.jobs_per_round, rt.host_device(fn.id) != nullptr,
+                                                  rt.accel_model(fn.id).reconfig_s, static_cast<double>(units));
   }
   if (software) {
     trace.split(TANDEM_ACCESS_ZERO_COPY, false);

@@ -111,6 +111,18 @@ Plan plan_call(const CostParams& p, const LiveMetrics& m, uint32_t n_j, double n
   return plan;
 }
 
+bool whole_call_to_accelerators(const CostParams& p, const LiveMetrics& m, uint32_t n_j, bool loadable,
+                                double reconfig_s, double n) {
+  const uint32_t round_jobs = n_j == 0 ? std::max<uint32_t>(m.n_a, 1) : n_j;
+  LiveMetrics judged = m;
+  if (judged.n_a == 0 && loadable) {
+    judged.n_a = 1;
+    judged.d_q = std::max(0.0, reconfig_s);
+  }
+  const Times hw_only = partitioned_times(p, effective_accel_throughput(p, judged), judged.n_a, round_jobs, judged.d_q, 1.0, n);
+  return hw_only.total() < sw_only_time(p, n);
+}
+
 double effective_speedup(double t_sw, double t_ha, double t_overhead) {
   const double d = t_ha + t_overhead;
   return d > 0 ? t_sw / d : kInf;

@@ -87,6 +87,15 @@ struct Plan {
 };
 Plan plan_call(const CostParams& p, const LiveMetrics& m, uint32_t n_j, double n);
 
+// Automatic mode where a caller has no core to itself (no split without a free core: libtandem's
+// client/partitioned_call.cc, and the simulator's SimConfig::split_needs_free_core): whether all of a
+// call of N units on the accelerators (Eq 4.3a, alpha = 1) is predicted faster than all of it in
+// software, `p.xc` already at the caller's CPU share. n_j: jobs per round (0: one per replica). A
+// function with no replica that a device can load (`loadable`) is judged as if one were loaded after
+// `reconfig_s`: the hardware-only partitioner asks for one and runs CPU chunks until it comes.
+bool whole_call_to_accelerators(const CostParams& p, const LiveMetrics& m, uint32_t n_j, bool loadable,
+                                double reconfig_s, double n);
+
 // Seed 004: effective speedup = t_SW / (t_HA + t_overhead) = t_HA HW_accel / (t_HA + t_overhead).
 double effective_speedup(double t_sw, double t_ha, double t_overhead);
 double effective_speedup_from_accel(double t_ha, double hw_accel, double t_overhead);

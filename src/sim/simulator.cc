@@ -245,17 +245,10 @@ struct Simulator::Impl {
     model::CostParams p = part.base_params();
     p.xc *= share;
     const model::LiveMetrics m = live(f);
-    const double n = static_cast<double>(units);
     if (units <= model::break_even_work(p, model::effective_accel_throughput(p, m))) return part;  // software anyway
-    model::LiveMetrics judged = m;
-    if (judged.n_a == 0) {
-      judged.n_a = 1;
-      judged.d_q = std::max(0.0, ec.models[f].reconfig_s);
-    }
-    const uint32_t round_jobs = config.partitioner.jobs_per_round == 0 ? std::max<uint32_t>(m.n_a, 1) : config.partitioner.jobs_per_round;
-    const double hw_s = model::partitioned_times(p, model::effective_accel_throughput(p, judged), judged.n_a, round_jobs,
-                                                 judged.d_q, 1.0, n).total();
-    const bool hardware = hw_s < model::sw_only_time(p, n);
+    // Every function of the simulated fabric can be loaded (the policy decides when).
+    const bool hardware = model::whole_call_to_accelerators(p, m, config.partitioner.jobs_per_round, true,
+                                                            ec.models[f].reconfig_s, static_cast<double>(units));
     engine::PartitionerConfig whole = config.partitioner;
     whole.policy = hardware ? engine::PartitionPolicy::hw_only : engine::PartitionPolicy::sw_only;
     // While it waits for a replica the call runs CPU chunks of C_COWORK_MAX on a whole core, as

@@ -110,6 +110,35 @@ TEST(ModelTable43, PlanFollowsBreakEven) {
   EXPECT_FALSE(plan_call(p, LiveMetrics{0, 0, 0}, 1, 1e6).accelerate);
 }
 
+// No split without a free core: all on the accelerators or all in software, hand-computed. X_c 1e9/s at
+// a share of 1/2 (so p.xc = 5e8), X_a 4e9/s on 2 replicas, D_a 1 us, O_0 0.1 us, 1e6 units in 6 jobs:
+// hardware 6 us + 1e6 / 8e9 = 131 us against software 2 ms.
+TEST(Model, WholeCallToTheAcceleratorsOrToSoftware) {
+  CostParams p;
+  p.xc = 0.5e9;
+  p.xa = 4e9;
+  p.da = 1e-6;
+  p.o0 = 0.1e-6;
+  LiveMetrics m;
+  m.n_a = 2;
+  EXPECT_TRUE(whole_call_to_accelerators(p, m, 6, true, 1e-3, 1e6));
+  // An accelerator slower than the share's CPU: software.
+  p.xa = 0.2e9;
+  EXPECT_FALSE(whole_call_to_accelerators(p, m, 6, true, 1e-3, 1e6));
+  // No replica: judged as if one were loaded after the reconfiguration delay, where a device can load
+  // one (1 ms + 6 us + 1e6 / 4e9 = 1.256 ms < 2 ms), and software where none can, or where the delay
+  // costs more than the software (5 ms).
+  p.xa = 4e9;
+  m.n_a = 0;
+  EXPECT_TRUE(whole_call_to_accelerators(p, m, 6, true, 1e-3, 1e6));
+  EXPECT_FALSE(whole_call_to_accelerators(p, m, 6, false, 1e-3, 1e6));
+  EXPECT_FALSE(whole_call_to_accelerators(p, m, 6, true, 5e-3, 1e6));
+  // A queue ahead of the call counts (D_q 3 ms: 3.131 ms).
+  m.n_a = 2;
+  m.d_q = 3e-3;
+  EXPECT_FALSE(whole_call_to_accelerators(p, m, 6, true, 1e-3, 1e6));
+}
+
 TEST(Model, ProportionalSplit) {
   EXPECT_DOUBLE_EQ(alpha_proportional(3, 1), 0.75);
   EXPECT_DOUBLE_EQ(alpha_proportional(0, 0), 0.0);
