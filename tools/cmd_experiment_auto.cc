@@ -499,18 +499,18 @@ void run_auto(const AutoOptions& o) {
     // software down (the simulated engine itself costs no CPU).
     sc.split_needs_free_core = true;
     sc.engine_cores = engine_cores("auto");
-    // As many simulated repetitions as real ones, each perturbed like a real machine (its own jitter
+    // Three simulated repetitions per real one, each perturbed like a real machine (its own jitter
     // seed: run-queue order and time-slice phases) and normalised by its own software-only run; the
     // median of those ratios, as the real side takes the median of its repetitions. One unperturbed
     // run swung by 0.10 when the measured engine figure moved by 0.05 (reconfiguration decisions
-    // flip).
+    // flip); the median of 5 still moved between 0.35 and 0.48 from run to run, of 15 less.
     struct SimRuns {
       double norm = 0;          // the median of auto / sw over the repetitions
       sim::SimResult with, sw;  // the repetition that gave it
     };
     const auto simulate_reps = [&](sim::SimConfig v) {
       std::vector<std::pair<double, uint64_t>> ratios;
-      for (unsigned k = 1; k <= reps; ++k) {
+      for (unsigned k = 1; k <= 3 * reps; ++k) {
         v.jitter_seed = k;
         const double r = static_cast<double>(sim::simulate(v, apps).makespan) /
                          static_cast<double>(sim::simulate_sw_baseline(v, apps).makespan);
