@@ -730,8 +730,10 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
     // CPU in chunks until it comes, and the rest on it (Algorithm 2 lines 7-12). Deciding "software"
     // for the whole call instead kept 2 of 3 calls of the multitasking workload on the CPU for good
     // (calls of 1-10 ms, functions loaded on demand within 1 ms).
-    software = !model::whole_call_to_accelerators(params, m, config.jobs_per_round, rt.host_device(fn.id) != nullptr,
-                                                  rt.accel_model(fn.id).reconfig_s, static_cast<double>(units));
+    const DeviceSummary* host = rt.host_device(fn.id);
+    software = !model::whole_call_to_accelerators(params, m, config.jobs_per_round, host != nullptr,
+                                                  host != nullptr ? host->models[fn.id].reconfig_s : 0.0,
+                                                  static_cast<double>(units));
   }
   if (software) {
     trace.split(TANDEM_ACCESS_ZERO_COPY, false);
