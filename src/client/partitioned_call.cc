@@ -169,6 +169,7 @@ class Driver {
   }
 
   double hw_done_s() const { return hw_done_s_; }
+  uint32_t sleeps() const { return sleeps_; }
   CallObservation& observation() { return observation_; }
   double done_s() const { return done_s_; }
 
@@ -201,7 +202,7 @@ class Driver {
           break;
         case StepKind::cancel_job: cancel(step, t); break;
         case StepKind::wait:
-          wait_for_event(step.wake_at);
+          wait_for_event(step.wake_at, step.until_all_done);
           seen_promptly_ = true;  // what the next collect finds arrived while this thread watched
           break;
         case StepKind::done:
@@ -337,6 +338,7 @@ class Driver {
       const int64_t submitted_ns = tandem::now_ns();
       trace_published(step.job, fn_.id, part.workload);
       outstanding_[step.job] = true;
+      submit_order_[step.job] = ++submitted_;
       ++outstanding_count_;
       if (first_submit_ns_ == 0) first_submit_ns_ = submit_ns;
       // O_c's submission half; collecting and combining costs about as much again (a completion
@@ -481,8 +483,11 @@ class Driver {
   }
 
   // Until a record changes or `wake_at` (s since the call began; +inf: events only) passes: spin for
-  // the wait policy's budget, then sleep on every outstanding record at once.
-  void wait_for_event(double wake_at) {
+  // the wait policy's budget, then sleep on every outstanding record at once, or, when only the last
+  // completion matters (`until_all_done`), on the last job submitted alone: every other completion
+  // would cost a wake-up of this thread (and the dispatcher a futex_wake) for nothing. The jobs
+  // finish about in the order they were submitted; one that finishes later is slept on next.
+  void wait_for_event(double wake_at, bool until_all_done = false) {
     const int64_t wake_ns = std::isfinite(wake_at) ? origin_ + static_cast<int64_t>(std::ceil(wake_at * 1e9))
                                                    : std::numeric_limits<int64_t>::max();
     if (!cancel_outstanding_ && outstanding_count_ == 0) {
@@ -518,12 +523,21 @@ class Driver {
         targets[n++] = {&rec.status, static_cast<uint32_t>(TANDEM_PENDING)};
       };
       if (cancel_outstanding_) add(records_[kCancelRecord]);
-      for (uint32_t j = 0; j < jobs_limit_; ++j) {
-        if (outstanding_[j]) add(records_[j]);
+      if (until_all_done) {
+        uint32_t last = jobs_limit_;
+        for (uint32_t j = 0; j < jobs_limit_; ++j) {
+          if (outstanding_[j] && (last == jobs_limit_ || submit_order_[j] > submit_order_[last])) last = j;
+        }
+        if (last < jobs_limit_) add(records_[last]);
+      } else {
+        for (uint32_t j = 0; j < jobs_limit_; ++j) {
+          if (outstanding_[j]) add(records_[j]);
+        }
       }
       if (n == 0 || event) return;
       // Bounded slices so that a dead daemon is noticed (rt::Liveness).
       const int64_t slice_end = std::min(wake_ns, tandem::now_ns() + rt::kLivenessPeriodNs);
+      ++sleeps_;
       const int rc = abi::futex_waitv({targets.data(), n}, slice_end);
       if (rc == ENOSYS) abi::futex_wait(targets[0].word, TANDEM_PENDING, 50'000);
       if (any_event() || tandem::now_ns() >= wake_ns) return;
@@ -604,6 +618,9 @@ class Driver {
   int64_t value_ = 0;
   bool have_value_ = false;
   std::array<bool, kMaxCallJobs> outstanding_{};
+  std::array<uint64_t, kMaxCallJobs> submit_order_{};  // by record: when its job was submitted
+  uint64_t submitted_ = 0;
+  uint32_t sleeps_ = 0;
   uint32_t outstanding_count_ = 0;
   uint32_t jobs_limit_ = kMaxCallJobs;  // job ids are below the partitioner's table size
   int cancel_job_ = -1;          // the job our last cancel packet named, until it is settled
@@ -827,6 +844,7 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
     report->access_method = access.method;
     report->hw_done_s = driver.hw_done_s();
     report->driver_s = driver.done_s();
+    report->sleeps = driver.sleeps();
   }
   return s;
 }

@@ -442,7 +442,10 @@ Step Partitioner::next(double now, const model::LiveMetrics& m) {
       }
     }
   }
-  return Step{StepKind::wait, {}, 0, wake};
+  // Without chunks nothing is ever taken back; with the pool empty nothing is handed out: until every
+  // job has finished, an event changes nothing (a failed job's work waits for the others).
+  const bool until_all_done = pool_units_ == 0 && planned_ == 0 && !chunked() && wake == kInf;
+  return Step{StepKind::wait, {}, 0, wake, until_all_done};
 }
 
 Status Partitioner::report(JobId id, JobEvent event, double now, Status why) {

@@ -87,6 +87,9 @@ struct Step {
   WorkRange range{};   // run_sw, submit_job, cancel_job
   JobId job = 0;       // submit_job, cancel_job
   double wake_at = 0;  // wait: call next() by then even without a job event; +inf = only on events
+  // wait: nothing is decided before every outstanding job has finished (no work left to hand out, no
+  // job to take back), so only the last of them need wake the caller.
+  bool until_all_done = false;
 };
 
 enum class JobEvent : uint8_t { started, completed, failed, cancelled, cancel_refused };

@@ -136,6 +136,28 @@ TEST(PartitionedCalls, WorkUnitsAreAllDoneOnce) {
   }
 }
 
+// A hardware-only call sleeps on its last job alone: the other completions would each wake the caller
+// for nothing. Six jobs of 2 ms (D_a) on the two resident accumulate replicas finish in three pairs
+// 2 ms apart, so a caller that slept on every record would sleep at least three times.
+TEST(PartitionedCalls, AHardwareOnlyCallSleepsOnlyUntilItsLastJob) {
+  client::RuntimeOptions o;
+  o.embedded = true;
+  o.mode = client::Mode::hw;
+  o.wait.mode = rt::WaitMode::block;
+  o.config_text = "[functions.accumulate]\nlatency_us = 2000\n";
+  auto rt = client::Runtime::open(o);
+  ASSERT_TRUE(rt) << rt.message();
+  Accumulate a(1 << 18);
+  for (int i = 0; i < 3; ++i) {
+    client::CallReport report;
+    EXPECT_EQ(a.run(*rt.value(), &report), a.reference);
+    EXPECT_EQ(report.counters.jobs_submitted, 6u);
+    EXPECT_EQ(report.counters.hw_units, a.data.size() * 4);
+    EXPECT_GE(report.sleeps, 1u);
+    EXPECT_LE(report.sleeps, 2u) << "the last job (or, finishing a little later, its partner) only";
+  }
+}
+
 TEST(PartitionedCalls, NoAcceleratorResidentMeansDemandJobsAndSoftware) {
   auto rt = open_embedded("[device.emu]\nresident = [\"nop\"]\n", client::Mode::hw);
   ASSERT_TRUE(rt);

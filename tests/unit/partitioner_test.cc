@@ -264,6 +264,58 @@ TEST(PartitionerScript, HwOnlyWithoutAcceleratorFallsBackToSwWithDemand) {
   EXPECT_EQ(part.next(1e-6, none).range, (WorkRange{100, 200}));
 }
 
+// Waiting with nothing left to decide: only the last completion need wake the caller. A hardware-only
+// call with every unit in jobs waits for all of them; with units back in the pool (a job refused for
+// congestion, retried after a back-off) or in automatic mode (a queued job may be taken back) it does
+// not.
+TEST(PartitionerScript, AWaitSaysWhenOnlyTheLastCompletionMatters) {
+  const LiveMetrics two{2, 0, 0};
+  {
+    PartitionerConfig cfg;
+    cfg.policy = PartitionPolicy::hw_only;
+    Partitioner part(test_params(), cfg);
+    part.start(600000, 0, two);
+    std::vector<Step> jobs;
+    Step s = part.next(0, two);
+    for (; s.kind == StepKind::submit_job; s = part.next(0, two)) jobs.push_back(s);
+    ASSERT_EQ(jobs.size(), 6u);
+    ASSERT_EQ(s.kind, StepKind::wait);
+    EXPECT_TRUE(s.until_all_done) << "every unit is in a job and none can be taken back";
+    EXPECT_EQ(part.report(jobs[5].job, JobEvent::completed, 1e-4), Status::ok);
+    s = part.next(1e-4, two);
+    ASSERT_EQ(s.kind, StepKind::wait);
+    EXPECT_TRUE(s.until_all_done);
+  }
+  {
+    PartitionerConfig cfg;
+    cfg.policy = PartitionPolicy::hw_only;
+    cfg.retry_backoff_seconds = 10e-6;
+    Partitioner part(test_params(), cfg);
+    part.start(600000, 0, two);
+    std::vector<Step> jobs;
+    Step s = part.next(0, two);
+    for (; s.kind == StepKind::submit_job; s = part.next(0, two)) jobs.push_back(s);
+    ASSERT_EQ(jobs.size(), 6u);
+    // A job refused for congestion: its units wait in the pool for the back-off.
+    ASSERT_EQ(part.report(jobs[0].job, JobEvent::failed, 0, Status::queue_full), Status::ok);
+    s = part.next(0, two);
+    ASSERT_EQ(s.kind, StepKind::wait);
+    EXPECT_GT(part.sw_pool_units(), 0u);
+    EXPECT_FALSE(s.until_all_done) << "the retry is due before the other jobs end";
+  }
+  {
+    PartitionerConfig cfg;  // automatic, chunked: a queued job late on its prediction is taken back
+    cfg.cowork_max_units = 1 << 30;
+    Partitioner part(test_params(), cfg);
+    part.start(1000000, 0, two);
+    Step s = part.next(0, two);
+    for (; s.kind != StepKind::wait && s.kind != StepKind::done; s = part.next(0, two)) {
+    }
+    ASSERT_EQ(s.kind, StepKind::wait);
+    EXPECT_FALSE(s.until_all_done);
+  }
+}
+
 TEST(PartitionerScript, FailedJobsComeBackToSoftware) {
   PartitionerConfig cfg;
   cfg.cowork_max_units = 1 << 30;  // one SW step takes the whole share
