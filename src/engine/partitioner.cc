@@ -181,6 +181,14 @@ double Partitioner::earliest_prediction() const {
   return t;
 }
 
+double Partitioner::latest_prediction() const {
+  double t = 0;
+  for (const Job& j : jobs_) {
+    if (j.state == JobState::queued || j.state == JobState::running) t = std::max(t, j.predicted_finish);
+  }
+  return t;
+}
+
 bool Partitioner::hardware_late(double now) const {
   return outstanding_ + planned_ > 0 && now >= earliest_prediction() + late_margin_;
 }
@@ -443,8 +451,10 @@ Step Partitioner::next(double now, const model::LiveMetrics& m) {
     }
   }
   // Without chunks nothing is ever taken back; with the pool empty nothing is handed out: until every
-  // job has finished, an event changes nothing (a failed job's work waits for the others).
-  const bool until_all_done = pool_units_ == 0 && planned_ == 0 && !chunked() && wake == kInf;
+  // job has finished, an event changes nothing (a failed job's work waits for the others). Worth saying
+  // only for jobs that run long enough (PartitionerConfig::all_done_wait_min_seconds).
+  const bool until_all_done = pool_units_ == 0 && planned_ == 0 && !chunked() && wake == kInf &&
+                              latest_prediction() - now_ >= config_.all_done_wait_min_seconds;
   return Step{StepKind::wait, {}, 0, wake, until_all_done};
 }
 

@@ -73,6 +73,11 @@ struct PartitionerConfig {
   // all of it to the hardware by this fraction; else all of it goes. 0 = the thesis's rule (the
   // simulator); the real runtime asks for more (PartitionTuning).
   double min_split_gain = 0;
+  // A wait for every outstanding job (Step::until_all_done) only when the last of them is predicted to
+  // finish at least this much later: the caller then sleeps until that one, and the dispatcher pays no
+  // wake-up per completion on the way. A shorter wait wakes at the first completion, which costs
+  // less where a wake-up takes longer than the jobs (measured on a 2-vCPU KVM guest, docs/results/auto.md).
+  double all_done_wait_min_seconds = 20e-6;
 };
 
 // Whether a job that failed with `status` may succeed if submitted again (congestion), or never will.
@@ -179,6 +184,7 @@ class Partitioner {
   uint32_t jobs_for(const model::LiveMetrics& m) const;
   double backlog(double now, const model::LiveMetrics& m, double xa_eff) const;
   double earliest_prediction() const;
+  double latest_prediction() const;  // of the outstanding jobs; 0 if none
   bool hardware_late(double now) const;
   double slowdown(double now) const;
   uint64_t hw_units_for(double alpha, uint64_t units) const;

@@ -264,7 +264,8 @@ TEST(PartitionerScript, HwOnlyWithoutAcceleratorFallsBackToSwWithDemand) {
   EXPECT_EQ(part.next(1e-6, none).range, (WorkRange{100, 200}));
 }
 
-// Waiting with nothing left to decide: only the last completion need wake the caller. A hardware-only
+// Waiting with nothing left to decide: only the last completion need wake the caller, where that is far
+// enough ahead (PartitionerConfig::all_done_wait_min_seconds, 20 us by default). A hardware-only
 // call with every unit in jobs waits for all of them; with units back in the pool (a job refused for
 // congestion, retried after a back-off) or in automatic mode (a queued job may be taken back) it does
 // not.
@@ -281,10 +282,14 @@ TEST(PartitionerScript, AWaitSaysWhenOnlyTheLastCompletionMatters) {
     ASSERT_EQ(jobs.size(), 6u);
     ASSERT_EQ(s.kind, StepKind::wait);
     EXPECT_TRUE(s.until_all_done) << "every unit is in a job and none can be taken back";
-    EXPECT_EQ(part.report(jobs[5].job, JobEvent::completed, 1e-4), Status::ok);
-    s = part.next(1e-4, two);
+    // Three rounds of jobs of 39.5 us on the two replicas: the last is predicted to end at about 118 us.
+    EXPECT_EQ(part.report(jobs[5].job, JobEvent::completed, 1e-5), Status::ok);
+    s = part.next(1e-5, two);
     ASSERT_EQ(s.kind, StepKind::wait);
     EXPECT_TRUE(s.until_all_done);
+    s = part.next(1.1e-4, two);
+    ASSERT_EQ(s.kind, StepKind::wait);
+    EXPECT_FALSE(s.until_all_done) << "under all_done_wait_min_seconds to go: the first completion wakes the caller";
   }
   {
     PartitionerConfig cfg;
