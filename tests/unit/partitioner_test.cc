@@ -271,14 +271,19 @@ TEST(PartitionerScript, HwOnlyWithoutAcceleratorFallsBackToSwWithDemand) {
 // not.
 TEST(PartitionerScript, AWaitSaysWhenOnlyTheLastCompletionMatters) {
   const LiveMetrics two{2, 0, 0};
+  // Starts a call of 600k units and takes its steps until the first that is not a submission.
+  const auto submit_all = [&](Partitioner& part, std::vector<Step>& jobs) {
+    part.start(600000, 0, two);
+    Step s = part.next(0, two);
+    for (; s.kind == StepKind::submit_job; s = part.next(0, two)) jobs.push_back(s);
+    return s;
+  };
   {
     PartitionerConfig cfg;
     cfg.policy = PartitionPolicy::hw_only;
     Partitioner part(test_params(), cfg);
-    part.start(600000, 0, two);
     std::vector<Step> jobs;
-    Step s = part.next(0, two);
-    for (; s.kind == StepKind::submit_job; s = part.next(0, two)) jobs.push_back(s);
+    Step s = submit_all(part, jobs);
     ASSERT_EQ(jobs.size(), 6u);
     ASSERT_EQ(s.kind, StepKind::wait);
     EXPECT_TRUE(s.until_all_done) << "every unit is in a job and none can be taken back";
@@ -296,10 +301,8 @@ TEST(PartitionerScript, AWaitSaysWhenOnlyTheLastCompletionMatters) {
     cfg.policy = PartitionPolicy::hw_only;
     cfg.retry_backoff_seconds = 10e-6;
     Partitioner part(test_params(), cfg);
-    part.start(600000, 0, two);
     std::vector<Step> jobs;
-    Step s = part.next(0, two);
-    for (; s.kind == StepKind::submit_job; s = part.next(0, two)) jobs.push_back(s);
+    Step s = submit_all(part, jobs);
     ASSERT_EQ(jobs.size(), 6u);
     // A job refused for congestion: its units wait in the pool for the back-off.
     ASSERT_EQ(part.report(jobs[0].job, JobEvent::failed, 0, Status::queue_full), Status::ok);
