@@ -18,7 +18,16 @@ struct Probe {
   uint64_t units = 0;
 };
 
-void make_probe(uint16_t function, int scale, Probe& p) {
+// The largest s <= cap with s * s * per_element <= max_bytes (at least 1).
+uint64_t side_within(uint64_t cap, uint64_t per_element, uint64_t max_bytes) {
+  uint64_t s = cap;
+  while (s > 1 && s * s * per_element > max_bytes) s /= 2;
+  return s;
+}
+
+// The small probe (scale 0) or the large one (scale 1), no buffer over `max_bytes` (the large one
+// shrinks; the small ones are far below any limit a device sets).
+void make_probe(uint16_t function, int scale, Probe& p, uint64_t max_bytes) {
   funcs::Call& call = p.call;
   call = funcs::Call{};
   call.function = function;
@@ -27,7 +36,7 @@ void make_probe(uint16_t function, int scale, Probe& p) {
   switch (id) {
     case KernelId::nop: p.units = 0; break;
     case KernelId::accumulate: {
-      const uint64_t n = scale ? (1u << 20) : 1024;
+      const uint64_t n = scale ? std::max<uint64_t>(std::min<uint64_t>(1u << 20, max_bytes / 4), 1) : 1024;
       p.a.assign(n * 4, 1);
       call.args = {0, n};
       call.buffers[0] = p.a.data();
@@ -40,7 +49,7 @@ void make_probe(uint16_t function, int scale, Probe& p) {
       break;
     }
     case KernelId::sobel: {
-      const uint64_t side = scale ? 512 : 32;
+      const uint64_t side = scale ? side_within(512, 1, max_bytes) : 32;
       p.a.assign(side * side, 7);
       p.b.assign(side * side, 0);
       call.args = {0, 0, side, side};
@@ -49,7 +58,7 @@ void make_probe(uint16_t function, int scale, Probe& p) {
       break;
     }
     case KernelId::matmul: {
-      const uint64_t d = scale ? 128 : 8;
+      const uint64_t d = scale ? side_within(128, 4, max_bytes) : 8;
       p.a.assign(d * d * 2, 1);
       p.b.assign(d * d * 2, 1);
       p.c.assign(d * d * 4, 0);
@@ -59,7 +68,7 @@ void make_probe(uint16_t function, int scale, Probe& p) {
       break;
     }
     case KernelId::dct_quant: {
-      const uint64_t blocks = scale ? 8192 : 16;
+      const uint64_t blocks = scale ? std::max<uint64_t>(std::min<uint64_t>(8192, max_bytes / 128), 1) : 16;
       p.a.assign(blocks * 64, 100);
       p.b.assign(blocks * 128, 0);
       p.table.assign(128, 1);  // every entry 257: valid
@@ -75,7 +84,7 @@ void make_probe(uint16_t function, int scale, Probe& p) {
 }  // namespace
 
 void measure_kernel_models(DeviceInfo& info, const std::function<bool(KernelId)>& select,
-                           const std::function<bool(const funcs::Call&)>& run) {
+                           const std::function<bool(const funcs::Call&)>& run, uint64_t max_buffer_bytes) {
   for (const funcs::FunctionInfo* fn : funcs::all_functions()) {
     if (!info.loadable[fn->id]) continue;
     KernelId id{};
@@ -96,7 +105,7 @@ void measure_kernel_models(DeviceInfo& info, const std::function<bool(KernelId)>
     double times[2] = {0, 0};
     Probe probes[2];
     for (int scale = 0; scale < 2; ++scale) {
-      make_probe(fn->id, scale, probes[scale]);
+      make_probe(fn->id, scale, probes[scale], max_buffer_bytes);
       std::vector<double> samples;
       for (int repeat = 0; repeat < (scale == 0 ? 9 : 3); ++repeat) {
         const int64_t t0 = now_ns();

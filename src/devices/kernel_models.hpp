@@ -3,6 +3,7 @@
 // over it, both measured end to end on one of its slots.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 
 #include "devices/device.hpp"
@@ -14,7 +15,10 @@ namespace tandem::devices {
 // Fills info.models (throughput, latency_s, reconfig_s) for every function info.loadable marks.
 // `select(kernel)` makes the kernel ready on the measuring slot (its time is the reconfiguration
 // delay; false: the function is not loadable after all), `run(call)` runs one whole job (false: failed).
+// No probe's buffer exceeds `max_buffer_bytes` (a CUDA persistent slot's pinned staging): the larger
+// probe shrinks to fit, so that a device with a small per-job limit still gets a measured X_a.
 void measure_kernel_models(DeviceInfo& info, const std::function<bool(KernelId)>& select,
-                           const std::function<bool(const funcs::Call&)>& run);
+                           const std::function<bool(const funcs::Call&)>& run,
+                           uint64_t max_buffer_bytes = UINT64_MAX);
 
 }  // namespace tandem::devices

@@ -50,7 +50,8 @@ CudaDevice::CudaDevice(const config::CudaSettings& settings)
   {
     CudaSlot probe(context_, 0, mode_, settings.persistent_staging_bytes);
     measure_kernel_models(
-        info_, [](KernelId) { return true; }, [&](const funcs::Call& call) { return probe.run(call, access_).ok(); });
+        info_, [](KernelId) { return true; }, [&](const funcs::Call& call) { return probe.run(call, access_).ok(); },
+        mode_ == CudaMode::persistent ? settings.persistent_staging_bytes : UINT64_MAX);
   }
   if (info_.memory.local_bytes > 0) {
     context_.reserve_local(info_.memory.local_bytes);
