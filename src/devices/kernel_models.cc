@@ -18,7 +18,7 @@ struct Probe {
   uint64_t units = 0;
 };
 
-// The largest s <= cap with s * s * per_element <= max_bytes (at least 1).
+// `cap`, halved until s * s * per_element fits in max_bytes (at least 1).
 uint64_t side_within(uint64_t cap, uint64_t per_element, uint64_t max_bytes) {
   uint64_t s = cap;
   while (s > 1 && s * s * per_element > max_bytes) s /= 2;
