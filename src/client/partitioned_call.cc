@@ -515,7 +515,8 @@ class Driver {
     }
     std::array<abi::FutexWaitTarget, kMaxCallJobs + 1> targets{};
     for (;;) {
-      // Announce a sleeper on every outstanding record; one that is already final is the event.
+      // Announce a sleeper on every outstanding record (until_all_done: on the last job's alone, and
+      // the cancel answer's); one that is already final is the event.
       size_t n = 0;
       bool event = false;
       const auto add = [&](tandem_completion_t& rec) {

@@ -103,7 +103,9 @@ struct CallReport {
   double hw_done_s = 0;
   double driver_s = 0;
   uint8_t access_method = TANDEM_ACCESS_ZERO_COPY;  // how its jobs' data reached the device (TANDEM_ACCESS_*)
-  uint32_t sleeps = 0;  // times the calling thread slept on its jobs' records (futex waits)
+  // Times the calling thread slept on its jobs' records: futex waits, each 50 ms liveness slice
+  // counted, and each 50 us poll where the kernel lacks futex_waitv.
+  uint32_t sleeps = 0;
 };
 
 // A device of the runtime as the client's cost model sees it (embedded: the dispatcher's devices;

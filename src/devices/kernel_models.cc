@@ -25,8 +25,8 @@ uint64_t side_within(uint64_t cap, uint64_t per_element, uint64_t max_bytes) {
   return s;
 }
 
-// The small probe (scale 0) or the large one (scale 1), no buffer over `max_bytes` (the large one
-// shrinks; the small ones are far below any limit a device sets).
+// The small probe (scale 0) or the large one (scale 1). The large one shrinks until no buffer is
+// over `max_bytes`, but never below the small one (at most 4 KiB a buffer).
 void make_probe(uint16_t function, int scale, Probe& p, uint64_t max_bytes) {
   funcs::Call& call = p.call;
   call = funcs::Call{};
@@ -36,7 +36,7 @@ void make_probe(uint16_t function, int scale, Probe& p, uint64_t max_bytes) {
   switch (id) {
     case KernelId::nop: p.units = 0; break;
     case KernelId::accumulate: {
-      const uint64_t n = scale ? std::max<uint64_t>(std::min<uint64_t>(1u << 20, max_bytes / 4), 1) : 1024;
+      const uint64_t n = scale ? std::max<uint64_t>(std::min<uint64_t>(1u << 20, max_bytes / 4), 1024) : 1024;
       p.a.assign(n * 4, 1);
       call.args = {0, n};
       call.buffers[0] = p.a.data();
@@ -49,7 +49,7 @@ void make_probe(uint16_t function, int scale, Probe& p, uint64_t max_bytes) {
       break;
     }
     case KernelId::sobel: {
-      const uint64_t side = scale ? side_within(512, 1, max_bytes) : 32;
+      const uint64_t side = scale ? std::max<uint64_t>(side_within(512, 1, max_bytes), 32) : 32;
       p.a.assign(side * side, 7);
       p.b.assign(side * side, 0);
       call.args = {0, 0, side, side};
@@ -58,7 +58,7 @@ void make_probe(uint16_t function, int scale, Probe& p, uint64_t max_bytes) {
       break;
     }
     case KernelId::matmul: {
-      const uint64_t d = scale ? side_within(128, 4, max_bytes) : 8;
+      const uint64_t d = scale ? std::max<uint64_t>(side_within(128, 4, max_bytes), 8) : 8;
       p.a.assign(d * d * 2, 1);
       p.b.assign(d * d * 2, 1);
       p.c.assign(d * d * 4, 0);
@@ -68,7 +68,7 @@ void make_probe(uint16_t function, int scale, Probe& p, uint64_t max_bytes) {
       break;
     }
     case KernelId::dct_quant: {
-      const uint64_t blocks = scale ? std::max<uint64_t>(std::min<uint64_t>(8192, max_bytes / 128), 1) : 16;
+      const uint64_t blocks = scale ? std::max<uint64_t>(std::min<uint64_t>(8192, max_bytes / 128), 16) : 16;
       p.a.assign(blocks * 64, 100);
       p.b.assign(blocks * 128, 0);
       p.table.assign(128, 1);  // every entry 257: valid

@@ -15,8 +15,9 @@ namespace tandem::devices {
 // Fills info.models (throughput, latency_s, reconfig_s) for every function info.loadable marks.
 // `select(kernel)` makes the kernel ready on the measuring slot (its time is the reconfiguration
 // delay; false: the function is not loadable after all), `run(call)` runs one whole job (false: failed).
-// No probe's buffer exceeds `max_buffer_bytes` (a CUDA persistent slot's pinned staging): the larger
-// probe shrinks to fit, so that a device with a small per-job limit still gets a measured X_a.
+// The larger probe of each function shrinks until no buffer exceeds `max_buffer_bytes` (a CUDA
+// persistent slot's pinned staging), so that a device with a per-job limit still gets a measured X_a;
+// never below the small probe, so a limit under 4 KiB is not met.
 void measure_kernel_models(DeviceInfo& info, const std::function<bool(KernelId)>& select,
                            const std::function<bool(const funcs::Call&)>& run,
                            uint64_t max_buffer_bytes = UINT64_MAX);

@@ -451,8 +451,9 @@ Step Partitioner::next(double now, const model::LiveMetrics& m) {
     }
   }
   // Without chunks nothing is ever taken back; with the pool empty nothing is handed out: until every
-  // job has finished, an event changes nothing (a failed job's work waits for the others). Worth saying
-  // only for jobs that run long enough (PartitionerConfig::all_done_wait_min_seconds).
+  // job has finished, only a failure would change anything, and a failed job's range then waits for
+  // the others (its retry or software run no longer overlaps them). Worth saying only for jobs that
+  // run long enough (PartitionerConfig::all_done_wait_min_seconds).
   const bool until_all_done = pool_units_ == 0 && planned_ == 0 && !chunked() && wake == kInf &&
                               latest_prediction() - now_ >= config_.all_done_wait_min_seconds;
   return Step{StepKind::wait, {}, 0, wake, until_all_done};

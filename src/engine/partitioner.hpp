@@ -93,7 +93,8 @@ struct Step {
   JobId job = 0;       // submit_job, cancel_job
   double wake_at = 0;  // wait: call next() by then even without a job event; +inf = only on events
   // wait: nothing is decided before every outstanding job has finished (no work left to hand out, no
-  // job to take back), so only the last of them need wake the caller.
+  // job to take back), so only the last of them need wake the caller. A job that fails meanwhile
+  // gives its range back to the pool; the caller acts on that (a retry, or software) once it wakes.
   bool until_all_done = false;
 };
 
