@@ -92,6 +92,9 @@ void print_status(const nlohmann::json& j) {
     fmt::print("device {} ({}): {}\n", dev["name"].get<std::string>(), dev["kind"].get<std::string>(),
                dev["description"].get<std::string>());
     if (dev.contains("activity")) fmt::print("{}\n", dev["activity"].get<std::string>());
+    if (const uint64_t largest = dev.value("max_job_buffer_bytes", uint64_t{0}); largest > 0) {
+      fmt::print("largest buffer of one job: {} MiB (clients make no larger job)\n", bench::fixed(static_cast<double>(largest) / (1 << 20), 1));
+    }
     bench::TextTable slots({"slot", "state", "function", "jobs done", "utilization", "health"});
     for (const auto& s : dev["slots"]) {
       const std::string health = s["in_service"].get<bool>() ? (s.contains("last_error") ? "last error: " + s["last_error"].get<std::string>() : "ok")

@@ -25,7 +25,8 @@
 namespace tandem::abi::control {
 
 inline constexpr uint32_t kMagic = 0x4c525443;  // "CTRL"
-inline constexpr uint16_t kVersion = 4;  // 2: hello_ok lists the daemon's devices; 3: tracing; 4: host figures
+// 2: hello_ok lists the daemon's devices; 3: tracing; 4: host figures; 5: the largest job (time, buffers)
+inline constexpr uint16_t kVersion = 5;
 inline constexpr uint32_t kMaxPayload = 64 * 1024;  // no frame may announce more
 
 enum class MessageType : uint16_t {
@@ -84,8 +85,9 @@ struct HelloOk {
   uint64_t max_registered_bytes = 0;
   uint32_t device_count = 0;
   uint32_t reserved = 0;
+  int64_t max_job_ns = 0;        // the engine's bound on a job's modelled time (0: none): JOB_TOO_LARGE beyond
 };
-static_assert(sizeof(HelloOk) == 40);
+static_assert(sizeof(HelloOk) == 48);
 
 inline constexpr uint32_t kMaxDevices = 16;
 inline constexpr size_t kDeviceNameBytes = 16;
@@ -108,8 +110,9 @@ struct DeviceEntry {
   double sg_setup_s = 0;
   double sg_page_s = 0;
   double local_bps = 0;
+  uint64_t max_job_buffer_bytes = 0;  // the largest buffer one job may name (0: any)
 };
-static_assert(sizeof(DeviceEntry) == 120);
+static_assert(sizeof(DeviceEntry) == 128);
 
 struct FunctionEntry {  // a function the device can hold, and its timing there (model::AccelModel)
   uint16_t function = 0;

@@ -61,6 +61,7 @@ Result<std::vector<DeviceSummary>> parse_devices(const rt::Frame& frame, const a
     m.copy_engine_bps = e.copy_engine_bps;
     m.copy_engine_setup_s = e.copy_engine_setup_s;
     m.transfer = devices::TransferModel{e.link_bps, e.dma_setup_s, e.sg_bps, e.sg_setup_s, e.sg_page_s, e.local_bps};
+    m.max_job_buffer_bytes = e.max_job_buffer_bytes;
     for (uint32_t i = 0; i < e.function_count; ++i) {
       ctl::FunctionEntry f;
       std::memcpy(&f, p, sizeof f);
@@ -168,7 +169,7 @@ Result<std::unique_ptr<Runtime>> DaemonRuntime::connect(const RuntimeOptions& op
     }
   }
   rt->attach_trace_area();
-  rt->init_devices(std::move(devices).value());
+  rt->init_devices(std::move(devices).value(), ok.max_job_ns);
   host.adopt();  // the session is set up: its daemon's figures stand in for this process's measurements
   rt->init_cost_params(calibration ? &*calibration : nullptr, host.access ? &*host.access : nullptr);
   if (Status s = rt->init_default_queue(); s != Status::ok) return R(s, "cannot create the default queue");

@@ -67,7 +67,7 @@ Result<std::unique_ptr<Runtime>> EmbeddedRuntime::create(const RuntimeOptions& o
     devices.push_back(DeviceSummary{info.kind, info.name, runtime->dispatcher_->first_slot(i), info.slots,
                                     info.loadable, info.models, info.memory});
   }
-  runtime->init_devices(std::move(devices));
+  runtime->init_devices(std::move(devices), runtime->dispatcher_->engine_config().max_job_ns);
   runtime->init_cost_params(calibration ? &*calibration : nullptr);
   rt::Dispatcher& d = *runtime->dispatcher_;
   d.start();

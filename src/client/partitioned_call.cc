@@ -814,6 +814,7 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
   }
   if (learning && used == &part) part.set_base_params(planned);
   used->set_access_costs(access.params.xa, access.params.da);
+  used->set_max_job_units(max_job_units(rt, fn, call));  // a larger job would fail (JOB_TOO_LARGE)
 
   if (config.max_outstanding_jobs > kMaxCallJobs) return Status::invalid_argument;  // more jobs than records
   tandem_completion_t* records = rt.thread_records();
@@ -851,6 +852,62 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
 }
 
 }  // namespace
+
+uint64_t units_within_buffer_bound(const funcs::FunctionInfo& fn, const funcs::Call& call, uint64_t max_buffer_bytes) {
+  const uint64_t n = call.workload;
+  if (max_buffer_bytes == 0 || n == 0 || fn.slice == nullptr) return UINT64_MAX;
+  const uint64_t g = std::max<uint64_t>(fn.granularity, 1);
+  // The host buffers of the part [begin, end), in the whole call's buffer order (0: a device address),
+  // and the units the part really covers (a function that rounds jobs out to rows covers whole rows).
+  const auto host_bytes = [&](uint64_t begin, uint64_t end, std::array<uint64_t, funcs::kMaxBuffers>& out,
+                              uint64_t& covered) {
+    out.fill(0);
+    funcs::Call part;
+    fn.slice(call, begin, end, part);
+    covered = part.workload;
+    uint64_t workload = 0;
+    funcs::BufferList buffers;
+    if (fn.describe({part.args.data(), part.arg_count}, workload, buffers) != Status::ok) return false;
+    for (uint32_t i = 0; i < buffers.count; ++i) {
+      if (!is_device_address(part.args[buffers.items[i].arg])) out[i] = buffers.items[i].bytes;
+    }
+    return true;
+  };
+  std::array<uint64_t, funcs::kMaxBuffers> whole{}, first{}, inner{};
+  uint64_t covered = 0;
+  if (!host_bytes(0, n, whole, covered)) return UINT64_MAX;  // the engine refuses the call itself, bound or not
+  if (std::all_of(whole.begin(), whole.end(), [&](uint64_t b) { return b <= max_buffer_bytes; })) return UINT64_MAX;
+  // A job's buffer is at most its share of the whole call's plus what the smallest job needs, at the
+  // call's start and inside it (one row with both halos, for sobel): that covers a job's rounding out
+  // to whole rows and its halos. Conservative by about one granule or row.
+  if (g >= n || !host_bytes(0, g, first, covered)) return 0;
+  const uint64_t row = std::max(g, covered);  // where the second row (or granule) begins
+  if (row + g <= n && !host_bytes(row, row + g, inner, covered)) return 0;
+  uint64_t bound = UINT64_MAX;
+  for (size_t i = 0; i < whole.size(); ++i) {
+    const uint64_t fixed = std::max(first[i], inner[i]);
+    if (fixed > max_buffer_bytes) return 0;
+    // A buffer every job names whole (matmul's B) does not grow with the job.
+    const double per_unit = whole[i] > first[i] ? static_cast<double>(whole[i]) / static_cast<double>(n) : 0.0;
+    if (per_unit > 0) {
+      const double units = static_cast<double>(max_buffer_bytes - fixed) / per_unit;
+      bound = std::min(bound, units < static_cast<double>(n) ? static_cast<uint64_t>(units) : n);
+    }
+  }
+  // The smallest job itself fits (checked above), whatever the estimate says for larger ones.
+  return bound == UINT64_MAX ? UINT64_MAX : std::max(bound / g * g, g);
+}
+
+uint64_t max_job_units(const Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& call) {
+  uint64_t bound = rt.max_job_units_by_time(fn.id);
+  if (const uint64_t bytes = rt.max_job_buffer_bytes(fn.id); bytes > 0) {
+    bound = std::min(bound, units_within_buffer_bound(fn, call, bytes));
+  }
+  // No job of this call fits (not even one granule): no bound either. The first round's jobs then fail
+  // as too large and the rest runs in software (an incurable failure); a bound would only make that
+  // round's jobs tiny.
+  return bound == UINT64_MAX || bound < std::max<uint64_t>(fn.granularity, 1) ? 0 : bound;
+}
 
 Status run_partitioned(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& call, int64_t& value,
                        CallReport* report) {

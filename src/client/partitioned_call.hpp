@@ -32,6 +32,16 @@ Status run_partitioned(Runtime& runtime, const funcs::FunctionInfo& fn, const fu
 Status run_partitioned(Runtime& runtime, const funcs::FunctionInfo& fn, const funcs::Call& call,
                        engine::Partitioner& partitioner, int64_t& value, CallReport* report);
 
+// A job size of `call`, in units, whose host buffers (device addresses are not staged) are each at most
+// `max_buffer_bytes` wherever the job lies in the call: a multiple of fn's granularity, at most one
+// granule and one row (sobel, matmul) below the largest; UINT64_MAX when the whole call fits (or there
+// is no bound, 0); 0 when not even one granule fits.
+uint64_t units_within_buffer_bound(const funcs::FunctionInfo& fn, const funcs::Call& call, uint64_t max_buffer_bytes);
+// What the partitioner may hand the hardware as one job of `call` (Partitioner::set_max_job_units; 0:
+// no bound): the engine's bound on a job's time and the devices' largest job buffer, whichever is lower;
+// also 0 where no job of the call fits at all (its jobs fail as too large, and software takes over).
+uint64_t max_job_units(const Runtime& runtime, const funcs::FunctionInfo& fn, const funcs::Call& call);
+
 // The monitor's live figures for `function` from the runtime's metrics page (thesis 5.4.6) into
 // `out`. False, leaving `out` as it was, if no consistent copy could be read (the seqlock kept
 // changing under the reader).

@@ -240,6 +240,25 @@ const DeviceSummary* Runtime::host_device(uint16_t function) const {
   return nullptr;
 }
 
+void Runtime::init_devices(std::vector<DeviceSummary> devices, int64_t max_job_ns) {
+  devices_ = std::move(devices);
+  // The engine bounds a job by its host device's model (engine::Engine::submit): the same bisection.
+  for (uint16_t f = 0; f < TANDEM_FN_MAX; ++f) {
+    const uint64_t over = accel_model(f).first_workload_over(max_job_ns);
+    max_job_units_by_time_[f] = over == UINT64_MAX ? UINT64_MAX : (over > 0 ? over - 1 : 0);
+  }
+}
+
+uint64_t Runtime::max_job_buffer_bytes(uint16_t function) const {
+  uint64_t bound = 0;
+  if (function >= TANDEM_FN_MAX) return bound;
+  for (const DeviceSummary& d : devices_) {
+    const uint64_t b = d.memory.max_job_buffer_bytes;
+    if (d.loadable[function] && b > 0) bound = bound == 0 ? b : std::min(bound, b);
+  }
+  return bound;
+}
+
 model::AccelModel Runtime::accel_model(uint16_t function) const {
   const DeviceSummary* d = host_device(function);
   return d != nullptr ? d->models[function] : model::AccelModel{};

@@ -280,6 +280,13 @@ class Runtime {
   model::AccelModel accel_model(uint16_t function) const;
   // Its host device's kind ("" when none holds it).
   std::string_view device_kind(uint16_t function) const;
+  // The largest job of `function` the engine takes, in units: beyond it the job's modelled time on the
+  // host device exceeds the engine's bound (JOB_TOO_LARGE). UINT64_MAX when there is no bound.
+  uint64_t max_job_units_by_time(uint16_t function) const {
+    return function < TANDEM_FN_MAX ? max_job_units_by_time_[function] : UINT64_MAX;
+  }
+  // The smallest max_job_buffer_bytes of the devices that can hold `function` (0: none bounds it).
+  uint64_t max_job_buffer_bytes(uint16_t function) const;
   CallStats& stats() { return stats_; }
 
   // ---- automatic mode's live figures (issue 15) ----
@@ -374,7 +381,8 @@ class Runtime {
   // Derived constructors describe their devices first (init_devices), then set every function's cost
   // parameters: from `calibration` where it has them and was made for the function's host device,
   // else defaults from the host device's model and the measured software throughput.
-  void init_devices(std::vector<DeviceSummary> devices) { devices_ = std::move(devices); }
+  // `max_job_ns`: the engine's bound on a job's modelled time (0: none).
+  void init_devices(std::vector<DeviceSummary> devices, int64_t max_job_ns);
   // The session's trace area (a daemon runtime, once attached; `area` stays mapped while this lives).
   void init_trace_area(const abi::trace::AreaView& area) { trace_area_ = area; }
   // `daemon_host`: this machine's access costs as tandemd measured them (its hello), else measured here.
@@ -401,6 +409,7 @@ class Runtime {
   RuntimeOptions options_;
   CallStats stats_;
   std::vector<DeviceSummary> devices_;
+  std::array<uint64_t, TANDEM_FN_MAX> max_job_units_by_time_{};  // init_devices
   mutable std::mutex policy_mutex_;  // guards the policy below; readers copy it when the version moved
   std::atomic<uint64_t> policy_version_{1};
   Mode mode_;

@@ -113,6 +113,7 @@ std::vector<std::byte> hello_payload(abi::control::HelloOk ok, const rt::Dispatc
     e.sg_setup_s = memory.transfer.sg_setup_s;
     e.sg_page_s = memory.transfer.sg_page_s;
     e.local_bps = memory.transfer.local_bps;
+    e.max_job_buffer_bytes = memory.max_job_buffer_bytes;
     append(e);
     for (uint16_t f = 0; f < TANDEM_FN_MAX; ++f) {
       if (!info.loadable[f]) continue;
@@ -656,6 +657,7 @@ bool Daemon::on_hello(Connection& c, const rt::Frame& f) {
   ok.max_queues = options_.config.daemon.queues_per_session;
   ok.max_jobs_in_flight = options_.config.daemon.jobs_in_flight_per_session;
   ok.max_registered_bytes = options_.config.daemon.registered_bytes_per_session;
+  ok.max_job_ns = dispatcher_->engine_config().max_job_ns;
   const std::vector<std::byte> payload = hello_payload(ok, *dispatcher_);
   reply(c, MessageType::hello_ok, f.header.request_id, payload.data(), payload.size(), metrics_fd_.get());
   log("session %u: pid %d uid %u connected", c.session, c.pid, c.uid);
@@ -1045,6 +1047,7 @@ std::string Daemon::status_json() {
                        {"description", dv.info.description},
                        {"first_slot", dv.first_slot},
                        {"slot_count", dv.info.slots},
+                       {"max_job_buffer_bytes", dv.info.memory.max_job_buffer_bytes},  // 0: any size
                        {"slots", device_slots}});
     if (!dv.activity.empty()) devices.back()["activity"] = dv.activity;
   }

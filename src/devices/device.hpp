@@ -41,6 +41,10 @@ struct DeviceMemoryInfo {
   double copy_engine_bps = 0;       // one copy engine's bandwidth
   double copy_engine_setup_s = 0;   // per transfer
   bool reaches_host_memory = true;  // slots work in place on host memory (zero-copy)
+  // The largest buffer one job may name (0: any size): an OpenCL device's largest allocation, a CUDA
+  // persistent slot's pinned staging. The client's partitioner keeps every job within it; a larger
+  // one completes with JOB_TOO_LARGE.
+  uint64_t max_job_buffer_bytes = 0;
   TransferModel transfer;
 };
 

@@ -68,22 +68,8 @@ Engine::Engine(const EngineConfig& config) : config_(config) {
     // check", and skipping their bisections makes an engine cheap to build (the packet fuzzer builds
     // one per input).
     if (!config_.known[f]) continue;
-    // job_ns is non-decreasing in the workload: bisect for the first workload over the bound.
-    const model::AccelModel& m = config_.models[f];
-    uint64_t lo = 0, hi = UINT64_MAX;
-    if (config_.max_job_ns <= 0 || m.job_ns(hi) <= config_.max_job_ns) {
-      lo = hi;  // no workload is too large (UINT64_MAX itself is still checked)
-    } else {
-      while (lo < hi) {
-        const uint64_t mid = lo + (hi - lo) / 2;
-        if (m.job_ns(mid) > config_.max_job_ns) {
-          hi = mid;
-        } else {
-          lo = mid + 1;
-        }
-      }
-    }
-    check_job_ns_from_[f] = lo;
+    // UINT64_MAX when no workload is too large (UINT64_MAX itself is still checked).
+    check_job_ns_from_[f] = config_.models[f].first_workload_over(config_.max_job_ns);
   }
   jobs_ = ChunkedTable<Job>(config_.max_jobs);
 }

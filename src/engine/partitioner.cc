@@ -85,6 +85,12 @@ void Partitioner::set_base_params(const model::CostParams& params) {
   derive_limits();
 }
 
+void Partitioner::set_max_job_units(uint64_t units) {
+  // Job boundaries stay on the granularity, so the bound rounds down to it (never below one granule:
+  // a device that cannot take that much work cannot take any job of this call).
+  max_job_units_ = units == 0 ? 0 : std::max(align_down(units), params_.granularity);
+}
+
 void Partitioner::observe_cpu_rate(double units_per_s) {
   if (std::isfinite(units_per_s) && units_per_s > 0) params_.xc = units_per_s;
 }
@@ -258,16 +264,26 @@ bool Partitioner::decide_round(double now, const model::LiveMetrics& m, RoundPla
   if (automatic) alpha = clamp01(model::alpha_multi(params_, xa_eff, m.n_a, n_j, d_q, rd));
   uint64_t hw = hw_units_for(alpha, r);
   if (hw == 0) return false;
+  // Jobs for `units`: n_j, fewer where they would be under min_job_units, more where they would be
+  // over the largest job the device takes (as many as the job table has free).
   const auto fit_jobs = [&](uint64_t units) {
     const uint64_t by_size = std::max<uint64_t>(units / min_job_units_, 1);
-    return static_cast<uint32_t>(std::min<uint64_t>({n_j, free_ids_.size(), by_size}));
+    uint64_t n = std::min<uint64_t>(n_j, by_size);
+    if (max_job_units_ > 0) n = std::max(n, (units + max_job_units_ - 1) / max_job_units_);
+    return static_cast<uint32_t>(std::min<uint64_t>(n, free_ids_.size()));
+  };
+  // What n jobs can hold: the rest stays in the pool for a later round (or software).
+  const auto fit_units = [&](uint64_t units, uint32_t n) {
+    return max_job_units_ > 0 ? std::min(units, static_cast<uint64_t>(n) * max_job_units_) : units;
   };
   uint32_t n = fit_jobs(hw);
+  hw = fit_units(hw, n);
   if (automatic) {
-    if (n < n_j) {  // fewer jobs cost less latency: redo Eq 5.6 with the count that fits
+    if (n != n_j) {  // fewer jobs cost less latency, more cost more: redo Eq 5.6 with the count that fits
       alpha = clamp01(model::alpha_multi(params_, xa_eff, m.n_a, n, d_q, rd));
       hw = hw_units_for(alpha, r);
       n = std::min(n, fit_jobs(hw));
+      hw = fit_units(hw, n);
     }
     if (hw < min_job_units_) return false;
   }
@@ -277,7 +293,7 @@ bool Partitioner::decide_round(double now, const model::LiveMetrics& m, RoundPla
     const model::Times all = model::partitioned_times(params_, xa_eff, m.n_a, n_all, d_q, 1.0, rd);
     if (all.total() * (1 - config_.min_split_gain) <= t.total()) {
       alpha = 1;
-      hw = r;
+      hw = fit_units(r, n_all);
       n = n_all;
       t = all;
     }
@@ -297,15 +313,23 @@ void Partitioner::apply_round(double now, const RoundPlan& plan) {
   const bool later = first_round_done_;
   first_round_done_ = true;
   const uint64_t g = params_.granularity;
-  const uint64_t share = std::max(align_down(plan.hw_units / plan.jobs), g);
+  uint64_t share = std::max(align_down(plan.hw_units / plan.jobs), g);
+  if (max_job_units_ > 0) share = std::min(share, max_job_units_);
   uint64_t remaining = plan.hw_units;
   uint64_t cumulative = 0;
   uint32_t k = 0;
   const double hw_rate = static_cast<double>(std::max<uint32_t>(plan.n_a, 1)) * plan.xa_eff;
   while (remaining > 0 && !free_ids_.empty()) {
-    const uint64_t want = k + 1 < plan.jobs ? std::min(share, remaining) : remaining;
-    const WorkRange r = take_back(want);
+    uint64_t want = k + 1 < plan.jobs ? std::min(share, remaining) : remaining;
+    if (max_job_units_ > 0) want = std::min(want, max_job_units_);
+    WorkRange r = take_back(want);
     if (r.empty()) break;
+    if (max_job_units_ > 0 && r.size() > max_job_units_) {
+      // The aligned cut before an unaligned end (the call's last units) took up to a granule more
+      // than asked: one granule fewer keeps the job within the device's bound (max >= granularity).
+      give_back(WorkRange{r.begin, r.begin + g});
+      r.begin += g;
+    }
     remaining -= std::min(remaining, r.size());
     const JobId id = free_ids_.back();
     free_ids_.pop_back();

@@ -148,6 +148,11 @@ class Partitioner {
   // Per call, before start(): new base parameters (automatic mode's learnt and contention-adjusted
   // figures, issue 15). Allocates nothing.
   void set_base_params(const model::CostParams& params);
+  // Per call, before start(): the largest job the device takes for this call, in units (its per-job
+  // buffer or time bound; 0 = none). A round then has more jobs than n_j where needed, and what its
+  // free job ids cannot hold waits in the pool for a later round.
+  void set_max_job_units(uint64_t units);
+  uint64_t max_job_units() const { return max_job_units_; }
   // During a call: the CPU throughput the driver measured for this call's software steps so far. Later
   // rounds and withdrawals plan with it instead of the modelled X_c (Algorithm 2's rebalancing on
   // measured CPU speed).
@@ -209,6 +214,7 @@ class Partitioner {
   uint64_t chunk_units_ = 1;
   uint64_t min_job_units_ = 1;
   double late_margin_ = 0;        // how far behind its predictions the hardware must be to count as late
+  uint64_t max_job_units_ = 0;    // set_max_job_units; 0 = no bound
 
   // Per call.
   bool active_ = false;

@@ -24,6 +24,21 @@ struct AccelModel {
     return static_cast<int64_t>(ns);
   }
   int64_t reconfig_ns() const { return static_cast<int64_t>(std::ceil(reconfig_s * 1e9)); }
+  // The smallest workload whose job_ns exceeds `max_ns` (max_ns <= 0: no bound), UINT64_MAX when no
+  // smaller one does. job_ns is non-decreasing in the workload: a bisection of 64 steps.
+  uint64_t first_workload_over(int64_t max_ns) const {
+    uint64_t lo = 0, hi = UINT64_MAX;
+    if (max_ns <= 0 || job_ns(hi) <= max_ns) return hi;
+    while (lo < hi) {
+      const uint64_t mid = lo + (hi - lo) / 2;
+      if (job_ns(mid) > max_ns) {
+        hi = mid;
+      } else {
+        lo = mid + 1;
+      }
+    }
+    return lo;
+  }
 };
 
 }  // namespace tandem::model

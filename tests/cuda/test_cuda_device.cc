@@ -125,6 +125,7 @@ TEST(CudaDevice, APersistentSlotRefusesABufferLargerThanItsStaging) {
   config::CudaSettings s = settings(3, "persistent");
   s.persistent_staging_bytes = uint64_t{1} << 20;
   CudaDevice d(s);
+  EXPECT_EQ(d.info().memory.max_job_buffer_bytes, uint64_t{1} << 20) << "the client's partitioner keeps jobs within it";
   for (uint32_t slot = 0; slot < 3; ++slot) d.configure(slot, TANDEM_FN_ACCUMULATE);
   auto large = KernelCase::accumulate(300'000, 0, 21);  // 1.2 MB
   EXPECT_EQ(run_one(d, 0, 1, large->device_call()).status, Status::job_too_large);
@@ -170,6 +171,26 @@ std::string all_resident(const std::string& mode, const std::string& access, uin
   return "[fabric]\nmax_job_ms = 0\n[device]\nkinds = [\"cuda\"]\n[device.cuda]\nslots = 6\n"
          "resident = [\"nop\", \"accumulate\", \"work\", \"sobel\", \"matmul\", \"dct_quant\"]\nmode = \"" +
          mode + "\"\naccess = \"" + access + "\"\nlocal_memory_mib = " + std::to_string(local_mib) + "\n";
+}
+
+// The client keeps every job of a call within a persistent slot's staging (the device's
+// max_job_buffer_bytes): 16 MiB of accumulate in hw mode against 1 MiB of staging runs wholly on the GPU
+// in sixteen or more jobs, none refused (six jobs of 2.8 MB would all be JOB_TOO_LARGE).
+TEST(CudaRuntime, APersistentSlotsStagingBoundsTheJobsOfACall) {
+  TANDEM_REQUIRE_GPU();
+  auto rt = testing::open_embedded(all_resident("persistent", "copy") + "persistent_staging_mib = 1\n", client::Mode::hw);
+  ASSERT_TRUE(rt);
+  EXPECT_EQ(rt->max_job_buffer_bytes(TANDEM_FN_ACCUMULATE), uint64_t{1} << 20);
+  auto c = KernelCase::accumulate(4 << 20, 0, 23);
+  const funcs::FunctionInfo& fn = *funcs::find_function(TANDEM_FN_ACCUMULATE);
+  int64_t value = 0;
+  client::CallReport report;
+  funcs::Call call = c->device_call();
+  ASSERT_EQ(rt->run(fn, call, value, &report), Status::ok);
+  EXPECT_EQ(value, c->reference_value());
+  EXPECT_EQ(report.counters.jobs_failed, 0u);
+  EXPECT_EQ(report.counters.hw_units, uint64_t{16} << 20);
+  EXPECT_GE(report.counters.jobs_completed, 16u);
 }
 
 TEST(CudaRuntime, EveryKernelThroughTheEmbeddedRuntime) {

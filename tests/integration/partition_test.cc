@@ -164,6 +164,99 @@ TEST(PartitionedCalls, AHardwareOnlyCallSleepsOnlyUntilItsLastJob) {
   }
 }
 
+// The engine refuses a job whose modelled time exceeds [fabric] max_job_ms (JOB_TOO_LARGE; thesis
+// 5.4.1). Here at most 100 us: accumulate modelled at 1 GB/s plus 1 us, a job of at most 99,000 bytes.
+// Six jobs of a 1 MiB call (175 KB each) would all be refused and the call would end in software; the
+// partitioner makes eleven or more, and every byte runs on the fabric.
+TEST(PartitionedCalls, JobsStayWithinTheEnginesJobSizeBound) {
+  client::RuntimeOptions o;
+  o.embedded = true;
+  o.mode = client::Mode::hw;
+  o.config_text = "[fabric]\nmax_job_ms = 0.1\n[functions.accumulate]\nthroughput = 1e9\nlatency_us = 1\n";
+  auto rt = client::Runtime::open(o);
+  ASSERT_TRUE(rt) << rt.message();
+  EXPECT_EQ(rt.value()->max_job_units_by_time(TANDEM_FN_ACCUMULATE), 99000u);
+  Accumulate a(1 << 18);
+  EXPECT_EQ(client::max_job_units(*rt.value(), *a.fn, a.call), 99000u);
+  client::CallReport report;
+  EXPECT_EQ(a.run(*rt.value(), &report), a.reference);
+  EXPECT_EQ(report.counters.jobs_failed, 0u);
+  EXPECT_EQ(report.counters.hw_units, a.data.size() * 4);
+  EXPECT_GE(report.counters.jobs_completed, 11u);
+  // With the default bound (100 ms: about 100 MB here) the same call is the usual six jobs.
+  auto unbounded = open_embedded("[functions.accumulate]\nthroughput = 1e9\nlatency_us = 1\n", client::Mode::hw);
+  ASSERT_TRUE(unbounded);
+  EXPECT_EQ(client::max_job_units(*unbounded, *a.fn, a.call), 99'999'000u);
+  EXPECT_EQ(a.run(*unbounded, &report), a.reference);
+  EXPECT_EQ(report.counters.jobs_completed, 6u);
+}
+
+// Every job [a, a + units) of `call`, at every split point a, names host buffers of at most `bound` bytes.
+void expect_every_job_within(const funcs::FunctionInfo& fn, const funcs::Call& call, uint64_t units, uint64_t bound) {
+  for (uint64_t a = 0; a < call.workload; a += fn.granularity) {
+    funcs::Call part;
+    fn.slice(call, a, std::min(a + units, call.workload), part);
+    uint64_t workload = 0;
+    funcs::BufferList buffers;
+    ASSERT_EQ(fn.describe({part.args.data(), part.arg_count}, workload, buffers), Status::ok);
+    for (uint32_t i = 0; i < buffers.count; ++i) {
+      ASSERT_LE(buffers.items[i].bytes, bound) << fn.name << ": job [" << a << ", +" << units << "), buffer " << i;
+    }
+  }
+}
+
+uint64_t addr(const void* p) { return reinterpret_cast<uintptr_t>(p); }
+
+funcs::Call described(uint16_t function, std::vector<uint64_t> args) {
+  funcs::Call call;
+  funcs::BufferList buffers;
+  EXPECT_EQ(funcs::describe_call(*funcs::find_function(function), args, call, buffers), Status::ok);
+  return call;
+}
+
+// A device's largest job buffer (an OpenCL allocation, a CUDA persistent slot's staging) as units of a
+// call: a job that size fits wherever it lies, rows and halos included, and little would be lost.
+TEST(JobBounds, ABufferBoundBecomesTheLargestJobThatFitsAnywhere) {
+  std::vector<int32_t> ints(1000);
+  const auto* acc = funcs::find_function(TANDEM_FN_ACCUMULATE);
+  const funcs::Call a = described(TANDEM_FN_ACCUMULATE, {addr(ints.data()), ints.size()});
+  for (uint64_t bound : {16, 1000, 1004, 2048, 3999}) {
+    const uint64_t u = client::units_within_buffer_bound(*acc, a, bound);
+    ASSERT_GT(u, 0u) << bound;
+    EXPECT_EQ(u % acc->granularity, 0u);
+    EXPECT_GE(u + 2 * acc->granularity, bound) << "within two granules of the bound";
+    expect_every_job_within(*acc, a, u, bound);
+  }
+  EXPECT_EQ(client::units_within_buffer_bound(*acc, a, 4000), UINT64_MAX) << "the whole call fits";
+  EXPECT_EQ(client::units_within_buffer_bound(*acc, a, 0), UINT64_MAX) << "no bound";
+  EXPECT_EQ(client::units_within_buffer_bound(*acc, a, 7), 0u) << "not even a granule";
+
+  // sobel: a job covers whole rows, and one inside the image reads a row above and below it.
+  std::vector<uint8_t> image(100 * 50), edges(100 * 50);
+  const auto* sobel = funcs::find_function(TANDEM_FN_SOBEL);
+  const funcs::Call s = described(TANDEM_FN_SOBEL, {addr(image.data()), addr(edges.data()), 100, 50});
+  for (uint64_t bound : {300, 1000, 1050, 1234, 4000}) {
+    const uint64_t u = client::units_within_buffer_bound(*sobel, s, bound);
+    ASSERT_GT(u, 0u) << bound;
+    EXPECT_GE(u + 4 * 100, bound) << "within four rows of the bound";
+    expect_every_job_within(*sobel, s, u, bound);
+  }
+  EXPECT_EQ(client::units_within_buffer_bound(*sobel, s, 299), 0u) << "one row and its two halos need 300 bytes";
+
+  // matmul: every job names all of B; A and C grow by rows of the job.
+  std::vector<int16_t> ma(40 * 8), mb(8 * 16);
+  std::vector<int32_t> mc(40 * 16);
+  const auto* matmul = funcs::find_function(TANDEM_FN_MATMUL);
+  const funcs::Call m = described(TANDEM_FN_MATMUL, {addr(ma.data()), addr(mb.data()),
+                                                     addr(mc.data()), TANDEM_MATMUL_DIMS(40, 8, 16)});
+  for (uint64_t bound : {256, 1000, 2000}) {
+    const uint64_t u = client::units_within_buffer_bound(*matmul, m, bound);
+    ASSERT_GT(u, 0u) << bound;
+    expect_every_job_within(*matmul, m, u, bound);
+  }
+  EXPECT_EQ(client::units_within_buffer_bound(*matmul, m, 255), 0u) << "B alone is 256 bytes";
+}
+
 TEST(PartitionedCalls, NoAcceleratorResidentMeansDemandJobsAndSoftware) {
   auto rt = open_embedded("[device.emu]\nresident = [\"nop\"]\n", client::Mode::hw);
   ASSERT_TRUE(rt);

@@ -106,6 +106,35 @@ TEST(Daemon, EnvironmentSelectsTheDaemon) {
   EXPECT_EQ(none.status(), Status::disconnected) << "an explicit socket must work";
 }
 
+// tandemd's hello says how large a job its engine takes ([fabric] max_job_ms over each function's model)
+// and each device's largest job buffer; the client's partitioner keeps every job within them. Here a job
+// of at most 99,000 bytes: a 1 MiB call runs wholly on the fabric in eleven or more jobs, none refused.
+TEST(Daemon, ClientsKeepTheirJobsWithinTheDaemonsJobSizeBound) {
+  DaemonProcess d("[fabric]\nmax_job_ms = 0.1\n[functions.accumulate]\nthroughput = 1e9\nlatency_us = 1\n");
+  auto rt = d.open(client::Mode::hw);
+  ASSERT_TRUE(rt);
+  EXPECT_EQ(rt->max_job_units_by_time(TANDEM_FN_ACCUMULATE), 99000u);
+  EXPECT_EQ(rt->max_job_buffer_bytes(TANDEM_FN_ACCUMULATE), 0u) << "the emulated fabric takes any buffer";
+  constexpr size_t kInts = 1 << 18;
+  auto* data = static_cast<int32_t*>(rt->alloc(kInts * 4));
+  ASSERT_NE(data, nullptr);
+  for (size_t i = 0; i < kInts; ++i) data[i] = static_cast<int32_t>(i % 1000) - 500;
+  const auto* fn = funcs::find_function(TANDEM_FN_ACCUMULATE);
+  const uint64_t args[2] = {reinterpret_cast<uintptr_t>(data), kInts};
+  funcs::Call call;
+  funcs::BufferList buffers;
+  ASSERT_EQ(funcs::describe_call(*fn, args, call, buffers), Status::ok);
+  call.buffers[0] = data;
+  int64_t value = 0;
+  client::CallReport report;
+  ASSERT_EQ(rt->run(*fn, call, value, &report), Status::ok);
+  EXPECT_EQ(value, std::accumulate(data, data + kInts, int64_t{0}));
+  EXPECT_EQ(report.counters.jobs_failed, 0u);
+  EXPECT_EQ(report.counters.hw_units, kInts * 4);
+  EXPECT_GE(report.counters.jobs_completed, 11u);
+  rt->free(data);
+}
+
 // Several processes, thousands of jobs each, pipelined; every result checked, none lost or duplicated.
 TEST(Daemon, ManyProcessesManyJobsEveryResultChecked) {
   DaemonProcess d;

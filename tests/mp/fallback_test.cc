@@ -49,16 +49,17 @@ int accumulate_checked(client::Runtime& rt, const int32_t* data, size_t n) {
 }
 
 // hw mode, embedded: every job of the call is larger than the fabric's job-size bound (JOB_TOO_LARGE
-// whatever the split). The call used to resubmit the failing jobs forever.
+// whatever the split: a job's latency alone is twice the bound). The call used to resubmit the failing
+// jobs forever. (Where smaller jobs fit, the partitioner makes them: PartitionedCalls.JobsStayWithin...)
 TEST(Fallback, HwModeCallWhoseJobsAreTooLargeEndsInSoftware) {
   const int rc = bounded([] {
     client::RuntimeOptions o;
     o.embedded = true;
     o.mode = client::Mode::hw;
-    o.config_text = "[fabric]\nmax_job_ms = 0.05\n[device.emu]\nresident = [\"work\"]\n";
+    o.config_text = "[fabric]\nmax_job_ms = 0.05\n[device.emu]\nresident = [\"work\"]\n[functions.work]\nlatency_us = 100\n";
     auto rt = client::Runtime::open(o);
     if (!rt) return 2;
-    const uint64_t units = 20'000'000;  // 6 jobs of 3.3 M cycles: each far above 50 us at 4x
+    const uint64_t units = 20'000'000;  // 6 jobs of 3.3 M cycles: each over 50 us, as any job would be
     int64_t value = 0;
     if (call(*rt.value(), TANDEM_FN_WORK, std::span<const uint64_t>(&units, 1), nullptr, value) != Status::ok) {
       return kCallFailed;

@@ -43,6 +43,8 @@ CudaDevice::CudaDevice(const config::CudaSettings& settings)
   info_.memory.local_alignment = kAlign;
   info_.memory.copy_engines = info_.memory.local_bytes > 0 ? settings.copy_engines : 0;
   info_.memory.reaches_host_memory = context_.device().can_map_host_memory;
+  // A persistent slot stages each host buffer in pinned memory of this size; launch mode takes any.
+  if (mode_ == CudaMode::persistent) info_.memory.max_job_buffer_bytes = settings.persistent_staging_bytes;
   // Everything that allocates or frees comes before the slots: cudaFree waits for the whole device,
   // which never goes idle once persistent slots' blocks are resident. The cost model is measured on
   // a slot of the device's own mode, made and ended here.

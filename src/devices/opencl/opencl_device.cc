@@ -44,6 +44,7 @@ OpenclDevice::OpenclDevice(const config::OpenclSettings& settings, const ClOptio
   info_.memory.local_bytes = std::min(settings.local_bytes, sel.device.max_alloc_bytes) / align * align;
   info_.memory.local_alignment = static_cast<uint32_t>(align);
   info_.memory.copy_engines = info_.memory.local_bytes > 0 ? settings.copy_engines : 0;
+  info_.memory.max_job_buffer_bytes = sel.device.max_alloc_bytes;  // each buffer of a job is one allocation
   for (uint32_t i = 0; i < settings.slots; ++i) {
     auto s = std::make_unique<Slot>();
     s->device = this;
