@@ -620,10 +620,13 @@ bool Daemon::handle(Connection& c, rt::Frame& f) {
 
 const std::string& Daemon::recent_status() {
   // A report costs two trips to the dispatcher thread; a flood of status requests must not turn the
-  // control thread into a waiter on it. Requests within kStatusReuseNs of a report share it.
+  // control thread into a waiter on it. Requests within kStatusReuseNs of a report share it, unless a
+  // session began or ended since: a tool that checks tandemd is up, runs clients for a few ms and asks
+  // again (`tandem demo`) got the first report back, with none of its clients in it.
   constexpr int64_t kStatusReuseNs = 10'000'000;
   const int64_t now = tandem::now_ns();
-  if (status_text_.empty() || now - status_made_ns_ >= kStatusReuseNs) {
+  if (status_text_.empty() || now - status_made_ns_ >= kStatusReuseNs || sessions_changed_) {
+    sessions_changed_ = false;
     status_text_ = status_json();
     status_made_ns_ = tandem::now_ns();
   }
@@ -650,6 +653,7 @@ bool Daemon::on_hello(Connection& c, const rt::Frame& f) {
   c.memory->bind(c.session);  // no ring is attached yet: nothing translates before this
   c.hello = true;
   ++sessions_served_;
+  sessions_changed_ = true;
   abi::control::HelloOk ok;
   ok.asid = c.session;
   ok.slot_count = dispatcher_->engine_config().slots;
@@ -948,6 +952,7 @@ void Daemon::close_connection(int fd) {
   if (it == connections_.end()) return;
   Connection& c = *it->second;
   epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, fd, nullptr);
+  if (c.hello) sessions_changed_ = true;
   if (c.hello && dispatcher_) {
     // Running jobs may still write into the session's memory: hand every mapping to the dispatcher's
     // copy of the session, which lives until the session has drained. The control thread does not

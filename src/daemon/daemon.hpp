@@ -160,6 +160,7 @@ class Daemon {
   int64_t next_limited_log_ns_ = 0;
   std::string status_text_;
   int64_t status_made_ns_ = 0;
+  bool sessions_changed_ = false;  // a session began or ended since status_text_ was made
   uint64_t limited_logs_suppressed_ = 0;
   uint64_t next_connection_ = 1;
   uint64_t sessions_served_ = 0;

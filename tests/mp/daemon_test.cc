@@ -106,6 +106,21 @@ TEST(Daemon, EnvironmentSelectsTheDaemon) {
   EXPECT_EQ(none.status(), Status::disconnected) << "an explicit socket must work";
 }
 
+// tandemd shares one status report among the requests of 10 ms (a flood must not keep its control
+// thread waiting on the dispatcher), but never across a session's start or end: a tool that checks the
+// daemon is up, runs a client for a few ms and asks again sees that client (`tandem demo` did not).
+TEST(Daemon, AStatusAfterASessionCountsIt) {
+  DaemonProcess d;
+  ASSERT_EQ(testing::daemon_status(d)["daemon"]["sessions_served"].get<uint64_t>(), 0u);
+  {
+    auto rt = d.open(client::Mode::hw);
+    ASSERT_TRUE(rt);
+    std::vector<int32_t> data(1000, 3);
+    EXPECT_EQ(high_level_accumulate(*rt, data.data(), data.size()), 3000);
+  }
+  EXPECT_EQ(testing::daemon_status(d)["daemon"]["sessions_served"].get<uint64_t>(), 1u);
+}
+
 // tandemd's hello says how large a job its engine takes ([fabric] max_job_ms over each function's model)
 // and each device's largest job buffer; the client's partitioner keeps every job within them. Here a job
 // of at most 99,000 bytes: a 1 MiB call runs wholly on the fabric in eleven or more jobs, none refused.
