@@ -853,6 +853,14 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
 
 }  // namespace
 
+uint64_t units_per_row(const funcs::FunctionInfo& fn, const funcs::Call& call) {
+  const uint64_t g = std::max<uint64_t>(fn.granularity, 1);
+  if (fn.slice == nullptr || call.workload == 0) return g;
+  funcs::Call part;
+  fn.slice(call, 0, std::min(g, call.workload), part);
+  return std::max(g, part.workload);
+}
+
 uint64_t units_within_buffer_bound(const funcs::FunctionInfo& fn, const funcs::Call& call, uint64_t max_buffer_bytes) {
   const uint64_t n = call.workload;
   if (max_buffer_bytes == 0 || n == 0 || fn.slice == nullptr) return UINT64_MAX;
@@ -881,7 +889,7 @@ uint64_t units_within_buffer_bound(const funcs::FunctionInfo& fn, const funcs::C
   // call's start and inside it (one row with both halos, for sobel): that covers a job's rounding out
   // to whole rows and its halos. Conservative by about one granule or row.
   if (g >= n || !host_bytes(0, g, first, covered)) return 0;
-  const uint64_t row = std::max(g, covered);  // where the second row (or granule) begins
+  const uint64_t row = units_per_row(fn, call);  // where the second row (or granule) begins
   if (row + g <= n && !host_bytes(row, row + g, inner, covered)) return 0;
   uint64_t bound = UINT64_MAX;
   for (size_t i = 0; i < whole.size(); ++i) {
@@ -894,8 +902,9 @@ uint64_t units_within_buffer_bound(const funcs::FunctionInfo& fn, const funcs::C
       bound = std::min(bound, units < static_cast<double>(n) ? static_cast<uint64_t>(units) : n);
     }
   }
-  // The smallest job itself fits (checked above), whatever the estimate says for larger ones.
-  return bound == UINT64_MAX ? UINT64_MAX : std::max(bound / g * g, g);
+  // Whole rows (a job of k rows' units covers exactly k rows wherever it starts), and at least the
+  // smallest job, which fits (checked above) whatever the estimate says for larger ones.
+  return bound == UINT64_MAX ? UINT64_MAX : std::max(bound / row * row, row);
 }
 
 uint64_t max_job_units(const Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& call) {
@@ -903,10 +912,14 @@ uint64_t max_job_units(const Runtime& rt, const funcs::FunctionInfo& fn, const f
   if (const uint64_t bytes = rt.max_job_buffer_bytes(fn.id); bytes > 0) {
     bound = std::min(bound, units_within_buffer_bound(fn, call, bytes));
   }
-  // No job of this call fits (not even one granule): no bound either. The first round's jobs then fail
-  // as too large and the rest runs in software (an incurable failure); a bound would only make that
-  // round's jobs tiny.
-  return bound == UINT64_MAX || bound < std::max<uint64_t>(fn.granularity, 1) ? 0 : bound;
+  if (bound == UINT64_MAX) return 0;
+  // The engine times a job by the units it covers, whole rows for sobel and matmul: whole rows then.
+  const uint64_t row = units_per_row(fn, call);
+  bound = bound / row * row;
+  // No job of this call fits (not even one row or granule): no bound either. The first round's jobs
+  // then fail as too large and the rest runs in software (an incurable failure); a bound would only
+  // make that round's jobs tiny.
+  return bound;
 }
 
 Status run_partitioned(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& call, int64_t& value,

@@ -33,10 +33,13 @@ Status run_partitioned(Runtime& runtime, const funcs::FunctionInfo& fn, const fu
                        engine::Partitioner& partitioner, int64_t& value, CallReport* report);
 
 // A job size of `call`, in units, whose host buffers (device addresses are not staged) are each at most
-// `max_buffer_bytes` wherever the job lies in the call: a multiple of fn's granularity, at most one
-// granule and one row (sobel, matmul) below the largest; UINT64_MAX when the whole call fits (or there
-// is no bound, 0); 0 when not even one granule fits.
+// `max_buffer_bytes` wherever the job lies in the call: whole rows (units_per_row), about one row or
+// granule below the largest; UINT64_MAX when the whole call fits (or there is no bound, 0); 0 when not
+// even the smallest job fits.
 uint64_t units_within_buffer_bound(const funcs::FunctionInfo& fn, const funcs::Call& call, uint64_t max_buffer_bytes);
+// The units of `call` its smallest job covers: a row of pixels or of C for a function whose jobs round
+// out to whole rows (sobel, matmul), else the granularity. A job of k rows' units covers k rows.
+uint64_t units_per_row(const funcs::FunctionInfo& fn, const funcs::Call& call);
 // What the partitioner may hand the hardware as one job of `call` (Partitioner::set_max_job_units; 0:
 // no bound): the engine's bound on a job's time and the devices' largest job buffer, whichever is lower;
 // also 0 where no job of the call fits at all (its jobs fail as too large, and software takes over).

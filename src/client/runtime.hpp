@@ -281,7 +281,9 @@ class Runtime {
   // Its host device's kind ("" when none holds it).
   std::string_view device_kind(uint16_t function) const;
   // The largest job of `function` the engine takes, in units: beyond it the job's modelled time on the
-  // host device exceeds the engine's bound (JOB_TOO_LARGE). UINT64_MAX when there is no bound.
+  // host device exceeds the engine's bound (JOB_TOO_LARGE). UINT64_MAX when there is no bound; 0 when
+  // not even one unit fits (or no device holds the function). Jobs that round out to whole rows
+  // (sobel, matmul) are bounded per call: max_job_units (client/partitioned_call.hpp).
   uint64_t max_job_units_by_time(uint16_t function) const {
     return function < TANDEM_FN_MAX ? max_job_units_by_time_[function] : UINT64_MAX;
   }

@@ -269,12 +269,14 @@ bool Partitioner::decide_round(double now, const model::LiveMetrics& m, RoundPla
   const auto fit_jobs = [&](uint64_t units) {
     const uint64_t by_size = std::max<uint64_t>(units / min_job_units_, 1);
     uint64_t n = std::min<uint64_t>(n_j, by_size);
-    if (max_job_units_ > 0) n = std::max(n, (units + max_job_units_ - 1) / max_job_units_);
+    if (max_job_units_ > 0) n = std::max(n, units / max_job_units_ + (units % max_job_units_ != 0 ? 1 : 0));
     return static_cast<uint32_t>(std::min<uint64_t>(n, free_ids_.size()));
   };
-  // What n jobs can hold: the rest stays in the pool for a later round (or software).
+  // What n jobs can hold (saturating: a bound near 2^64 from a daemon's huge max_job_ns must not wrap to
+  // a tiny round): the rest stays in the pool for a later round (or software).
   const auto fit_units = [&](uint64_t units, uint32_t n) {
-    return max_job_units_ > 0 ? std::min(units, static_cast<uint64_t>(n) * max_job_units_) : units;
+    if (max_job_units_ == 0 || n == 0 || units == 0 || max_job_units_ > (units - 1) / n) return units;  // n x max >= units
+    return static_cast<uint64_t>(n) * max_job_units_;  // < units: no overflow
   };
   uint32_t n = fit_jobs(hw);
   hw = fit_units(hw, n);
@@ -287,15 +289,18 @@ bool Partitioner::decide_round(double now, const model::LiveMetrics& m, RoundPla
     }
     if (hw < min_job_units_) return false;
   }
+  if (hw == 0 || n == 0) return false;  // a round must hand something out, or the call would never move
+  // The jobs could not hold the share (the device's bound, a full job table): plan what they hold.
+  if (hw < hw_units_for(alpha, r)) alpha = static_cast<double>(hw) / rd;
   model::Times t = model::partitioned_times(params_, xa_eff, m.n_a, n, d_q, alpha, rd);
   if (automatic && !first_round_done_ && alpha < 1) {
     const uint32_t n_all = fit_jobs(r);
     const model::Times all = model::partitioned_times(params_, xa_eff, m.n_a, n_all, d_q, 1.0, rd);
     if (all.total() * (1 - config_.min_split_gain) <= t.total()) {
-      alpha = 1;
       hw = fit_units(r, n_all);
+      alpha = hw < r ? static_cast<double>(hw) / rd : 1.0;
       n = n_all;
-      t = all;
+      t = hw < r ? model::partitioned_times(params_, xa_eff, m.n_a, n, d_q, alpha, rd) : all;
     }
   }
   if (automatic) {
@@ -459,9 +464,12 @@ Step Partitioner::next(double now, const model::LiveMetrics& m) {
   }
 
   if (pool_units_ > 0) {
-    const bool hw_owns_rest = config_.policy == PartitionPolicy::hw_only && m.n_a > 0 && !sw_only_rest_;
+    // hw_only with a full job table, or backing off: wait rather than run work on the CPU. With nothing
+    // outstanding and no back-off, no event would ever end the wait: a round that could not be planned
+    // leaves the work to the CPU.
+    const bool hw_owns_rest = config_.policy == PartitionPolicy::hw_only && m.n_a > 0 && !sw_only_rest_ &&
+                              (outstanding_ > 0 || backing_off(now_));
     if (!hw_owns_rest) return run_sw(chunked() && !sw_only_rest_ ? chunk_units_ : kAll);
-    // hw_only with a full job table, or backing off: wait rather than run work on the CPU.
   }
 
   ++counters_.waits;

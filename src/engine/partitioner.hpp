@@ -150,7 +150,8 @@ class Partitioner {
   void set_base_params(const model::CostParams& params);
   // Per call, before start(): the largest job the device takes for this call, in units (its per-job
   // buffer or time bound; 0 = none). A round then has more jobs than n_j where needed, and what its
-  // free job ids cannot hold waits in the pool for a later round.
+  // free job ids cannot hold stays in the pool: for a later round (hw_only, automatic with rebalancing)
+  // or software (fixed_alpha, automatic without).
   void set_max_job_units(uint64_t units);
   uint64_t max_job_units() const { return max_job_units_; }
   // During a call: the CPU throughput the driver measured for this call's software steps so far. Later

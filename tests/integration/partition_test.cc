@@ -164,6 +164,15 @@ TEST(PartitionedCalls, AHardwareOnlyCallSleepsOnlyUntilItsLastJob) {
   }
 }
 
+uint64_t addr(const void* p) { return reinterpret_cast<uintptr_t>(p); }
+
+funcs::Call described(uint16_t function, std::vector<uint64_t> args) {
+  funcs::Call call;
+  funcs::BufferList buffers;
+  EXPECT_EQ(funcs::describe_call(*funcs::find_function(function), args, call, buffers), Status::ok);
+  return call;
+}
+
 // The engine refuses a job whose modelled time exceeds [fabric] max_job_ms (JOB_TOO_LARGE; thesis
 // 5.4.1). Here at most 100 us: accumulate modelled at 1 GB/s plus 1 us, a job of at most 99,000 bytes.
 // Six jobs of a 1 MiB call (175 KB each) would all be refused and the call would end in software; the
@@ -183,6 +192,29 @@ TEST(PartitionedCalls, JobsStayWithinTheEnginesJobSizeBound) {
   EXPECT_EQ(report.counters.jobs_failed, 0u);
   EXPECT_EQ(report.counters.hw_units, a.data.size() * 4);
   EXPECT_GE(report.counters.jobs_completed, 11u);
+  // sobel's jobs cover whole rows, and the engine times the rows a job covers: 1024-pixel rows, so 96
+  // rows (98,304 pixels) a job, not 99,000 pixels (97 rows, over the bound, wherever they straddle).
+  {
+    auto sobel_rt = open_embedded("[fabric]\nmax_job_ms = 0.1\n[device.emu]\nresident = [\"sobel\", \"sobel\"]\n"
+                                  "[functions.sobel]\nthroughput = 1e9\nlatency_us = 1\n",
+                                  client::Mode::hw);
+    ASSERT_TRUE(sobel_rt);
+    const auto* sobel = funcs::find_function(TANDEM_FN_SOBEL);
+    std::vector<uint8_t> image(1024 * 2000), edges(1024 * 2000), reference(1024 * 2000);
+    std::mt19937 rng(5);
+    for (auto& p : image) p = static_cast<uint8_t>(rng());
+    funcs::Call call = described(TANDEM_FN_SOBEL, {addr(image.data()), addr(edges.data()), 1024, 2000});
+    call.buffers[0] = image.data();
+    call.buffers[1] = reference.data();
+    (void)funcs::run_sw(*sobel, call);
+    call.buffers[1] = edges.data();
+    EXPECT_EQ(client::max_job_units(*sobel_rt, *sobel, call), 96u * 1024);
+    int64_t value = 0;
+    ASSERT_EQ(sobel_rt->run(*sobel, call, value, &report), Status::ok);
+    EXPECT_EQ(report.counters.jobs_failed, 0u);
+    EXPECT_EQ(report.counters.hw_units, 1024u * 2000);
+    EXPECT_TRUE(edges == reference);
+  }
   // With the default bound (100 ms: about 100 MB here) the same call is the usual six jobs.
   auto unbounded = open_embedded("[functions.accumulate]\nthroughput = 1e9\nlatency_us = 1\n", client::Mode::hw);
   ASSERT_TRUE(unbounded);
@@ -203,15 +235,6 @@ void expect_every_job_within(const funcs::FunctionInfo& fn, const funcs::Call& c
       ASSERT_LE(buffers.items[i].bytes, bound) << fn.name << ": job [" << a << ", +" << units << "), buffer " << i;
     }
   }
-}
-
-uint64_t addr(const void* p) { return reinterpret_cast<uintptr_t>(p); }
-
-funcs::Call described(uint16_t function, std::vector<uint64_t> args) {
-  funcs::Call call;
-  funcs::BufferList buffers;
-  EXPECT_EQ(funcs::describe_call(*funcs::find_function(function), args, call, buffers), Status::ok);
-  return call;
 }
 
 // A device's largest job buffer (an OpenCL allocation, a CUDA persistent slot's staging) as units of a
@@ -235,9 +258,11 @@ TEST(JobBounds, ABufferBoundBecomesTheLargestJobThatFitsAnywhere) {
   std::vector<uint8_t> image(100 * 50), edges(100 * 50);
   const auto* sobel = funcs::find_function(TANDEM_FN_SOBEL);
   const funcs::Call s = described(TANDEM_FN_SOBEL, {addr(image.data()), addr(edges.data()), 100, 50});
+  EXPECT_EQ(client::units_per_row(*sobel, s), 100u);
   for (uint64_t bound : {300, 1000, 1050, 1234, 4000}) {
     const uint64_t u = client::units_within_buffer_bound(*sobel, s, bound);
     ASSERT_GT(u, 0u) << bound;
+    EXPECT_EQ(u % 100, 0u) << "whole rows";
     EXPECT_GE(u + 4 * 100, bound) << "within four rows of the bound";
     expect_every_job_within(*sobel, s, u, bound);
   }

@@ -898,6 +898,42 @@ TEST(PartitionerSim, JobsStayWithinTheDevicesBoundAndTheHardwareStillGetsItsShar
   }
 }
 
+TEST(PartitionerScript, ABoundedJobBeforeAnUnalignedEndGivesAGranuleBack) {
+  // 81 units on a granularity of 8, at most 16 a job: the last job's aligned cut [64, 81) would be 17
+  // units; it gives [64, 72) back and is [72, 81).
+  PartitionerConfig cfg;
+  cfg.policy = PartitionPolicy::hw_only;
+  Partitioner part(test_params(8), cfg);
+  part.set_max_job_units(16);
+  const LiveMetrics two{2, 0, 0};
+  part.start(81, 0, two);
+  std::vector<Step> jobs;
+  for (Step s = part.next(0, two); s.kind == StepKind::submit_job; s = part.next(0, two)) jobs.push_back(s);
+  ASSERT_FALSE(jobs.empty());
+  EXPECT_EQ(jobs.front().range, (WorkRange{72, 81}));
+  uint64_t units = 0;
+  for (const Step& s : jobs) {
+    EXPECT_LE(s.range.size(), 16u);
+    EXPECT_EQ(s.range.begin % 8, 0u);
+    units += s.range.size();
+  }
+  EXPECT_EQ(units + part.sw_pool_units(), 81u);
+}
+
+TEST(PartitionerScript, AHugeBoundDoesNotWrapIntoTinyRounds) {
+  // A daemon's huge max_job_ns gives a bound near 2^62: four jobs of it would wrap to 0 units in 64 bits.
+  PartitionerConfig cfg;
+  cfg.policy = PartitionPolicy::hw_only;
+  cfg.jobs_per_round = 4;
+  Partitioner part(test_params(), cfg);
+  part.set_max_job_units(uint64_t{1} << 62);
+  Machine m;
+  const Outcome o = SimRun(m, 100000, 1).drive(part);
+  ASSERT_EQ(o.error, "");
+  EXPECT_EQ(o.counters.hw_units, 100000u);
+  EXPECT_EQ(o.counters.jobs_completed, 4u);
+}
+
 TEST(PartitionerSim, AFullJobTableLeavesTheRestForLaterRounds) {
   // Eight job ids for a call that needs 34 jobs of the device's largest: hw_only runs rounds of at most
   // eight, each after the last one's jobs finish, and never the CPU.
