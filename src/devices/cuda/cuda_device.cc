@@ -43,8 +43,10 @@ CudaDevice::CudaDevice(const config::CudaSettings& settings)
   info_.memory.local_alignment = kAlign;
   info_.memory.copy_engines = info_.memory.local_bytes > 0 ? settings.copy_engines : 0;
   info_.memory.reaches_host_memory = context_.device().can_map_host_memory;
-  // A persistent slot stages each host buffer in pinned memory of this size; launch mode takes any.
-  if (mode_ == CudaMode::persistent) info_.memory.max_job_buffer_bytes = settings.persistent_staging_bytes;
+  // A persistent slot stages each host buffer in pinned memory of this size, unless its kernels use
+  // host memory in place (zero-copy where the GPU has pageable-memory access); launch mode takes any.
+  const bool in_place = access_ == CudaAccess::zero_copy && context_.device().pageable_memory_access;
+  if (mode_ == CudaMode::persistent && !in_place) info_.memory.max_job_buffer_bytes = settings.persistent_staging_bytes;
   // Everything that allocates or frees comes before the slots: cudaFree waits for the whole device,
   // which never goes idle once persistent slots' blocks are resident. The cost model is measured on
   // a slot of the device's own mode, made and ended here.
@@ -53,7 +55,7 @@ CudaDevice::CudaDevice(const config::CudaSettings& settings)
     CudaSlot probe(context_, 0, mode_, settings.persistent_staging_bytes);
     measure_kernel_models(
         info_, [](KernelId) { return true; }, [&](const funcs::Call& call) { return probe.run(call, access_).ok(); },
-        mode_ == CudaMode::persistent ? settings.persistent_staging_bytes : UINT64_MAX);
+        info_.memory.max_job_buffer_bytes > 0 ? info_.memory.max_job_buffer_bytes : UINT64_MAX);
   }
   if (info_.memory.local_bytes > 0) {
     context_.reserve_local(info_.memory.local_bytes);
