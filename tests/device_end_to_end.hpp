@@ -4,6 +4,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,11 +21,13 @@
 #include "base/clock.hpp"
 #include "client/embedded.hpp"
 #include "client/runtime.hpp"
+#include "daemon_harness.hpp"
 #include "devices/device.hpp"
 #include "funcs/function.hpp"
 #include "kernel_cases.hpp"
 #include "rt/completion.hpp"
 #include "rtl/rtl_cases.hpp"
+#include "test_util.hpp"
 
 namespace tandem::testing {
 
@@ -102,32 +105,115 @@ inline std::vector<std::unique_ptr<KernelCase>> catalog_cases() {
   return cases;
 }
 
-// Runs every case through `rt` (buffers in its session memory); returns the failures (0: all exact).
-inline int run_cases_through(client::Runtime& rt, std::string* report) {
-  KernelCase::memory() = {[&rt](size_t n) { return rt.alloc(n); }, [&rt](void* p) { rt.free(p); }};
-  auto* rec = static_cast<tandem_completion_t*>(rt.alloc(sizeof(tandem_completion_t)));
+// Runs `run` on every catalog case, its buffers in `rt`'s session memory (`session_memory`) or on the
+// heap; returns the cases whose value or outputs differ from the reference's, or whose run failed, and
+// lists them in `report`. `run` returns the status and sets the value, and may add to `why`.
+inline int for_each_catalog_case(client::Runtime& rt, bool session_memory, std::string* report,
+                                 const std::function<Status(KernelCase&, int64_t&, std::string&)>& run) {
+  if (session_memory) KernelCase::memory() = {[&rt](size_t n) { return rt.alloc(n); }, [&rt](void* p) { rt.free(p); }};
   int failures = 0;
   {
     auto cases = catalog_cases();
     for (auto& c : cases) {
-      const funcs::Call call = c->device_call();
-      rt::reset_record(rec);
-      Status s = rt.default_queue().dispatch(c->function, call.args.data(), call.arg_count, call.workload, rec);
-      if (s == Status::ok) {
-        rt::WaitPolicy policy;
-        policy.timeout_ns = 30'000'000'000;
-        s = rt.wait(rec, policy);
-      }
-      const bool exact = s == Status::ok && static_cast<int64_t>(rec->value) == c->reference_value() && c->outputs_match();
-      if (!exact) {
+      int64_t value = 0;
+      std::string why;
+      const Status s = run(*c, value, why);
+      const ::testing::AssertionResult outputs = s == Status::ok ? c->outputs_match() : ::testing::AssertionSuccess();
+      const bool exact = s == Status::ok && value == c->reference_value() && outputs;
+      if (!exact || !why.empty()) {
         ++failures;
-        if (report) *report += c->name + ": " + std::string(to_string(s)) + "\n";
+        if (report) {
+          *report += fmt::format("{}: {}, value {} (the reference's {}){}{}\n", c->name, to_string(s), value,
+                                 c->reference_value(), outputs ? "" : std::string("; ") + outputs.message(),
+                                 why.empty() ? "" : "; " + why);
+        }
       }
     }
   }
-  rt.free(rec);
   KernelCase::memory() = {};
   return failures;
+}
+
+// Runs every case through `rt` as one low-level job (buffers in its session memory); returns the
+// failures (0: all exact).
+inline int run_cases_through(client::Runtime& rt, std::string* report) {
+  auto* rec = static_cast<tandem_completion_t*>(rt.alloc(sizeof(tandem_completion_t)));
+  const int failures = for_each_catalog_case(rt, true, report, [&](KernelCase& c, int64_t& value, std::string&) {
+    const funcs::Call call = c.device_call();
+    rt::reset_record(rec);
+    Status s = rt.default_queue().dispatch(c.function, call.args.data(), call.arg_count, call.workload, rec);
+    if (s == Status::ok) {
+      rt::WaitPolicy policy;
+      policy.timeout_ns = 30'000'000'000;
+      s = rt.wait(rec, policy);
+    }
+    value = static_cast<int64_t>(rec->value);
+    return s;
+  });
+  rt.free(rec);
+  return failures;
+}
+
+// Runs every case through `rt` as a high-level call with the access method `choice` (buffers in
+// session memory or on the heap), in the runtime's mode. Each call with buffers must have reached the
+// device with the method forced (`expect_method`, a TANDEM_ACCESS_*; -1: any) and run some of its units
+// there. Returns the failures (0: all exact and accelerated).
+inline int run_calls_through(client::Runtime& rt, client::AccessChoice choice, bool session_memory, int expect_method,
+                             std::string* report) {
+  const client::AccessChoice before = rt.access_choice();
+  rt.set_access_choice(choice);
+  const int failures = for_each_catalog_case(rt, session_memory, report, [&](KernelCase& c, int64_t& value, std::string& why) {
+    client::CallReport call_report;
+    funcs::Call call = c.device_call();
+    const Status s = rt.run(*funcs::find_function(c.function), call, value, &call_report);
+    if (s != Status::ok) return s;
+    if (call.workload > 0 && call_report.counters.hw_units == 0) why = "no unit ran on the device";
+    const bool has_buffers = c.function != TANDEM_FN_NOP && c.function != TANDEM_FN_WORK;
+    if (has_buffers && expect_method >= 0 && call_report.access_method != expect_method) {
+      why = "method " + std::to_string(call_report.access_method) + ", not " + std::to_string(expect_method);
+    }
+    return s;
+  });
+  rt.set_access_choice(before);
+  return failures;
+}
+
+// Every case as a high-level call in hw mode with each method a client can force, through an
+// embedded runtime opened on `config` (it reaches the heap with each of them).
+inline void expect_every_client_method_embedded(const std::string& config) {
+  auto rt = open_embedded(config, client::Mode::hw);
+  ASSERT_TRUE(rt);
+  for (auto [choice, method] : {std::pair{client::AccessChoice::zero_copy, TANDEM_ACCESS_ZERO_COPY},
+                                {client::AccessChoice::copy, TANDEM_ACCESS_COPY},
+                                {client::AccessChoice::scatter_gather, TANDEM_ACCESS_SCATTER_GATHER}}) {
+    std::string report;
+    EXPECT_EQ(run_calls_through(*rt, choice, false, method, &report), 0) << "client method " << int{method} << ":\n" << report;
+  }
+}
+
+// The same through a tandemd on `config`: heap buffers by copy (the client stages them) and
+// scatter-gather (tandemd gathers the pages), session memory zero-copy, and the runtime's own choice
+// for both kinds of memory.
+inline void expect_every_client_method_through_tandemd(const std::string& config) {
+  DaemonProcess d(config);
+  ASSERT_TRUE(d.alive());
+  auto rt = d.open(client::Mode::hw);
+  ASSERT_TRUE(rt);
+  struct Run {
+    client::AccessChoice choice;
+    bool session_memory;
+    int method;  // -1: the runtime's choice, not checked
+  };
+  for (const Run& r : {Run{client::AccessChoice::copy, false, TANDEM_ACCESS_COPY},
+                       Run{client::AccessChoice::scatter_gather, false, TANDEM_ACCESS_SCATTER_GATHER},
+                       Run{client::AccessChoice::zero_copy, true, TANDEM_ACCESS_ZERO_COPY},
+                       Run{client::AccessChoice::automatic, true, TANDEM_ACCESS_ZERO_COPY},
+                       Run{client::AccessChoice::automatic, false, -1}}) {
+    std::string report;
+    EXPECT_EQ(run_calls_through(*rt, r.choice, r.session_memory, r.method, &report), 0)
+        << "client method " << r.method << ", " << (r.session_memory ? "session memory" : "heap") << ":\n" << report;
+  }
+  EXPECT_TRUE(d.alive());
 }
 
 // One hardware call of `fn` on `args` (device addresses allowed): its status and value.

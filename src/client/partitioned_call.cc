@@ -405,7 +405,8 @@ class Driver {
       const Status s = from_wire(wire);
       trace_observed(j, s);
       if (s == Status::ok) {
-        if (staging_ != nullptr) {  // the copy method: the job's output back from staging
+        // The copy method: the job's output back from staging, if it wrote any.
+        if (staging_ != nullptr && funcs::wrote_outputs(fn_, static_cast<int64_t>(abi::load_relaxed(rec.value)))) {
           for (uint32_t k = 0; k < outputs_[j].count; ++k) {
             const Output& o = outputs_[j].items[k];
             std::memcpy(o.user, o.staged, o.bytes);

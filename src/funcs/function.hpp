@@ -102,7 +102,14 @@ struct FunctionInfo {
   // Its jobs ask the client to run callbacks while they run (service_chain): the device drives them
   // through DeviceJob::service; run_sw/run_accel cannot (the client library runs its software path).
   bool uses_service = false;
+  // Whether a part that returned `value` wrote its outputs (nullptr: every part does). A copy of an
+  // output back from staging (the copy method, a scatter-gather scatter) happens only if it did, so
+  // that a part that refused to run (dct_quant's invalid table) leaves the caller's buffer as the
+  // software path does: untouched.
+  bool (*wrote_outputs)(int64_t value) = nullptr;
 };
+
+inline bool wrote_outputs(const FunctionInfo& fn, int64_t value) { return fn.wrote_outputs == nullptr || fn.wrote_outputs(value); }
 
 // The catalog. nullptr for ids that name no function.
 const FunctionInfo* find_function(uint16_t id);

@@ -297,8 +297,10 @@ const FunctionInfo kSobel{TANDEM_FN_SOBEL, "sobel", "pixels", 4, 4, 1, sobel_des
                           add, sobel_slice, 8.0, 1e-6, 1e-3};
 const FunctionInfo kMatmul{TANDEM_FN_MATMUL, "matmul", "MACs", 4, 4, 1, matmul_describe, matmul_run, matmul_run,
                            add, matmul_slice, 4.0, 2e-6, 1e-3};
+// A part returns 1, writing nothing, when the table is invalid.
 const FunctionInfo kDctQuant{TANDEM_FN_DCT_QUANT, "dct_quant", "blocks", 3, 4, 1, dct_describe, dct_run, dct_accel,
-                             either, dct_slice, 8.0, 1e-6, 1e-3};
+                             either, dct_slice, 8.0, 1e-6, 1e-3, false, false,
+                             [](int64_t value) { return value == 0; }};
 const FunctionInfo kPriorityQueue{TANDEM_FN_PRIORITY_QUEUE, "priority_queue", "commands", 3, 3, kNotSplittable,
                                   pq_describe, pq_run, pq_run, add, pq_slice, 2.0, 1e-6, 1e-3};
 

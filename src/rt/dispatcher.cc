@@ -668,6 +668,8 @@ void Dispatcher::device_finished(engine::JobId j, Status status, int64_t value, 
   Pending& p = pending_[j];
   bool scatter = false;
   for (uint32_t i = 0; i < p.remote_count; ++i) scatter = scatter || p.remote[i].write;
+  const funcs::FunctionInfo* fn = funcs::find_function(p.job.call.function);
+  if (fn != nullptr && !funcs::wrote_outputs(*fn, value)) scatter = false;  // nothing to scatter: it wrote nothing
   if (status == Status::ok && scatter && p.staging) {
     p.status = status;
     p.value = value;

@@ -205,6 +205,26 @@ TEST(CudaRuntime, EveryKernelThroughTheEmbeddedRuntime) {
   }
 }
 
+// The high-level calls with every method a client can force, in both modes, on both of the device's
+// access settings (docs/access.md).
+TEST(CudaRuntime, EveryFunctionWithEveryClientAccessMethod) {
+  TANDEM_REQUIRE_GPU();
+  for (const char* mode : {"launch", "persistent"}) {
+    for (const char* access : {"copy", "zero_copy"}) {
+      SCOPED_TRACE(std::string(mode) + ", device access " + access);
+      testing::expect_every_client_method_embedded(all_resident(mode, access));
+    }
+  }
+}
+
+TEST(CudaDaemon, EveryFunctionWithEveryClientAccessMethod) {
+  TANDEM_REQUIRE_GPU();
+  for (const char* access : {"copy", "zero_copy"}) {
+    SCOPED_TRACE(std::string("persistent, device access ") + access);
+    testing::expect_every_client_method_through_tandemd(all_resident("persistent", access));
+  }
+}
+
 // Data copied into the GPU's memory once stays there between chained jobs (sobel of sobel, at an
 // unaligned output offset; accumulate at an odd word), and a dct_quant table in device memory is read
 // back and validated; the host window is never touched. In both modes.

@@ -58,6 +58,9 @@ std::vector<std::pair<std::string, std::function<Case(uint64_t)>>> cases_of_ever
     cases.emplace_back("dct_quant " + std::to_string(blocks),
                        [blocks](uint64_t s) { return testing::dct_case(s, blocks, TANDEM_DCT_MODE_DCT_QUANTIZE); });
   }
+  // An invalid table: the call returns 1 and leaves the output as it was, with every method.
+  cases.emplace_back("dct_quant 40, invalid table",
+                     [](uint64_t s) { return testing::dct_case(s, 40, TANDEM_DCT_MODE_DCT_QUANTIZE, 0); });
   for (uint32_t n : {1u, 700u}) {
     cases.emplace_back("priority_queue " + std::to_string(n), [n](uint64_t s) { return testing::pq_case(s, n); });
   }

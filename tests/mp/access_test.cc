@@ -57,6 +57,11 @@ TEST(AccessDaemon, MallocdBuffersAreAcceleratedWithEveryMethodThatReachesThem) {
     testing::run_software(m_ref);
     run_call(*rt, m, &report);
     EXPECT_TRUE(m.out() == m_ref.out());
+    // A dct_quant call that refuses its table writes nothing: the heap output stays as it was.
+    testing::Case bad = testing::dct_case(5, 300, TANDEM_DCT_MODE_DCT_QUANTIZE, 0), bad_ref = bad;
+    EXPECT_EQ(run_call(*rt, bad, &report), 1);
+    EXPECT_GT(report.counters.hw_units, 0u);
+    EXPECT_TRUE(bad.out() == bad_ref.out()) << "the invalid table's output through method " << int{report.access_method};
   }
   // Zero-copy cannot map the heap: forced, it says so; the session still works afterwards.
   rt->set_access_choice(AccessChoice::zero_copy);

@@ -393,6 +393,16 @@ TEST(OpenclRuntime, EveryKernelThroughTheEmbeddedRuntime) {
   }
 }
 
+// The high-level calls with every method a client may force (docs/access.md), on both of the device's
+// own ways to reach host memory: each call reaches the device with the client's method and gives the
+// reference. zero_copy needs session memory under tandemd; the embedded runtime reaches the heap too.
+TEST(OpenclRuntime, EveryFunctionWithEveryClientAccessMethod) {
+  for (const char* access : {"copy", "zero_copy"}) {
+    SCOPED_TRACE(std::string("device access ") + access);
+    testing::expect_every_client_method_embedded(std::string(kAllResident) + "access = \"" + access + "\"\n");
+  }
+}
+
 // Data copied into the device's memory once stays there between chained jobs, and gives the chained
 // reference. Buffers at offsets the device cannot make sub-buffers at (PoCL: 128-byte base alignment)
 // are staged by copies on the device and give the reference too; so do copies within local memory, and
@@ -527,6 +537,13 @@ TEST(OpenclDaemon, ProcessesChainJobsOnTheirOwnDeviceLocalBuffers) {
   // its image in once and its result out once; every buffer was freed.
   testing::expect_local_memory_after_chains(testing::daemon_status(d), "opencl", uint64_t{32} << 20, 3 * 3);
   EXPECT_TRUE(d.alive());
+}
+
+TEST(OpenclDaemon, EveryFunctionWithEveryClientAccessMethod) {
+  for (const char* access : {"copy", "zero_copy"}) {
+    SCOPED_TRACE(std::string("device access ") + access);
+    testing::expect_every_client_method_through_tandemd(std::string(kAllResident) + "access = \"" + access + "\"\n");
+  }
 }
 
 TEST(OpenclDaemon, SeveralProcessesShareTheDeviceThroughTandemd) {
