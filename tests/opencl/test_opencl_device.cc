@@ -26,6 +26,7 @@
 #include "client/embedded.hpp"
 #include "kernel_cases.hpp"
 #include "mp/mp_util.hpp"
+#include "random_calls.hpp"
 #include "rt/completion.hpp"
 #include "rtl/rtl_cases.hpp"
 #include "test_util.hpp"
@@ -400,6 +401,36 @@ TEST(OpenclRuntime, EveryFunctionWithEveryClientAccessMethod) {
   for (const char* access : {"copy", "zero_copy"}) {
     SCOPED_TRACE(std::string("device access ") + access);
     testing::expect_every_client_method_embedded(std::string(kAllResident) + "access = \"" + access + "\"\n");
+  }
+}
+
+// Random calls in every mode with every method (tests/random_calls.hpp), byte for byte against the
+// references, on both device access settings: embedded, and through tandemd on heap and session memory.
+TEST(OpenclRuntime, RandomCallsInEveryModeWithEveryMethodGiveTheReference) {
+  for (const char* access : {"copy", "zero_copy"}) {
+    auto rt = testing::open_embedded(std::string(kAllResident) + "access = \"" + access + "\"\n");
+    ASSERT_TRUE(rt);
+    std::string report;
+    int accelerated = 0;
+    EXPECT_EQ(testing::run_random_calls(*rt, 1521, 150, {}, true, report, &accelerated), 0) << access << ":\n" << report;
+    EXPECT_GT(accelerated, 40) << access;
+  }
+}
+
+TEST(OpenclDaemon, RandomCallsInEveryModeWithEveryMethodGiveTheReference) {
+  for (const char* access : {"copy", "zero_copy"}) {
+    testing::DaemonProcess d(std::string(kAllResident) + "access = \"" + access + "\"\n");
+    ASSERT_TRUE(d.alive());
+    auto rt = d.open(client::Mode::auto_mode);
+    ASSERT_TRUE(rt);
+    std::string report;
+    int accelerated = 0;
+    EXPECT_EQ(testing::run_random_calls(*rt, 1522, 100, {}, false, report, &accelerated), 0) << access << ", heap:\n" << report;
+    testing::RandomCall::Memory session{[&](size_t n) { return rt->alloc(n); }, [&](void* p) { rt->free(p); }};
+    EXPECT_EQ(testing::run_random_calls(*rt, 1523, 100, session, true, report, &accelerated), 0)
+        << access << ", session memory:\n" << report;
+    EXPECT_GT(accelerated, 50) << access;
+    EXPECT_TRUE(d.alive());
   }
 }
 

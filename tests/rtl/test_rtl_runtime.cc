@@ -19,6 +19,7 @@
 #include "devices/rtl/rtl_fabric.hpp"
 #include "funcs/function.hpp"
 #include "funcs/ref/pq_ref.hpp"
+#include "random_calls.hpp"
 #include "rt/completion.hpp"
 #include "rtl_cases.hpp"
 #include "test_util.hpp"
@@ -261,6 +262,17 @@ Status submit_and_wait(client::Runtime& rt, const Case& c, uint64_t workload, ta
                                                workload, &rec);
   if (s != Status::ok) return s;
   return rt.wait(&rec, {});
+}
+
+// Random high-level calls in every mode with every method (tests/random_calls.hpp), byte for byte
+// against the references, split between the CPU and the Verilated accelerators.
+TEST(RtlRuntime, RandomCallsInEveryModeWithEveryMethodGiveTheReference) {
+  auto rt = testing::open_embedded(kRtlConfig);
+  ASSERT_TRUE(rt);
+  std::string report;
+  int accelerated = 0;
+  EXPECT_EQ(testing::run_random_calls(*rt, 1531, 60, {}, true, report, &accelerated), 0) << report;
+  EXPECT_GT(accelerated, 15);
 }
 
 TEST(RtlRuntime, PacketsThroughRingsEqualTheReferences) {
