@@ -158,6 +158,9 @@ class Device {
     (void)slot;
     return {};
   }
+  // slot_health(slot).in_service without the message (the dispatcher asks after every failed job, and on
+  // every poll while a slot is out of service).
+  virtual bool slot_in_service(uint32_t slot) const { return slot_health(slot).in_service; }
   // One line for `tandem status` on what the device did beyond its slots' jobs ("" = nothing to say):
   // the OpenCL device's batching.
   virtual std::string activity() const { return {}; }

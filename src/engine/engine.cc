@@ -368,6 +368,7 @@ void Engine::schedule(Time now, Actions& out) {
   for (uint32_t i = 0; i < n && queued_jobs_ > 0; ++i, s = s + 1 == n ? 0 : s + 1) {
     Slot& slot = slots_[s];
     if (slot.state != SlotState::idle || queues_[slot.queue].jobs == 0) continue;
+    if (slot.out_of_service && queues_[slot.queue].in_service > 0) continue;  // a healthy slot takes them
     const JobId j = dequeue(slot.queue);
     Job& job = jobs_[j];
     job.running = true;
@@ -440,9 +441,30 @@ void Engine::configure_done(SlotId s, Time now, Actions& out) {
   if (s >= slots_.size() || slots_[s].state != SlotState::configuring) return;
   slots_[s].state = SlotState::idle;
   slots_[s].idle_since = now;
-  ++usable_[slots_[s].function];
-  usable_xa_[slots_[s].function] += slot_model(s, slots_[s].function).throughput;
+  if (!slots_[s].out_of_service) count_usable(s, +1);
   schedule(now, out);
+}
+
+// One more (+1) or one fewer (-1) usable accelerator: slot s with its function.
+void Engine::count_usable(SlotId s, int delta) {
+  const FunctionId f = slots_[s].function;
+  if (delta > 0) {
+    ++usable_[f];
+    usable_xa_[f] += slot_model(s, f).throughput;
+  } else {
+    --usable_[f];
+    usable_xa_[f] = usable_[f] == 0 ? 0 : usable_xa_[f] - slot_model(s, f).throughput;
+  }
+}
+
+void Engine::set_in_service(SlotId s, bool in_service, Time now, Actions& out) {
+  if (s >= slots_.size() || slots_[s].out_of_service == !in_service) return;
+  Slot& slot = slots_[s];
+  slot.out_of_service = !in_service;
+  const int delta = in_service ? +1 : -1;
+  if (slot.state == SlotState::idle || slot.state == SlotState::busy) count_usable(s, delta);
+  if (slot.state != SlotState::empty) queues_[slot.queue].in_service += delta;
+  if (in_service) schedule(now, out);
 }
 
 bool Engine::cancel_queued(SessionId session, uint64_t completion, Actions& out) {
@@ -589,7 +611,7 @@ void Engine::complete_barrier(uint32_t b, Actions& out) {
 bool Engine::can_reconfigure(SlotId s) const {
   if (s >= slots_.size()) return false;
   const Slot& slot = slots_[s];
-  if (slot.state == SlotState::busy) return false;
+  if (slot.state == SlotState::busy || slot.out_of_service) return false;
   if (slot.state == SlotState::empty) return true;
   const Queue& q = queues_[slot.queue];
   return !(q.jobs > 0 && q.serving == 1);  // never strand a non-empty queue (thesis 5.4.4)
@@ -604,12 +626,9 @@ QueueId Engine::find_free_queue() const {
 
 void Engine::detach_slot(Slot& slot) {
   if (slot.state == SlotState::empty) return;
-  if (slot.state == SlotState::idle) {
-    --usable_[slot.function];
-    usable_xa_[slot.function] = usable_[slot.function] == 0 ? 0 : usable_xa_[slot.function] - slot_model(
-        static_cast<SlotId>(&slot - slots_.data()), slot.function).throughput;
-  }
+  if (slot.state == SlotState::idle && !slot.out_of_service) count_usable(static_cast<SlotId>(&slot - slots_.data()), -1);
   Queue& q = queues_[slot.queue];
+  if (!slot.out_of_service) --q.in_service;
   if (--q.serving == 0) {  // last slot of this function: the queue becomes available
     route_[q.function] = kNone;
     q.routed = false;
@@ -641,6 +660,7 @@ bool Engine::load(SlotId s, FunctionId f, Time now, Actions& out) {
     route_[f] = q;
   }
   ++queues_[q].serving;
+  if (!slot.out_of_service) ++queues_[q].in_service;
   slot.state = SlotState::configuring;
   slot.function = f;
   slot.queue = q;
@@ -665,7 +685,8 @@ bool Engine::unload(SlotId s, Actions& out) {
 
 SlotView Engine::slot(SlotId s) const {
   const Slot& x = slots_[s];
-  return SlotView{x.state, x.function, x.queue, x.job, x.until, x.busy_since, x.busy_total, x.jobs_done, x.idle_since};
+  return SlotView{x.state, x.function, x.queue, x.job, x.until, x.busy_since, x.busy_total, x.jobs_done, x.idle_since,
+                  !x.out_of_service};
 }
 
 QueueView Engine::queue(QueueId q) const {

@@ -56,6 +56,7 @@ struct SlotView {
   Time busy_total = 0;     // accumulated busy time (for utilisation)
   uint64_t jobs_done = 0;
   Time idle_since = 0;     // idle: end of its last job or of its configuration (how long unused)
+  bool in_service = true;  // false: its device took it out of service after a fault (set_in_service)
 };
 
 // Per-function counters the monitor turns into period figures (thesis 5.4.6).
@@ -115,6 +116,13 @@ class Engine {
   // slot serving a non-empty queue of another function, or if no queue is available.
   bool load(SlotId slot, FunctionId function, Time now, Actions& out);
   bool can_reconfigure(SlotId slot) const;
+  // The device's word on a slot's health (devices::SlotHealth). A slot out of service (a job past its
+  // time limit still on the device, a fault) is no usable accelerator: no job starts there while
+  // another slot in service serves its function (where none does, jobs still start there and fail
+  // fast with the device's status, so that nothing waits for a device that may never return), and it
+  // is not reconfigured. Back in service, it serves its queue again.
+  void set_in_service(SlotId slot, bool in_service, Time now, Actions& out);
+  bool in_service(SlotId slot) const { return slot < slots_.size() && !slots_[slot].out_of_service; }
   // Empties a slot (retire an accelerator); same prohibitions as load().
   bool unload(SlotId slot, Actions& out);
 
@@ -180,6 +188,7 @@ class Engine {
     uint32_t cursor = kNone;  // lane served next (round-robin across sessions)
     uint32_t active_lanes = 0;  // sessions with jobs queued here
     uint32_t serving = 0;     // slots routed to this queue (any state but empty)
+    uint32_t in_service = 0;  // of those, the ones in service
   };
   struct Slot {
     SlotState state = SlotState::empty;
@@ -191,6 +200,7 @@ class Engine {
     Time busy_total = 0;
     uint64_t jobs_done = 0;
     Time idle_since = 0;
+    bool out_of_service = false;
   };
   struct Session {
     bool open = false;
@@ -244,6 +254,7 @@ class Engine {
   bool find_live_job(SessionId s, uint64_t key, JobId& found) const;
   QueueId find_free_queue() const;
   void detach_slot(Slot& s);
+  void count_usable(SlotId s, int delta);
 
   EngineConfig config_;
   ChunkedTable<Job> jobs_;   // max_jobs ids; a chunk is allocated when its first id is

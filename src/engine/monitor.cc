@@ -47,7 +47,7 @@ void Monitor::sample(const Engine& engine, Time now) {
   for (SlotId s = 0; s < engine.slot_count() && s < last_busy_.size(); ++s) {
     const SlotView v = engine.slot(s);
     const Time busy_now = v.busy_total + (v.state == SlotState::busy ? now - v.busy_since : 0);
-    if (v.state == SlotState::idle || v.state == SlotState::busy) {
+    if ((v.state == SlotState::idle || v.state == SlotState::busy) && v.in_service) {
       busy[v.function] += static_cast<double>(busy_now - last_busy_[s]);
       ++serving[v.function];
     }

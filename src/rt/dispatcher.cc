@@ -584,6 +584,24 @@ void Dispatcher::refresh_drained() {
   drained_count_ = 0;
 }
 
+// Tells the engine which of d's slots are in service (Device::slot_in_service), so that no job starts on
+// one out of service while another slot serves its function. True if any changed.
+bool Dispatcher::follow_slot_health(DeviceEntry& d, int64_t now) {
+  bool changed = false;
+  uint32_t out = 0;
+  for (uint32_t i = 0; i < d.device->info().slots; ++i) {
+    const engine::SlotId slot = d.first_slot + i;
+    const bool in_service = d.device->slot_in_service(i);
+    out += in_service ? 0 : 1;
+    if (engine_.in_service(slot) == in_service) continue;
+    engine_.set_in_service(slot, in_service, now, actions_);
+    if (engine_.slot(slot).state != engine::SlotState::empty) refresh_metrics(engine_.slot(slot).function);
+    changed = true;
+  }
+  d.out_of_service = out;
+  return changed;
+}
+
 void Dispatcher::on_timer(uint32_t slot, int64_t now) {
   engine_.configure_done(slot, now, actions_);
   refresh_metrics(engine_.slot(slot).function);  // a new replica is visible at once, not after P
@@ -593,10 +611,13 @@ void Dispatcher::on_timer(uint32_t slot, int64_t now) {
 bool Dispatcher::collect_devices(int64_t now) {
   bool any = collect_moves(now);
   for (DeviceEntry& d : devices_) {
-    if (d.in_flight == 0) continue;  // the idle loop costs one compare per device
+    if (d.in_flight == 0 && d.out_of_service == 0) continue;  // the idle loop costs one compare per device
     finished_.clear();
     d.device->poll(now, finished_);
     d.in_flight -= static_cast<uint32_t>(std::min<size_t>(finished_.size(), d.in_flight));
+    // A failed job may have taken its slot out of service; a slot out of service may be back.
+    const bool failures = std::any_of(finished_.begin(), finished_.end(), [](const auto& c) { return c.status != Status::ok; });
+    if ((failures || d.out_of_service > 0) && follow_slot_health(d, now)) any = true;
     for (const devices::DeviceCompletion& c : finished_) {
       const engine::SlotId slot = d.first_slot + c.slot;
       const engine::JobId j = static_cast<engine::JobId>(c.token);

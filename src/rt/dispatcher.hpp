@@ -229,7 +229,8 @@ class Dispatcher {
   struct DeviceEntry {
     std::unique_ptr<devices::Device> device;
     engine::SlotId first_slot = 0;
-    uint32_t in_flight = 0;       // jobs submitted and not yet returned by poll: 0 skips the poll
+    uint32_t in_flight = 0;       // jobs submitted and not yet returned by poll: 0 skips the poll...
+    uint32_t out_of_service = 0;  // ...unless some of its slots are out of service (polled to see them back)
     bool reaches_local = false;   // its slots can use the runtime's device-local memory
   };
   struct Pending {  // per engine job id: what the device runs, and its time there once finished
@@ -261,6 +262,7 @@ class Dispatcher {
   void handle_packet(RingEntry& ring, engine::RingId id, const tandem_packet_t& packet, int64_t now);
   void apply(int64_t now);
   bool collect_devices(int64_t now);
+  bool follow_slot_health(DeviceEntry& d, int64_t now);
   void start_gather(engine::JobId j, int64_t now);
   void submit_to_device(engine::JobId j, int64_t now);
   void device_finished(engine::JobId j, Status status, int64_t value, int64_t now);

@@ -434,6 +434,42 @@ TEST(OpenclDaemon, RandomCallsInEveryModeWithEveryMethodGiveTheReference) {
   }
 }
 
+// A job past its time limit takes its slot out of service until the device has finished it (OpenCL
+// cannot cancel a kernel). Meanwhile the engine starts every job on the other slot of the function, so
+// none fails; once the kernel ends, the slot serves again.
+TEST(OpenclRuntime, JobsAvoidASlotOutOfServiceAndItServesAgainOnceFree) {
+  auto rt = testing::open_embedded(
+      "[device]\nkinds = [\"opencl\"]\n[device.opencl]\nslots = 2\nresident = [\"work\", \"work\"]\n"
+      "job_timeout_ms = 20\nreduction_groups = 1\n[fabric]\nmax_job_ms = 0\n",
+      client::Mode::hw);
+  ASSERT_TRUE(rt);
+  auto* rec = static_cast<tandem_completion_t*>(rt->alloc(sizeof(tandem_completion_t)));
+  const auto run_work = [&](uint64_t units) {
+    rt::reset_record(rec);
+    const uint64_t args[1] = {units};
+    Status s = rt->default_queue().dispatch(TANDEM_FN_WORK, args, 1, units, rec);
+    if (s == Status::ok) s = rt->wait(rec, {});
+    return s;
+  };
+  ASSERT_EQ(run_work(400'000'000), Status::timeout);  // ~0.4 s of chains on one core
+  const uint32_t slow_slot = rec->slot;
+  int on_slow = 0, failed = 0;
+  const int64_t deadline = now_ns() + 30'000'000'000;
+  int jobs = 0;
+  // Small jobs until one runs on the slow slot again: it must be back in service by then.
+  for (; now_ns() < deadline; ++jobs) {
+    if (run_work(1000) != Status::ok || static_cast<int64_t>(rec->value) != 1000) ++failed;
+    if (rec->slot == slow_slot) {
+      ++on_slow;
+      break;
+    }
+  }
+  EXPECT_EQ(failed, 0) << "of " << jobs << " jobs while slot " << slow_slot << " was out of service";
+  EXPECT_EQ(on_slow, 1) << "the slot serves again once its kernel has ended";
+  EXPECT_GT(jobs, 10) << "the kernel held the slot for a while";
+  rt->free(rec);
+}
+
 // Data copied into the device's memory once stays there between chained jobs, and gives the chained
 // reference. Buffers at offsets the device cannot make sub-buffers at (PoCL: 128-byte base alignment)
 // are staged by copies on the device and give the reference too; so do copies within local memory, and

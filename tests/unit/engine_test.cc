@@ -138,6 +138,81 @@ TEST_F(EngineScript, ReplicaSlotsShareOneQueueAndAreServedRoundRobin) {
   EXPECT_EQ(take(), V{"start s0 k4"}) << "the search starts after the slot served last (s2)";
 }
 
+// A slot its device took out of service (a job past its time limit still running there) takes no job
+// while a replica in service serves the function, counts as no accelerator, and cannot be reconfigured;
+// back in service it serves again.
+TEST_F(EngineScript, ASlotOutOfServiceTakesNoJobsWhileAReplicaServes) {
+  make(base_config(3));
+  resident(0, kF);
+  resident(1, kF);
+  resident(2, kG);
+  submit(kF, 1);
+  EXPECT_EQ(take(), V{"start s0 k1"});
+  now = 10;
+  engine->job_finished(0, Status::timeout, 0, now, out);
+  engine->set_in_service(0, false, now, out);
+  EXPECT_EQ(take(), V{"complete k1 timeout"});
+  EXPECT_FALSE(engine->in_service(0));
+  EXPECT_FALSE(engine->slot(0).in_service);
+  EXPECT_EQ(engine->accelerators(kF), 1u);
+  EXPECT_DOUBLE_EQ(engine->usable_throughput(kF), 1e9);
+  EXPECT_FALSE(engine->can_reconfigure(0));
+  EXPECT_FALSE(engine->load(0, kG, now, out));
+  // Every job goes to s1, one at a time, though s0 is idle.
+  submit(kF, 2);
+  submit(kF, 3);
+  EXPECT_EQ(take(), V{"start s1 k2"});
+  engine->job_finished(1, Status::ok, 0, now, out);
+  EXPECT_EQ(take(), (V{"complete k2 ok", "start s1 k3"}));
+  submit(kF, 4);
+  EXPECT_EQ(take(), V{}) << "s1 is busy: k4 waits for it, not for s0";
+  // Back in service: s0 takes the waiting job at once.
+  engine->set_in_service(0, true, now, out);
+  EXPECT_EQ(take(), V{"start s0 k4"});
+  EXPECT_EQ(engine->accelerators(kF), 2u);
+  EXPECT_DOUBLE_EQ(engine->usable_throughput(kF), 2e9);
+  engine->set_in_service(0, true, now, out);  // no change: no double count
+  EXPECT_EQ(engine->accelerators(kF), 2u);
+}
+
+// Where every slot of a function is out of service, its jobs still start there (and fail fast with the
+// device's status) rather than wait for a device that may never return; a slot taken out of service while
+// busy or configuring, or retired, keeps the counts right.
+TEST_F(EngineScript, WithEverySlotOutOfServiceJobsStillStartAndCountsStayRight) {
+  make(base_config(2));
+  resident(0, kF);
+  engine->set_in_service(0, false, now, out);
+  EXPECT_EQ(engine->accelerators(kF), 0u);
+  EXPECT_DOUBLE_EQ(engine->usable_throughput(kF), 0);
+  submit(kF, 1);
+  EXPECT_EQ(take(), V{"start s0 k1"});
+  engine->job_finished(0, Status::device_error, 0, now, out);
+  EXPECT_EQ(take(), V{"complete k1 device_error"});
+  // Busy when it leaves service, then back: one accelerator throughout the job.
+  engine->set_in_service(0, true, now, out);
+  submit(kF, 2);
+  EXPECT_EQ(take(), V{"start s0 k2"});
+  engine->set_in_service(0, false, now, out);
+  EXPECT_EQ(engine->accelerators(kF), 0u);
+  engine->set_in_service(0, true, now, out);
+  EXPECT_EQ(engine->accelerators(kF), 1u);
+  engine->job_finished(0, Status::ok, 0, now, out);
+  take();
+  // Out of service while configuring: it becomes no accelerator when ready, and one once back.
+  ASSERT_TRUE(engine->load(1, kF, now, out));
+  engine->set_in_service(1, false, now, out);
+  engine->configure_done(1, now, out);
+  EXPECT_EQ(engine->accelerators(kF), 1u);
+  engine->set_in_service(1, true, now, out);
+  EXPECT_EQ(engine->accelerators(kF), 2u);
+  // Retired in service: the counts go back to nothing, and the queue is free for another function.
+  ASSERT_TRUE(engine->unload(0, out));
+  ASSERT_TRUE(engine->unload(1, out));
+  EXPECT_EQ(engine->accelerators(kF), 0u);
+  EXPECT_EQ(engine->route(kF), kNone);
+  take();
+}
+
 TEST_F(EngineScript, FullQueueAndJobSizeBound) {
   EngineConfig c = base_config(1);
   c.max_job_ns = 100;  // 1 unit per ns: workload above 100 is too large

@@ -36,6 +36,7 @@ class CudaDevice final : public Device {
   int64_t next_deadline() const override;
   const uint32_t* wake_word() const override { return inbox_.wake_word(); }
   SlotHealth slot_health(uint32_t slot) const override;
+  bool slot_in_service(uint32_t slot) const override { return slot < slots_.size() && slots_[slot]->job.health.in_service; }
   // Device-local memory: one cudaMalloc allocation; its copy engines are streams of their own
   // (CudaSlot::transfer) on the engines' threads.
   void attach_local_memory(char* base, uint64_t bytes) override;

@@ -60,6 +60,7 @@ class OpenclDevice final : public Device {
   int64_t next_deadline() const override;
   const uint32_t* wake_word() const override { return inbox_.wake_word(); }
   SlotHealth slot_health(uint32_t slot) const override;
+  bool slot_in_service(uint32_t slot) const override { return slot < slots_.size() && slots_[slot]->job.health.in_service; }
   std::string activity() const override;
   // Device-local memory: one buffer in the device's memory; its copy engines are command queues of
   // their own (ClSlot::transfer) on the engines' threads.
