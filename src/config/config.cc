@@ -138,7 +138,7 @@ void apply_opencl(OpenclSettings& o, const toml::table& t, std::string_view sour
   function_list(t, "device.opencl", o.resident, named.opencl_resident, source);
   text(t, "platform", "device.opencl", o.platform, source);
   text(t, "device", "device.opencl", o.device, source);
-  word(t, "access", "device.opencl", {"copy", "zero_copy"}, o.access, source);
+  word(t, "access", "device.opencl", {"copy", "zero_copy", "job"}, o.access, source);
   o.job_timeout_s = number(v["job_timeout_ms"], o.job_timeout_s * 1e3, "device.opencl.job_timeout_ms", source, 1, 1e9) * 1e-3;
   o.reduction_groups = count(v["reduction_groups"], o.reduction_groups, "device.opencl.reduction_groups", source, 0, 1u << 16);
   o.batch_max_jobs = count(v["batch_max_jobs"], o.batch_max_jobs, "device.opencl.batch_max_jobs", source, 1, 4096);

@@ -34,6 +34,7 @@
 namespace tandem {
 namespace {
 
+using client::AccessChoice;
 using devices::DeviceCompletion;
 using devices::DeviceJob;
 using devices::opencl::OpenclDevice;
@@ -166,8 +167,9 @@ TEST(OpenclDevice, SmallAccumulateJobsHandedOverTogetherRunAsOneBatch) {
   EXPECT_EQ(d.batch_stats().jobs, 7u);
   // batch_staging "auto": SVM on a host-unified device with fine-grain buffer SVM (PoCL: both).
   const bool svm = (d.context().device().svm & CL_DEVICE_SVM_FINE_GRAIN_BUFFER) != 0 && d.context().device().host_unified_memory;
-  EXPECT_EQ(d.activity(), std::string("batching: 7 small jobs ran in 1 batches (7.0 per batch), staged ") +
-                              (svm ? "in SVM" : "by copies"));  // `tandem status`
+  EXPECT_EQ(d.activity().rfind(std::string("batching: 7 small jobs ran in 1 batches (7.0 per batch), staged ") +
+                                    (svm ? "in SVM" : "by copies") + "; host buffers: ", 0),
+            0u) << d.activity();  // `tandem status`
   // A lone small job on an idle device runs on its own.
   auto lone = KernelCase::accumulate(77, 0, 30);
   const DeviceCompletion c = run_one(d, 3, 300, lone->device_call());
@@ -269,7 +271,7 @@ TEST(OpenclDevice, WithoutTheBatchKernelEveryJobRunsOnItsOwn) {
   ASSERT_EQ(done.size(), cases.size());
   for (const DeviceCompletion& c : done) EXPECT_EQ(c.value, cases[c.token]->reference_value()) << c.token;
   EXPECT_EQ(d.batch_stats().batches, 0u);
-  EXPECT_EQ(d.activity(), "batching off");
+  EXPECT_EQ(d.activity().rfind("batching off; host buffers: ", 0), 0u) << d.activity();
 }
 
 // The accumulate program with a lone kernel that spins for about a second when the job's first value
@@ -386,7 +388,7 @@ constexpr const char* kAllResident =
     "resident = [\"nop\", \"accumulate\", \"work\", \"sobel\", \"matmul\", \"dct_quant\"]\n";
 
 TEST(OpenclRuntime, EveryKernelThroughTheEmbeddedRuntime) {
-  for (const char* access : {"copy", "zero_copy"}) {
+  for (const char* access : {"copy", "zero_copy", "job"}) {
     auto rt = testing::open_embedded(std::string(kAllResident) + "access = \"" + access + "\"\n", client::Mode::hw);
     ASSERT_TRUE(rt);
     std::string report;
@@ -398,16 +400,67 @@ TEST(OpenclRuntime, EveryKernelThroughTheEmbeddedRuntime) {
 // own ways to reach host memory: each call reaches the device with the client's method and gives the
 // reference. zero_copy needs session memory under tandemd; the embedded runtime reaches the heap too.
 TEST(OpenclRuntime, EveryFunctionWithEveryClientAccessMethod) {
-  for (const char* access : {"copy", "zero_copy"}) {
+  for (const char* access : {"copy", "zero_copy", "job"}) {
     SCOPED_TRACE(std::string("device access ") + access);
     testing::expect_every_client_method_embedded(std::string(kAllResident) + "access = \"" + access + "\"\n");
+  }
+}
+
+// access = "job": each call's method picks the API. A forced copy (or scatter-gather) call's buffers are
+// copied (clEnqueueWriteBuffer/ReadBuffer), a zero-copy call's used in place (CL_MEM_USE_HOST_PTR);
+// with "copy" every buffer is copied whatever the method. The device's activity line counts them.
+TEST(OpenclRuntime, WithPerJobAccessEachCallsMethodPicksTheApi) {
+  const auto counts = [](client::Runtime& rt) {
+    const rt::Snapshot snap = dynamic_cast<client::EmbeddedRuntime&>(rt).dispatcher().snapshot();
+    std::string activity;
+    for (const auto& d : snap.devices) activity += d.activity;
+    uint64_t in_place = 0, copied = 0;
+    const size_t at = activity.find("host buffers: ");
+    EXPECT_NE(at, std::string::npos) << activity;
+    if (at != std::string::npos) {
+      EXPECT_EQ(std::sscanf(activity.c_str() + at, "host buffers: %lu in place (CL_MEM_USE_HOST_PTR), %lu copied",
+                            &in_place, &copied), 2) << activity;
+    }
+    return std::pair{in_place, copied};
+  };
+  for (const char* access : {"job", "copy"}) {
+    SCOPED_TRACE(access);
+    auto rt = testing::open_embedded(std::string(kAllResident) + "access = \"" + access + "\"\nbatch_max_jobs = 1\n",
+                                     client::Mode::hw);
+    ASSERT_TRUE(rt);
+    auto c = KernelCase::accumulate(200'000, 0, 41);  // 800 KB: several jobs, none batched
+    const funcs::FunctionInfo& fn = *funcs::find_function(TANDEM_FN_ACCUMULATE);
+    const auto run_with = [&](AccessChoice choice) {
+      rt->set_access_choice(choice);
+      funcs::Call call = c->device_call();
+      int64_t value = 0;
+      client::CallReport report;
+      ASSERT_EQ(rt->run(fn, call, value, &report), Status::ok);
+      EXPECT_EQ(value, c->reference_value());
+      EXPECT_GT(report.counters.jobs_completed, 0u);
+    };
+    const auto before = counts(*rt);
+    run_with(AccessChoice::zero_copy);
+    const auto after_zero_copy = counts(*rt);
+    run_with(AccessChoice::copy);
+    const auto after_copy = counts(*rt);
+    if (std::string(access) == "job") {
+      EXPECT_GT(after_zero_copy.first, before.first) << "zero-copy jobs in place";
+      EXPECT_EQ(after_zero_copy.second, before.second);
+      EXPECT_EQ(after_copy.first, after_zero_copy.first);
+      EXPECT_GT(after_copy.second, after_zero_copy.second) << "copy jobs copied";
+    } else {
+      EXPECT_EQ(after_copy.first, before.first) << "nothing in place with access = copy";
+      EXPECT_GT(after_zero_copy.second, before.second);
+      EXPECT_GT(after_copy.second, after_zero_copy.second);
+    }
   }
 }
 
 // Random calls in every mode with every method (tests/random_calls.hpp), byte for byte against the
 // references, on both device access settings: embedded, and through tandemd on heap and session memory.
 TEST(OpenclRuntime, RandomCallsInEveryModeWithEveryMethodGiveTheReference) {
-  for (const char* access : {"copy", "zero_copy"}) {
+  for (const char* access : {"copy", "zero_copy", "job"}) {
     auto rt = testing::open_embedded(std::string(kAllResident) + "access = \"" + access + "\"\n");
     ASSERT_TRUE(rt);
     std::string report;
@@ -418,7 +471,7 @@ TEST(OpenclRuntime, RandomCallsInEveryModeWithEveryMethodGiveTheReference) {
 }
 
 TEST(OpenclDaemon, RandomCallsInEveryModeWithEveryMethodGiveTheReference) {
-  for (const char* access : {"copy", "zero_copy"}) {
+  for (const char* access : {"copy", "zero_copy", "job"}) {
     testing::DaemonProcess d(std::string(kAllResident) + "access = \"" + access + "\"\n");
     ASSERT_TRUE(d.alive());
     auto rt = d.open(client::Mode::auto_mode);
@@ -607,7 +660,7 @@ TEST(OpenclDaemon, ProcessesChainJobsOnTheirOwnDeviceLocalBuffers) {
 }
 
 TEST(OpenclDaemon, EveryFunctionWithEveryClientAccessMethod) {
-  for (const char* access : {"copy", "zero_copy"}) {
+  for (const char* access : {"copy", "zero_copy", "job"}) {
     SCOPED_TRACE(std::string("device access ") + access);
     testing::expect_every_client_method_through_tandemd(std::string(kAllResident) + "access = \"" + access + "\"\n");
   }

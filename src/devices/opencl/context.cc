@@ -239,8 +239,10 @@ Status ClSlot::stage(uint32_t role, const KernelBuffer& buffer, void* host, ClAc
     job_buffers_[role].reset(clCreateBuffer(context_.context(), rw | CL_MEM_USE_HOST_PTR, buffer.bytes, host, &err));
     if (err != CL_SUCCESS) return fail(status_from_cl(err), cl_message("clCreateBuffer(CL_MEM_USE_HOST_PTR)", err));
     out = job_buffers_[role].get();
+    ++in_place_;
     return Status::ok;
   }
+  if (!on_device) ++copied_;
   // Copy (or a zero-copy buffer whose address the device cannot use in place, or device-local data
   // that does not start base-aligned).
   if (Status s = ensure_staging(role, buffer.bytes); s != Status::ok) return s;

@@ -140,7 +140,12 @@ class ClSlot {
   // must see: dct_quant's table).
   Status read_local(uint64_t offset, void* dst, uint64_t bytes);
 
+  // Host buffers this slot's jobs used in place and copied, since it was made (dispatcher thread).
+  uint64_t buffers_in_place() const { return in_place_; }
+  uint64_t buffers_copied() const { return copied_; }
+
  private:
+  uint64_t in_place_ = 0, copied_ = 0;
   Status fail(Status status, std::string message);
   void make_queue();  // throws tandem::Error
   Status stage(uint32_t role, const KernelBuffer& buffer, void* host, ClAccess access, cl_mem& out);

@@ -26,7 +26,10 @@ ClOptions options_from(const config::OpenclSettings& s, ClOptions o) {
 
 OpenclDevice::OpenclDevice(const config::OpenclSettings& settings, const ClOptions& extra)
     : settings_(settings), context_(options_from(settings, extra)) {
-  access_ = settings.access == "zero_copy" ? ClAccess::zero_copy : ClAccess::copy;
+  // "job": each job's method; the models are measured in place, the method a client chooses for
+  // session memory (docs/access.md).
+  per_job_ = settings.access == "job";
+  access_ = settings.access == "copy" ? ClAccess::copy : ClAccess::zero_copy;
   timeout_ns_ = static_cast<int64_t>(settings.job_timeout_s * 1e9);
   const ClSelection& sel = context_.selection();
   info_.kind = "opencl";
@@ -164,7 +167,9 @@ void CL_CALLBACK OpenclDevice::on_batch_complete(cl_event, cl_int status, void* 
 
 bool OpenclDevice::batchable(const DeviceJob& job, const KernelJob& plan) const {
   // A batch gathers host memory: a job on device-local data runs on its own, where its data is.
-  return batching_ && access_ == ClAccess::copy && job.access.local_bytes == 0 && plan.kernel == KernelId::accumulate && plan.launch &&
+  // A batch copies its jobs' inputs together, whatever their method: with access = "zero_copy" forced,
+  // no job is copied, so none is batched.
+  return batching_ && (per_job_ || access_ == ClAccess::copy) && job.access.local_bytes == 0 && plan.kernel == KernelId::accumulate && plan.launch &&
          plan.count * sizeof(int32_t) <= settings_.batch_max_job_bytes;
 }
 
@@ -186,18 +191,18 @@ void OpenclDevice::submit(uint32_t slot, const DeviceJob& job) {
   s.job.start(job.token, job.start_ns);
   if (batchable(job, plan)) {
     if (held_.empty()) held_since_ = now_ns();
-    held_.push_back(Held{slot, job.call, plan});
+    held_.push_back(Held{slot, job.call, plan, access_of(job)});
     if (held_.size() >= settings_.batch_max_jobs) launch_held();
     return;
   }
-  launch(s, job.call, plan, false);
+  launch(s, job.call, plan, access_of(job), false);
 }
 
 // Enqueues slot s's job (started) on its own queue; `small`: a batchable job (it counts against
 // kBatchSmallLaunches).
-void OpenclDevice::launch(Slot& s, const funcs::Call& call, const KernelJob& plan, bool small) {
+void OpenclDevice::launch(Slot& s, const funcs::Call& call, const KernelJob& plan, ClAccess access, bool small) {
   cl_event done = nullptr;
-  if (Status st = s.queue->enqueue(call, plan, access_, &done); st != Status::ok) {
+  if (Status st = s.queue->enqueue(call, plan, access, &done); st != Status::ok) {
     s.job.busy = false;
     return complete_now(s.index, s.job.token, st, s.queue->last_error());
   }
@@ -254,7 +259,7 @@ void OpenclDevice::launch_held() {
   if (held_.empty()) return;
   Batch* b = held_.size() > 1 ? free_batch() : nullptr;
   if (b == nullptr) {
-    for (const Held& h : held_) launch(*slots_[h.slot], h.call, h.plan, true);
+    for (const Held& h : held_) launch(*slots_[h.slot], h.call, h.plan, h.access, true);
     held_.clear();
     return;
   }
@@ -264,7 +269,7 @@ void OpenclDevice::launch_held() {
     if (b->work->add(h.call, h.plan)) {
       b->slots.push_back(h.slot);
     } else {
-      launch(*slots_[h.slot], h.call, h.plan, true);
+      launch(*slots_[h.slot], h.call, h.plan, h.access, true);
     }
   }
   held_.clear();
@@ -382,8 +387,17 @@ int64_t OpenclDevice::next_deadline() const {
 }
 
 std::string OpenclDevice::activity() const {
-  if (!batching_) return "batching off";
-  if (access_ != ClAccess::copy) return "batching off (zero_copy access)";
+  // Host buffers: how many the slots used in place and how many they copied (with access = "job",
+  // each job's method decides).
+  uint64_t in_place = 0, copied = 0;
+  for (const auto& s : slots_) {
+    in_place += s->queue->buffers_in_place();
+    copied += s->queue->buffers_copied();
+  }
+  const std::string buffers = fmt::format("; host buffers: {} in place (CL_MEM_USE_HOST_PTR), {} copied{}", in_place,
+                                          copied, per_job_ ? " (each job's method)" : "");
+  if (!batching_) return "batching off" + buffers;
+  if (!per_job_ && access_ != ClAccess::copy) return "batching off (zero_copy access)" + buffers;
   const BatchStats& b = batch_stats_;
   // Each batch buffer stages in SVM unless its allocation failed (then by copies): say which.
   const size_t in_svm = static_cast<size_t>(
@@ -392,7 +406,8 @@ std::string OpenclDevice::activity() const {
                               : in_svm == 0             ? "by copies"
                                                         : fmt::format("in SVM ({} of {} batch buffers; the others by copies)", in_svm, batches_.size());
   return fmt::format("batching: {} small jobs ran in {} batches ({:.1f} per batch), staged {}", b.jobs, b.batches,
-                     b.batches > 0 ? static_cast<double>(b.jobs) / static_cast<double>(b.batches) : 0.0, staging);
+                     b.batches > 0 ? static_cast<double>(b.jobs) / static_cast<double>(b.batches) : 0.0, staging) +
+         buffers;
 }
 
 SlotHealth OpenclDevice::slot_health(uint32_t slot) const {

@@ -69,7 +69,18 @@ class OpenclDevice final : public Device {
 
   ClContext& context() { return context_; }
   ClAccess access() const { return access_; }
-  void set_access(ClAccess access) { access_ = access; }  // per-job method until jobs carry one
+  // Every job's host buffers reached with `access` (the `copy` and `zero_copy` settings).
+  void set_access(ClAccess access) {
+    access_ = access;
+    per_job_ = false;
+  }
+  // The `job` setting: each job's own method (DeviceJob::access) picks the API: zero_copy in place
+  // (CL_MEM_USE_HOST_PTR), copy and scatter-gather by copies (their data is already staged on the host).
+  bool per_job_access() const { return per_job_; }
+  ClAccess access_of(const DeviceJob& job) const {
+    if (!per_job_) return access_;
+    return job.access.method == TANDEM_ACCESS_ZERO_COPY ? ClAccess::zero_copy : ClAccess::copy;
+  }
   // Since the device started: batches launched (enqueued, whatever became of them) and their jobs.
   struct BatchStats {
     uint64_t batches = 0;
@@ -105,11 +116,12 @@ class OpenclDevice final : public Device {
     uint32_t slot = 0;
     funcs::Call call;
     KernelJob plan;
+    ClAccess access = ClAccess::copy;  // if it runs on its own after all
   };
   static void CL_CALLBACK on_complete(cl_event event, cl_int status, void* user);
   static void CL_CALLBACK on_batch_complete(cl_event event, cl_int status, void* user);
   bool batchable(const DeviceJob& job, const KernelJob& plan) const;
-  void launch(Slot& s, const funcs::Call& call, const KernelJob& plan, bool small);
+  void launch(Slot& s, const funcs::Call& call, const KernelJob& plan, ClAccess access, bool small);
   void launch_held();
   void drop_expired_held();
   Batch* free_batch();
@@ -122,6 +134,7 @@ class OpenclDevice final : public Device {
   config::OpenclSettings settings_;
   ClContext context_;
   ClAccess access_ = ClAccess::copy;
+  bool per_job_ = false;  // access = "job"
   int64_t timeout_ns_ = 0;
   DeviceInfo info_;
   std::vector<std::unique_ptr<Slot>> slots_;
