@@ -42,8 +42,32 @@ class RandomCall {
     }
   }
   ~RandomCall() {
-    for (Allocation& a : allocations_) memory_.free(a.mine);
+    for (Allocation& a : allocations_) {
+      memory_.free(a.mine);
+      if (a.device != 0) (void)local_rt_->free_local(a.device);
+    }
   }
+  // Moves buffer i (with its guards) to device-local memory of `rt` (tandem_buffer_alloc): the call then
+  // names its device address. False if the runtime has no room (the buffer stays on the host).
+  bool move_to_device(client::Runtime& rt, size_t i) {
+    Allocation& a = allocations_[i];
+    auto device = rt.alloc_local(a.ref.size());
+    if (!device.ok()) return false;
+    local_rt_ = &rt;
+    a.device = device.value();
+    EXPECT_EQ(rt.copy_local(a.device, reinterpret_cast<uintptr_t>(a.mine), a.ref.size()), Status::ok);
+    return true;
+  }
+  // After the call: device-local buffers (guards included) back into host memory for the comparison.
+  void fetch_from_device() {
+    for (Allocation& a : allocations_) {
+      if (a.device != 0) {
+        EXPECT_EQ(local_rt_->copy_local(reinterpret_cast<uintptr_t>(a.mine), a.device, a.ref.size()), Status::ok);
+      }
+    }
+  }
+  size_t buffer_count() const { return allocations_.size(); }
+  bool on_device(size_t i) const { return allocations_[i].device != 0; }
   RandomCall(const RandomCall&) = delete;
   RandomCall& operator=(const RandomCall&) = delete;
 
@@ -55,7 +79,8 @@ class RandomCall {
     std::vector<uint64_t> args = args_;
     for (const Placed& p : placed_) {
       const Allocation& a = allocations_[p.allocation];
-      args[p.arg] = reinterpret_cast<uintptr_t>((mine ? a.mine : a.ref.data()) + kGuard + p.offset);
+      const uint64_t base = mine && a.device != 0 ? a.device : reinterpret_cast<uintptr_t>(mine ? a.mine : a.ref.data());
+      args[p.arg] = base + kGuard + p.offset;
     }
     funcs::Call call;
     funcs::BufferList buffers;
@@ -86,6 +111,7 @@ class RandomCall {
   struct Allocation {
     uint8_t* mine = nullptr;
     std::vector<uint8_t> ref;
+    uint64_t device = 0;  // device-local copy of `mine` (0: none)
   };
   struct Placed {
     uint32_t arg = 0;
@@ -146,7 +172,7 @@ class RandomCall {
     function_ = TANDEM_FN_DCT_QUANT;
     const uint64_t blocks = log_uniform(2000);
     const uint32_t mode = 1 + static_cast<uint32_t>(rng_() % 3);
-    const bool invalid = rng_() % 8 == 0;
+    const bool invalid = mode != TANDEM_DCT_MODE_DCT && rng_() % 6 == 0;  // DCT alone reads no table
     args_ = {0, 0, TANDEM_DCT_ARG(blocks, mode), 0};
     place(0, blocks * (mode == TANDEM_DCT_MODE_QUANTIZE ? 128 : 64), 2);
     place(1, blocks * 128, 2);
@@ -170,6 +196,7 @@ class RandomCall {
 
   std::mt19937_64& rng_;
   Memory memory_;
+  client::Runtime* local_rt_ = nullptr;  // whose device-local memory holds buffers (move_to_device)
   uint16_t function_ = 0;
   std::string name_;
   std::vector<uint64_t> args_;
@@ -178,14 +205,18 @@ class RandomCall {
 };
 
 // `count` random calls through `rt` from `seed`, each in a random mode with a random method forced (or
-// the runtime's choice), buffers from `memory`. `zero_copy_reaches` says whether zero-copy can serve
+// the runtime's choice), buffers from `memory`; with `device_local`, a quarter of the calls also have
+// some or all of their buffers in the runtime's device-local memory (tandem_buffer_alloc, and
+// device_local among the methods forced). `choice_shared`: other threads set the runtime's mode and
+// method too, so a call with host buffers may meet a forced method that refuses them. `zero_copy_reaches` says whether zero-copy can serve
 // these buffers (the embedded runtime, or session memory under tandemd); where it cannot, a call that
 // forces it may fail with ACCESS_UNSUPPORTED, and then must have written nothing. Returns the calls that went wrong,
 // described in `report`; `accelerated` counts the calls with units on the accelerators.
 // $TANDEM_RANDOM_CALLS replaces `count` (longer runs); $TANDEM_RANDOM_SEED is added to `seed` (other
 // calls; threads with seeds of their own keep them apart).
 inline int run_random_calls(client::Runtime& rt, uint64_t seed, int count, const RandomCall::Memory& memory,
-                            bool zero_copy_reaches, std::string& report, int* accelerated = nullptr) {
+                            bool zero_copy_reaches, std::string& report, int* accelerated = nullptr,
+                            bool device_local = false, bool choice_shared = false) {
   using client::AccessChoice;
   using client::Mode;
   if (const char* env = std::getenv("TANDEM_RANDOM_CALLS")) count = std::atoi(env);
@@ -193,30 +224,44 @@ inline int run_random_calls(client::Runtime& rt, uint64_t seed, int count, const
   std::mt19937_64 rng(seed);
   int failures = 0;
   const AccessChoice choices[] = {AccessChoice::automatic, AccessChoice::zero_copy, AccessChoice::copy,
-                                  AccessChoice::scatter_gather};
+                                  AccessChoice::scatter_gather, AccessChoice::device_local};
   for (int i = 0; i < count; ++i) {
     RandomCall c(rng, memory);
     const Mode mode = static_cast<Mode>(rng() % 4);
     const double alpha = std::uniform_real_distribution<double>(0, 1)(rng);
-    const AccessChoice choice = choices[rng() % 4];
+    AccessChoice choice = choices[rng() % 4];
+    size_t local_buffers = 0;
+    if (device_local && rng() % 4 == 0) {  // all buffers, or each with even odds
+      const bool all = rng() % 2 == 0;
+      for (size_t b = 0; b < c.buffer_count(); ++b) {
+        if ((all || rng() % 2 == 0) && c.move_to_device(rt, b)) ++local_buffers;
+      }
+      if (rng() % 3 == 0) choice = AccessChoice::device_local;
+    }
+    const bool all_local = local_buffers == c.buffer_count();
     rt.set_mode(mode, alpha);
     rt.set_access_choice(choice);
     funcs::Call call = c.call(true);
     int64_t value = -1;
     client::CallReport call_report;
     const Status s = rt.run(c.function(), call, value, &call_report);
-    // Where zero-copy cannot serve the buffers, forcing it fails the call if the runtime plans to
-    // accelerate it (a call it runs in software needs no method); a refused call writes nothing.
-    const bool refused = s == Status::access_unsupported && choice == AccessChoice::zero_copy && !zero_copy_reaches;
+    c.fetch_from_device();
+    // Where zero-copy cannot serve the buffers, or device_local is forced on buffers not all on the
+    // device, the call fails if the runtime plans to accelerate it (a call it runs in software needs no
+    // method); a refused call writes nothing.
+    const bool refusable = (choice == AccessChoice::zero_copy && !zero_copy_reaches) ||
+                           (choice == AccessChoice::device_local && !all_local) || (choice_shared && !all_local);
+    const bool refused = s == Status::access_unsupported && refusable;
     const Status want = refused ? Status::access_unsupported : Status::ok;
     const int64_t ref_value = refused ? value : c.run_reference();
     const std::string difference = c.first_difference();
     if (s != want || value != ref_value || !difference.empty()) {
       ++failures;
-      report += fmt::format("call {} of seed {}: {} in mode {}, method choice {}: status {} (want {}), value {} (the "
-                            "reference's {}){}{}\n",
-                            i, seed, c.name(), client::mode_name(mode, alpha), static_cast<int>(choice), to_string(s),
-                            to_string(want), value, ref_value, difference.empty() ? "" : "; ", difference);
+      report += fmt::format("call {} of seed {}: {} in mode {}, method choice {}, {} of {} buffers device-local: "
+                            "status {} (want {}), value {} (the reference's {}){}{}\n",
+                            i, seed, c.name(), client::mode_name(mode, alpha), static_cast<int>(choice), local_buffers,
+                            c.buffer_count(), to_string(s), to_string(want), value, ref_value,
+                            difference.empty() ? "" : "; ", difference);
     }
     if (accelerated != nullptr && call_report.counters.hw_units > 0) ++*accelerated;
   }

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <utility>
+#include <vector>
 #include <cstring>
 
 #include "abi/atomics.hpp"
@@ -247,7 +249,23 @@ class Driver {
       failure_ = Status::no_memory;
       return;
     }
-    combine(fn_.run_sw(bounced_, range.begin, range.end));
+    const int64_t partial = fn_.run_sw(bounced_, range.begin, range.end);
+    combine(partial);
+    if (funcs::wrote_outputs(fn_, partial)) note_bounced_writes(range);
+  }
+
+  // The device-local output bytes a software step over `range` wrote in the bounce buffers: only those go
+  // back when the call ends, since the rest of each output is the device jobs' (or untouched).
+  void note_bounced_writes(const engine::WorkRange& range) {
+    funcs::Call part, described;
+    funcs::BufferList buffers;
+    fn_.slice(call_, range.begin, range.end, part);
+    if (funcs::describe_call(fn_, {part.args.data(), part.arg_count}, described, buffers) != Status::ok) return;
+    for (uint32_t i = 0; i < buffers.count; ++i) {
+      const funcs::BufferUse& b = buffers.items[i];
+      const uint64_t address = part.args[b.arg];
+      if (b.write && b.bytes > 0 && is_device_address(address)) bounced_writes_.emplace_back(address, address + b.bytes);
+    }
   }
 
   // Measured progress of the CPU share: the partitioner plans the rest of the call with the rate this
@@ -281,14 +299,27 @@ class Driver {
   }
 
   void finish_bounce() {
+    // Adjacent software steps wrote adjacent bytes: one copy per run of them.
+    std::sort(bounced_writes_.begin(), bounced_writes_.end());
+    std::vector<std::pair<uint64_t, uint64_t>> runs;
+    for (const auto& w : bounced_writes_) {
+      if (!runs.empty() && w.first <= runs.back().second) {
+        runs.back().second = std::max(runs.back().second, w.second);
+      } else {
+        runs.push_back(w);
+      }
+    }
     for (uint32_t i = 0; i < bounce_count_; ++i) {
       const Bounce& b = bounces_[i];
-      if (b.write && bounce_ready_) {
-        if (Status s = rt_.copy_local(b.device, reinterpret_cast<uintptr_t>(b.host), b.bytes); s != Status::ok) failure_ = s;
+      for (const auto& [begin, end] : runs) {
+        if (!b.write || !bounce_ready_ || begin < b.device || end > b.device + b.bytes) continue;
+        const uintptr_t host = reinterpret_cast<uintptr_t>(b.host) + (begin - b.device);
+        if (Status s = rt_.copy_local(begin, host, end - begin); s != Status::ok) failure_ = s;
       }
       rt_.free(b.host);
     }
     bounce_count_ = 0;
+    bounced_writes_.clear();
   }
 
   // The copy method: the job's input copied into staging session memory, its output noted for copying
@@ -615,6 +646,7 @@ class Driver {
   std::array<Bounce, funcs::kMaxBuffers> bounces_{};
   uint32_t bounce_count_ = 0;
   bool bounce_ready_ = false;
+  std::vector<std::pair<uint64_t, uint64_t>> bounced_writes_;  // device ranges [begin, end) software steps wrote
   int64_t origin_ = 0;
   model::LiveMetrics metrics_;
   int64_t value_ = 0;

@@ -614,6 +614,7 @@ bool Engine::can_reconfigure(SlotId s) const {
   if (slot.state == SlotState::busy || slot.out_of_service) return false;
   if (slot.state == SlotState::empty) return true;
   const Queue& q = queues_[slot.queue];
+  if (q.in_service == 1 && q.serving > 1) return false;  // its function's last slot in service: the rest fail
   return !(q.jobs > 0 && q.serving == 1);  // never strand a non-empty queue (thesis 5.4.4)
 }
 
@@ -639,12 +640,12 @@ void Engine::detach_slot(Slot& slot) {
 }
 
 bool Engine::load(SlotId s, FunctionId f, Time now, Actions& out) {
-  if (s >= slots_.size() || f >= kMaxFunctions || !config_.known[f] ||
-      !config_.slot_classes[slot_class_[s]].loadable[f] || !can_reconfigure(s)) {
+  if (s >= slots_.size() || f >= kMaxFunctions || !config_.known[f] || !config_.slot_classes[slot_class_[s]].loadable[f]) {
     return false;
   }
   Slot& slot = slots_[s];
   if (slot.state != SlotState::empty && slot.function == f) return true;  // already there
+  if (!can_reconfigure(s)) return false;
   if (route_[f] == kNone && find_free_queue() == kNone &&
       !(slot.state != SlotState::empty && queues_[slot.queue].serving == 1)) {
     return false;  // nowhere to queue f's jobs

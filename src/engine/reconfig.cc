@@ -98,7 +98,7 @@ void StickyPolicy::on_period(Engine& engine, const Monitor& monitor, Time now, A
     if (engine.fixed(s)) continue;
     ++policy_slots;
     const SlotView v = engine.slot(s);
-    if (v.state != SlotState::empty) ++current[v.function];
+    if (v.state != SlotState::empty && v.in_service) ++current[v.function];  // one out of service serves nobody
   }
   const double period_s = static_cast<double>(params_.period_ns) * 1e-9;
   std::vector<FunctionId> active;
@@ -176,6 +176,7 @@ void StickyPolicy::on_period(Engine& engine, const Monitor& monitor, Time now, A
       for (SlotId s = 0; s < n_slots; ++s) {
         if (engine.fixed(s) || !engine.can_hold(s, f)) continue;
         const SlotView v = engine.slot(s);
+        if (!v.in_service) continue;  // never reconfigured (Engine::can_reconfigure): not a pick
         double value = -1;  // empty
         if (v.state == SlotState::idle) {
           if (!(params_.evict > 0)) continue;  // ablation: only ever fill empty slots
@@ -236,7 +237,7 @@ void StickyPolicy::on_demand(Engine& engine, const Monitor& monitor, FunctionId 
   std::array<uint32_t, kMaxFunctions> holding{};  // slots per function, configuring ones included
   for (SlotId s = 0; s < engine.slot_count(); ++s) {
     const SlotView v = engine.slot(s);
-    if (v.state != SlotState::empty && !engine.fixed(s)) ++holding[v.function];
+    if (v.state != SlotState::empty && v.in_service && !engine.fixed(s)) ++holding[v.function];
   }
   // Displacing a resident must pay like the period's displacements (the payoff): with a whole CPU per
   // application, calls often end before the new accelerator is ready.

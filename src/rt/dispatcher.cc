@@ -761,7 +761,7 @@ Status Dispatcher::free_local(engine::SessionId session, uint64_t address) {
 int64_t Dispatcher::next_deadline() const {
   int64_t next = timers_.next_deadline();
   for (const DeviceEntry& d : devices_) {
-    if (d.in_flight > 0) next = std::min(next, d.device->next_deadline());
+    if (d.in_flight > 0 || d.out_of_service > 0) next = std::min(next, d.device->next_deadline());
   }
   return next;
 }

@@ -17,7 +17,7 @@ TEST(RandomCalls, EveryModeAndMethodGivesTheReferenceOnTheEmbeddedRuntime) {
   ASSERT_TRUE(rt);
   std::string report;
   int accelerated = 0;
-  EXPECT_EQ(testing::run_random_calls(*rt, 1511, 400, {}, true, report, &accelerated), 0) << report;
+  EXPECT_EQ(testing::run_random_calls(*rt, 1511, 400, {}, true, report, &accelerated, true), 0) << report;
   EXPECT_GT(accelerated, 100) << "most calls in hw, alpha and auto modes reach the fabric";
 }
 

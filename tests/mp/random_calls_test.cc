@@ -19,9 +19,9 @@ TEST(RandomCallsDaemon, EveryModeAndMethodGivesTheReferenceOnHeapAndSessionMemor
   ASSERT_TRUE(rt);
   std::string report;
   int accelerated = 0;
-  EXPECT_EQ(testing::run_random_calls(*rt, 1512, 300, {}, false, report, &accelerated), 0) << "heap:\n" << report;
+  EXPECT_EQ(testing::run_random_calls(*rt, 1512, 300, {}, false, report, &accelerated, true), 0) << "heap:\n" << report;
   testing::RandomCall::Memory session{[&](size_t n) { return rt->alloc(n); }, [&](void* p) { rt->free(p); }};
-  EXPECT_EQ(testing::run_random_calls(*rt, 1513, 300, session, true, report, &accelerated), 0) << "session memory:\n" << report;
+  EXPECT_EQ(testing::run_random_calls(*rt, 1513, 300, session, true, report, &accelerated, true), 0) << "session memory:\n" << report;
   EXPECT_GT(accelerated, 150) << "most calls in hw, alpha and auto modes reach the fabric";
   EXPECT_TRUE(d.alive());
 }

@@ -465,7 +465,7 @@ TEST(OpenclRuntime, RandomCallsInEveryModeWithEveryMethodGiveTheReference) {
     ASSERT_TRUE(rt);
     std::string report;
     int accelerated = 0;
-    EXPECT_EQ(testing::run_random_calls(*rt, 1521, 150, {}, true, report, &accelerated), 0) << access << ":\n" << report;
+    EXPECT_EQ(testing::run_random_calls(*rt, 1521, 150, {}, true, report, &accelerated, true), 0) << access << ":\n" << report;
     EXPECT_GT(accelerated, 40) << access;
   }
 }
@@ -478,22 +478,22 @@ TEST(OpenclDaemon, RandomCallsInEveryModeWithEveryMethodGiveTheReference) {
     ASSERT_TRUE(rt);
     std::string report;
     int accelerated = 0;
-    EXPECT_EQ(testing::run_random_calls(*rt, 1522, 100, {}, false, report, &accelerated), 0) << access << ", heap:\n" << report;
+    EXPECT_EQ(testing::run_random_calls(*rt, 1522, 100, {}, false, report, &accelerated, true), 0) << access << ", heap:\n" << report;
     testing::RandomCall::Memory session{[&](size_t n) { return rt->alloc(n); }, [&](void* p) { rt->free(p); }};
-    EXPECT_EQ(testing::run_random_calls(*rt, 1523, 100, session, true, report, &accelerated), 0)
+    EXPECT_EQ(testing::run_random_calls(*rt, 1523, 100, session, true, report, &accelerated, true), 0)
         << access << ", session memory:\n" << report;
     EXPECT_GT(accelerated, 50) << access;
     EXPECT_TRUE(d.alive());
   }
 }
 
-// A job past its time limit takes its slot out of service until the device has finished it (OpenCL
-// cannot cancel a kernel). Meanwhile the engine starts every job on the other slot of the function, so
-// none fails; once the kernel ends, the slot serves again.
+// A job past its time limit (100 ms) takes its slot out of service until the device has finished it
+// (OpenCL cannot cancel a kernel; ~1 s here). Meanwhile the engine starts every job on the other slot of
+// the function, so none fails; once the kernel ends, the slot serves again.
 TEST(OpenclRuntime, JobsAvoidASlotOutOfServiceAndItServesAgainOnceFree) {
   auto rt = testing::open_embedded(
       "[device]\nkinds = [\"opencl\"]\n[device.opencl]\nslots = 2\nresident = [\"work\", \"work\"]\n"
-      "job_timeout_ms = 20\nreduction_groups = 1\n[fabric]\nmax_job_ms = 0\n",
+      "job_timeout_ms = 100\nreduction_groups = 1\n[fabric]\nmax_job_ms = 0\n",
       client::Mode::hw);
   ASSERT_TRUE(rt);
   auto* rec = static_cast<tandem_completion_t*>(rt->alloc(sizeof(tandem_completion_t)));
@@ -504,14 +504,17 @@ TEST(OpenclRuntime, JobsAvoidASlotOutOfServiceAndItServesAgainOnceFree) {
     if (s == Status::ok) s = rt->wait(rec, {});
     return s;
   };
-  ASSERT_EQ(run_work(400'000'000), Status::timeout);  // ~0.4 s of chains on one core
+  ASSERT_EQ(run_work(1'000'000'000), Status::timeout);  // ~1 s of chains on one core
   const uint32_t slow_slot = rec->slot;
   int on_slow = 0, failed = 0;
   const int64_t deadline = now_ns() + 30'000'000'000;
   int jobs = 0;
-  // Small jobs until one runs on the slow slot again: it must be back in service by then.
+  // Small jobs until one runs on the slow slot again: it must be back in service by then. (Only
+  // DEVICE_ERROR, a job sent to the slot out of service, counts: on a loaded machine a small job beside
+  // the long kernel on PoCL's threads may itself pass the limit.)
   for (; now_ns() < deadline; ++jobs) {
-    if (run_work(1000) != Status::ok || static_cast<int64_t>(rec->value) != 1000) ++failed;
+    const Status s = run_work(1000);
+    if (s == Status::device_error || (s == Status::ok && static_cast<int64_t>(rec->value) != 1000)) ++failed;
     if (rec->slot == slow_slot) {
       ++on_slow;
       break;

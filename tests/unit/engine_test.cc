@@ -173,6 +173,21 @@ TEST_F(EngineScript, ASlotOutOfServiceTakesNoJobsWhileAReplicaServes) {
   EXPECT_DOUBLE_EQ(engine->usable_throughput(kF), 2e9);
   engine->set_in_service(0, true, now, out);  // no change: no double count
   EXPECT_EQ(engine->accelerators(kF), 2u);
+  engine->job_finished(0, Status::ok, 0, now, out);
+  engine->job_finished(1, Status::ok, 0, now, out);
+  take();
+  // The last slot in service of a function that has one out of service is kept: reconfiguring it would
+  // leave the function only a slot where every job fails. Loading what a slot already holds still
+  // succeeds, in service or not.
+  engine->set_in_service(0, false, now, out);
+  EXPECT_FALSE(engine->can_reconfigure(1));
+  EXPECT_FALSE(engine->unload(1, out));
+  EXPECT_FALSE(engine->load(1, kG, now, out));
+  EXPECT_TRUE(engine->load(0, kF, now, out));
+  EXPECT_TRUE(engine->load(1, kF, now, out));
+  engine->set_in_service(0, true, now, out);
+  EXPECT_TRUE(engine->can_reconfigure(1));
+  EXPECT_EQ(take(), V{});
 }
 
 // Where every slot of a function is out of service, its jobs still start there (and fail fast with the
