@@ -3,7 +3,10 @@
 // gathered by tandemd; zero-copy refused) and on session memory, each byte checked against the reference.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "daemon_harness.hpp"
+#include "device_end_to_end.hpp"
 #include "random_calls.hpp"
 
 namespace tandem {
@@ -23,6 +26,23 @@ TEST(RandomCallsDaemon, EveryModeAndMethodGivesTheReferenceOnHeapAndSessionMemor
   testing::RandomCall::Memory session{[&](size_t n) { return rt->alloc(n); }, [&](void* p) { rt->free(p); }};
   EXPECT_EQ(testing::run_random_calls(*rt, 1513, 300, session, true, report, &accelerated, true), 0) << "session memory:\n" << report;
   EXPECT_GT(accelerated, 150) << "most calls in hw, alpha and auto modes reach the fabric";
+  EXPECT_TRUE(d.alive());
+}
+
+// Client processes at once, each with random calls of its own (heap, session memory and device-local
+// buffers, every mode and method): every byte of every call still its own reference's.
+TEST(RandomCallsDaemon, ClientProcessesAtOnceEachGetTheirReferences) {
+  testing::DaemonProcess d(kKernels);
+  ASSERT_TRUE(d.alive());
+  testing::run_clients(d.socket(), 4, [](int i, client::Runtime& rt) {
+    std::string report;
+    testing::RandomCall::Memory session{[&](size_t n) { return rt.alloc(n); }, [&](void* p) { rt.free(p); }};
+    const uint64_t seed = 1550 + static_cast<uint64_t>(i) * 2;
+    int failures = testing::run_random_calls(rt, seed, 120, {}, false, report, nullptr, true);
+    failures += testing::run_random_calls(rt, seed + 1, 120, session, true, report, nullptr, true);
+    if (failures > 0) std::fprintf(stderr, "client %d:\n%s", i, report.c_str());
+    return failures;
+  });
   EXPECT_TRUE(d.alive());
 }
 
