@@ -21,6 +21,7 @@
 #include "client/access.hpp"
 #include "client/runtime.hpp"
 #include "funcs/function.hpp"
+#include "funcs/ref/pq_ref.hpp"
 #include "tandem/tandem_abi.h"
 
 namespace tandem::testing {
@@ -33,12 +34,14 @@ class RandomCall {
   };
   static constexpr size_t kGuard = 64;
 
-  RandomCall(std::mt19937_64& rng, Memory memory) : rng_(rng), memory_(std::move(memory)) {
-    switch (rng_() % 4) {
+  // `priority_queue`: the runtime has that function's accelerator too (the fabric, RTL; not OpenCL).
+  RandomCall(std::mt19937_64& rng, Memory memory, bool priority_queue = false) : rng_(rng), memory_(std::move(memory)) {
+    switch (rng_() % (priority_queue ? 5 : 4)) {
       case 0: accumulate(); break;
       case 1: sobel(); break;
       case 2: matmul(); break;
-      default: dct_quant(); break;
+      case 3: dct_quant(); break;
+      default: this->priority_queue(); break;
     }
   }
   ~RandomCall() {
@@ -194,6 +197,27 @@ class RandomCall {
     name_ = fmt::format("dct_quant of {} blocks, mode {}{}", blocks, mode, invalid ? ", invalid table" : "");
   }
 
+  // Commands of every kind (mostly pushes and pops over few priorities, so many ties; some peeks,
+  // unknown opcodes and reserved bits), as the RTL tests draw them.
+  void priority_queue() {
+    function_ = TANDEM_FN_PRIORITY_QUEUE;
+    const uint64_t count = log_uniform(3000);
+    args_ = {0, 0, count};
+    place(0, count * 8, 8);
+    place(1, count * 8, 8);
+    uint8_t* commands = ref_data(0);
+    for (uint64_t i = 0; i < count; ++i) {
+      const uint64_t r = rng_();
+      const uint8_t op = r % 10 < 5 ? 1 : r % 10 < 8 ? 2 : r % 10 == 8 ? 3 : 9;
+      uint64_t word = funcs::ref::encode_pq_command({op, static_cast<uint32_t>(r >> 8), static_cast<uint8_t>((r >> 40) % 4 * 60),
+                                                     ((r >> 50) & 1) != 0, ((r >> 51) % 4) != 0});
+      if (r % 61 == 0) word |= uint64_t{1} << 44;
+      std::memcpy(commands + 8 * i, &word, 8);
+    }
+    sync_mine(0);
+    name_ = fmt::format("priority_queue of {} commands", count);
+  }
+
   std::mt19937_64& rng_;
   Memory memory_;
   client::Runtime* local_rt_ = nullptr;  // whose device-local memory holds buffers (move_to_device)
@@ -204,19 +228,27 @@ class RandomCall {
   std::vector<Placed> placed_;
 };
 
+// What run_random_calls may do, and what the runtime can serve.
+struct RandomCallOptions {
+  // Zero-copy can serve the buffers (the embedded runtime, or session memory under tandemd); where it
+  // cannot, a call that forces it may fail with ACCESS_UNSUPPORTED, and then must have written nothing.
+  bool zero_copy_reaches = true;
+  // A quarter of the calls also have some or all of their buffers in the runtime's device-local memory
+  // (tandem_buffer_alloc), and device_local is among the methods forced.
+  bool device_local = false;
+  // Other threads set the runtime's mode and method too, so a call with host buffers may meet a forced
+  // method that refuses them.
+  bool choice_shared = false;
+  bool priority_queue = false;  // calls of priority_queue too (RandomCall)
+};
+
 // `count` random calls through `rt` from `seed`, each in a random mode with a random method forced (or
-// the runtime's choice), buffers from `memory`; with `device_local`, a quarter of the calls also have
-// some or all of their buffers in the runtime's device-local memory (tandem_buffer_alloc, and
-// device_local among the methods forced). `choice_shared`: other threads set the runtime's mode and
-// method too, so a call with host buffers may meet a forced method that refuses them. `zero_copy_reaches` says whether zero-copy can serve
-// these buffers (the embedded runtime, or session memory under tandemd); where it cannot, a call that
-// forces it may fail with ACCESS_UNSUPPORTED, and then must have written nothing. Returns the calls that went wrong,
-// described in `report`; `accelerated` counts the calls with units on the accelerators.
+// the runtime's choice), buffers from `memory`. Returns the calls that went wrong, described in
+// `report`; `accelerated` counts the calls with units on the accelerators.
 // $TANDEM_RANDOM_CALLS replaces `count` (longer runs); $TANDEM_RANDOM_SEED is added to `seed` (other
 // calls; threads with seeds of their own keep them apart).
 inline int run_random_calls(client::Runtime& rt, uint64_t seed, int count, const RandomCall::Memory& memory,
-                            bool zero_copy_reaches, std::string& report, int* accelerated = nullptr,
-                            bool device_local = false, bool choice_shared = false) {
+                            const RandomCallOptions& options, std::string& report, int* accelerated = nullptr) {
   using client::AccessChoice;
   using client::Mode;
   if (const char* env = std::getenv("TANDEM_RANDOM_CALLS")) count = std::atoi(env);
@@ -226,12 +258,12 @@ inline int run_random_calls(client::Runtime& rt, uint64_t seed, int count, const
   const AccessChoice choices[] = {AccessChoice::automatic, AccessChoice::zero_copy, AccessChoice::copy,
                                   AccessChoice::scatter_gather, AccessChoice::device_local};
   for (int i = 0; i < count; ++i) {
-    RandomCall c(rng, memory);
+    RandomCall c(rng, memory, options.priority_queue);
     const Mode mode = static_cast<Mode>(rng() % 4);
     const double alpha = std::uniform_real_distribution<double>(0, 1)(rng);
     AccessChoice choice = choices[rng() % 4];
     size_t local_buffers = 0;
-    if (device_local && rng() % 4 == 0) {  // all buffers, or each with even odds
+    if (options.device_local && rng() % 4 == 0) {  // all buffers, or each with even odds
       const bool all = rng() % 2 == 0;
       for (size_t b = 0; b < c.buffer_count(); ++b) {
         if ((all || rng() % 2 == 0) && c.move_to_device(rt, b)) ++local_buffers;
@@ -249,8 +281,8 @@ inline int run_random_calls(client::Runtime& rt, uint64_t seed, int count, const
     // Where zero-copy cannot serve the buffers, or device_local is forced on buffers not all on the
     // device, the call fails if the runtime plans to accelerate it (a call it runs in software needs no
     // method); a refused call writes nothing.
-    const bool refusable = (choice == AccessChoice::zero_copy && !zero_copy_reaches) ||
-                           (choice == AccessChoice::device_local && !all_local) || (choice_shared && !all_local);
+    const bool refusable = (choice == AccessChoice::zero_copy && !options.zero_copy_reaches) ||
+                           (choice == AccessChoice::device_local && !all_local) || (options.choice_shared && !all_local);
     const bool refused = s == Status::access_unsupported && refusable;
     const Status want = refused ? Status::access_unsupported : Status::ok;
     const int64_t ref_value = refused ? value : c.run_reference();

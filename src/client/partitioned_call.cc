@@ -170,6 +170,10 @@ class Driver {
     if (staging_ != nullptr) staging_->reset();
   }
 
+  ~Driver() { release_bounce(); }
+  Driver(const Driver&) = delete;
+  Driver& operator=(const Driver&) = delete;
+
   double hw_done_s() const { return hw_done_s_; }
   uint32_t sleeps() const { return sleeps_; }
   CallObservation& observation() { return observation_; }
@@ -260,7 +264,12 @@ class Driver {
     funcs::Call part, described;
     funcs::BufferList buffers;
     fn_.slice(call_, range.begin, range.end, part);
-    if (funcs::describe_call(fn_, {part.args.data(), part.arg_count}, described, buffers) != Status::ok) return;
+    if (funcs::describe_call(fn_, {part.args.data(), part.arg_count}, described, buffers) != Status::ok) {
+      for (uint32_t i = 0; i < bounce_count_; ++i) {  // no slice to go by: the whole outputs go back
+        if (bounces_[i].write) bounced_writes_.emplace_back(bounces_[i].device, bounces_[i].device + bounces_[i].bytes);
+      }
+      return;
+    }
     for (uint32_t i = 0; i < buffers.count; ++i) {
       const funcs::BufferUse& b = buffers.items[i];
       const uint64_t address = part.args[b.arg];
@@ -289,9 +298,11 @@ class Driver {
       const uint64_t address = call_.args[b.arg];
       if (b.bytes == 0 || !is_device_address(address)) continue;
       void* host = rt_.alloc(b.bytes);
-      if (host == nullptr) return false;
-      bounces_[bounce_count_++] = Bounce{address, host, b.bytes, b.write};
-      if (!b.write && rt_.copy_local(reinterpret_cast<uintptr_t>(host), address, b.bytes) != Status::ok) return false;
+      if (host != nullptr) bounces_[bounce_count_++] = Bounce{address, host, b.bytes, b.write};
+      if (host == nullptr || (!b.write && rt_.copy_local(reinterpret_cast<uintptr_t>(host), address, b.bytes) != Status::ok)) {
+        release_bounce();  // a later step starts over; none of it is kept
+        return false;
+      }
       bounced_.buffers[i] = host;
     }
     bounce_ready_ = true;
@@ -299,25 +310,35 @@ class Driver {
   }
 
   void finish_bounce() {
-    // Adjacent software steps wrote adjacent bytes: one copy per run of them.
+    // Per output, adjacent software steps wrote adjacent bytes: one copy per run of them.
     std::sort(bounced_writes_.begin(), bounced_writes_.end());
-    std::vector<std::pair<uint64_t, uint64_t>> runs;
-    for (const auto& w : bounced_writes_) {
-      if (!runs.empty() && w.first <= runs.back().second) {
-        runs.back().second = std::max(runs.back().second, w.second);
-      } else {
-        runs.push_back(w);
-      }
-    }
-    for (uint32_t i = 0; i < bounce_count_; ++i) {
+    for (uint32_t i = 0; i < bounce_count_ && bounce_ready_; ++i) {
       const Bounce& b = bounces_[i];
-      for (const auto& [begin, end] : runs) {
-        if (!b.write || !bounce_ready_ || begin < b.device || end > b.device + b.bytes) continue;
-        const uintptr_t host = reinterpret_cast<uintptr_t>(b.host) + (begin - b.device);
-        if (Status s = rt_.copy_local(begin, host, end - begin); s != Status::ok) failure_ = s;
+      if (!b.write) continue;
+      uint64_t run_begin = 0, run_end = 0;
+      const auto flush = [&] {
+        if (run_end <= run_begin) return;
+        const uintptr_t host = reinterpret_cast<uintptr_t>(b.host) + (run_begin - b.device);
+        if (Status s = rt_.copy_local(run_begin, host, run_end - run_begin); s != Status::ok) failure_ = s;
+      };
+      for (const auto& [begin, end] : bounced_writes_) {
+        if (begin < b.device || end > b.device + b.bytes) continue;  // another output's
+        if (begin > run_end || run_end <= run_begin) {
+          flush();
+          run_begin = begin;
+          run_end = end;
+        } else {
+          run_end = std::max(run_end, end);
+        }
       }
-      rt_.free(b.host);
+      flush();
     }
+    release_bounce();
+  }
+
+  // The bounce buffers freed, nothing copied back (also when a call fails part-way: ~Driver).
+  void release_bounce() {
+    for (uint32_t i = 0; i < bounce_count_; ++i) rt_.free(bounces_[i].host);
     bounce_count_ = 0;
     bounced_writes_.clear();
   }
@@ -852,6 +873,7 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
   if (config.max_outstanding_jobs > kMaxCallJobs) return Status::invalid_argument;  // more jobs than records
   tandem_completion_t* records = rt.thread_records();
   if (records == nullptr) {
+    if (access.device_buffers) return Status::no_memory;  // software could not read device addresses
     value = fn.run_sw(call, 0, units);  // no records for the jobs: the call still completes, in software
     rt.stats().fallbacks.fetch_add(1, std::memory_order_relaxed);
     return Status::ok;

@@ -160,34 +160,40 @@ TEST(Access, ChainedDeviceLocalJobsMoveTheirDataOnce) {
 // this process) until the reactive manager has loaded it, then on the fabric: only what the CPU wrote goes
 // back from the bounce buffer, so the jobs' rows survive (the whole buffer went back before).
 TEST(Access, ADeviceLocalCallPartlyInSoftwareKeepsWhatTheJobsWrote) {
-  auto rt = testing::open_embedded("[device.emu]\nslots = 2\nresident = [\"nop\"]\n[reconfig]\npolicy = \"reactive\"\n",
-                                   client::Mode::hw);
-  ASSERT_TRUE(rt);
   constexpr uint32_t w = 1024, h = 1500;
-  Case c = testing::sobel_case(12, w, h), ref = testing::sobel_case(12, w, h);
+  Case ref = testing::sobel_case(12, w, h);
   testing::run_software(ref);
-  std::vector<uint64_t> device;
-  for (auto& b : c.buffers) {
-    auto d = rt->alloc_local(b.size());
-    ASSERT_TRUE(d);
-    ASSERT_EQ(rt->copy_local(d.value(), testing::address(b.data()), b.size()), Status::ok);
-    device.push_back(d.value());
+  // A descheduled dispatcher may load the function only after the CPU has done the whole call: then
+  // try again with a fresh runtime (every attempt must still give the reference).
+  bool split = false;
+  for (int attempt = 0; attempt < 5 && !split; ++attempt) {
+    auto rt = testing::open_embedded("[device.emu]\nslots = 2\nresident = [\"nop\"]\n[reconfig]\npolicy = \"reactive\"\n",
+                                     client::Mode::hw);
+    ASSERT_TRUE(rt);
+    Case c = testing::sobel_case(12, w, h);
+    std::vector<uint64_t> device;
+    for (auto& b : c.buffers) {
+      auto d = rt->alloc_local(b.size());
+      ASSERT_TRUE(d);
+      ASSERT_EQ(rt->copy_local(d.value(), testing::address(b.data()), b.size()), Status::ok);
+      device.push_back(d.value());
+    }
+    const uint64_t args[4] = {device[0], device[1], w, h};
+    funcs::Call call;
+    funcs::BufferList buffers;
+    ASSERT_EQ(funcs::describe_call(*funcs::find_function(TANDEM_FN_SOBEL), args, call, buffers), Status::ok);
+    call.buffers[0] = reinterpret_cast<void*>(device[0]);
+    call.buffers[1] = reinterpret_cast<void*>(device[1]);
+    int64_t value = -1;
+    client::CallReport report;
+    ASSERT_EQ(rt->run(*funcs::find_function(TANDEM_FN_SOBEL), call, value, &report), Status::ok);
+    split = report.counters.sw_units > 0 && report.counters.hw_units > 0;  // rows on the CPU, then on the fabric
+    std::vector<uint8_t> out(c.buffers[1].size());
+    ASSERT_EQ(rt->copy_local(testing::address(out.data()), device[1], out.size()), Status::ok);
+    EXPECT_TRUE(out == ref.out()) << "sw " << report.counters.sw_units << ", hw " << report.counters.hw_units;
+    for (uint64_t d : device) EXPECT_EQ(rt->free_local(d), Status::ok);
   }
-  const uint64_t args[4] = {device[0], device[1], w, h};
-  funcs::Call call;
-  funcs::BufferList buffers;
-  ASSERT_EQ(funcs::describe_call(*funcs::find_function(TANDEM_FN_SOBEL), args, call, buffers), Status::ok);
-  call.buffers[0] = reinterpret_cast<void*>(device[0]);
-  call.buffers[1] = reinterpret_cast<void*>(device[1]);
-  int64_t value = -1;
-  client::CallReport report;
-  ASSERT_EQ(rt->run(*funcs::find_function(TANDEM_FN_SOBEL), call, value, &report), Status::ok);
-  EXPECT_GT(report.counters.sw_units, 0u) << "rows on the CPU while the function loaded";
-  EXPECT_GT(report.counters.hw_units, 0u) << "rows on the fabric once loaded";
-  std::vector<uint8_t> out(c.buffers[1].size());
-  ASSERT_EQ(rt->copy_local(testing::address(out.data()), device[1], out.size()), Status::ok);
-  EXPECT_TRUE(out == ref.out()) << "sw " << report.counters.sw_units << ", hw " << report.counters.hw_units;
-  for (uint64_t d : device) EXPECT_EQ(rt->free_local(d), Status::ok);
+  EXPECT_TRUE(split) << "no attempt ran rows both on the CPU (while the function loaded) and on the fabric";
 }
 
 // A software step of a call on device-local data (no accelerator resident) bounces it through this

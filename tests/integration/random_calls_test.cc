@@ -10,14 +10,14 @@ namespace tandem {
 namespace {
 
 constexpr const char* kKernels =
-    "[device.emu]\nslots = 6\nresident = [\"accumulate\", \"sobel\", \"matmul\", \"dct_quant\"]\n";
+    "[device.emu]\nslots = 6\nresident = [\"accumulate\", \"sobel\", \"matmul\", \"dct_quant\", \"priority_queue\"]\n";
 
 TEST(RandomCalls, EveryModeAndMethodGivesTheReferenceOnTheEmbeddedRuntime) {
   auto rt = testing::open_embedded(kKernels);
   ASSERT_TRUE(rt);
   std::string report;
   int accelerated = 0;
-  EXPECT_EQ(testing::run_random_calls(*rt, 1511, 400, {}, true, report, &accelerated, true), 0) << report;
+  EXPECT_EQ(testing::run_random_calls(*rt, 1511, 400, {}, {.device_local = true, .priority_queue = true}, report, &accelerated), 0) << report;
   EXPECT_GT(accelerated, 100) << "most calls in hw, alpha and auto modes reach the fabric";
 }
 

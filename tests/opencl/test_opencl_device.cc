@@ -465,7 +465,7 @@ TEST(OpenclRuntime, RandomCallsInEveryModeWithEveryMethodGiveTheReference) {
     ASSERT_TRUE(rt);
     std::string report;
     int accelerated = 0;
-    EXPECT_EQ(testing::run_random_calls(*rt, 1521, 150, {}, true, report, &accelerated, true), 0) << access << ":\n" << report;
+    EXPECT_EQ(testing::run_random_calls(*rt, 1521, 150, {}, {.device_local = true}, report, &accelerated), 0) << access << ":\n" << report;
     EXPECT_GT(accelerated, 40) << access;
   }
 }
@@ -478,9 +478,9 @@ TEST(OpenclDaemon, RandomCallsInEveryModeWithEveryMethodGiveTheReference) {
     ASSERT_TRUE(rt);
     std::string report;
     int accelerated = 0;
-    EXPECT_EQ(testing::run_random_calls(*rt, 1522, 100, {}, false, report, &accelerated, true), 0) << access << ", heap:\n" << report;
+    EXPECT_EQ(testing::run_random_calls(*rt, 1522, 100, {}, {.zero_copy_reaches = false, .device_local = true}, report, &accelerated), 0) << access << ", heap:\n" << report;
     testing::RandomCall::Memory session{[&](size_t n) { return rt->alloc(n); }, [&](void* p) { rt->free(p); }};
-    EXPECT_EQ(testing::run_random_calls(*rt, 1523, 100, session, true, report, &accelerated, true), 0)
+    EXPECT_EQ(testing::run_random_calls(*rt, 1523, 100, session, {.device_local = true}, report, &accelerated), 0)
         << access << ", session memory:\n" << report;
     EXPECT_GT(accelerated, 50) << access;
     EXPECT_TRUE(d.alive());

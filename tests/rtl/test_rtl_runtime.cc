@@ -271,7 +271,7 @@ TEST(RtlRuntime, RandomCallsInEveryModeWithEveryMethodGiveTheReference) {
   ASSERT_TRUE(rt);
   std::string report;
   int accelerated = 0;
-  EXPECT_EQ(testing::run_random_calls(*rt, 1531, 60, {}, true, report, &accelerated), 0) << report;
+  EXPECT_EQ(testing::run_random_calls(*rt, 1531, 60, {}, {.priority_queue = true}, report, &accelerated), 0) << report;
   EXPECT_GT(accelerated, 15);
 }
 

@@ -23,7 +23,7 @@ constexpr int kCallsPerThread = 250;
 #endif
 
 TEST(RandomCallsStress, ThreadsInEveryModeAndMethodGiveTheReference) {
-  auto rt = testing::open_embedded("[device.emu]\nslots = 6\nresident = [\"accumulate\", \"sobel\", \"matmul\", \"dct_quant\"]\n");
+  auto rt = testing::open_embedded("[device.emu]\nslots = 6\nresident = [\"accumulate\", \"sobel\", \"matmul\", \"dct_quant\", \"priority_queue\"]\n");
   ASSERT_TRUE(rt);
   constexpr int kThreads = 4;
   std::vector<std::string> reports(kThreads);
@@ -32,7 +32,7 @@ TEST(RandomCallsStress, ThreadsInEveryModeAndMethodGiveTheReference) {
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       int mine = 0;
-      failures += testing::run_random_calls(*rt, 1541 + t, kCallsPerThread, {}, true, reports[t], &mine, true, true);
+      failures += testing::run_random_calls(*rt, 1541 + t, kCallsPerThread, {}, {.device_local = true, .choice_shared = true, .priority_queue = true}, reports[t], &mine);
       accelerated += mine;
     });
   }

@@ -143,6 +143,7 @@ class ClSlot {
   // Host buffers this slot's jobs used in place and copied, since it was made (dispatcher thread).
   uint64_t buffers_in_place() const { return in_place_; }
   uint64_t buffers_copied() const { return copied_; }
+  void reset_buffer_counts() { in_place_ = copied_ = 0; }
 
  private:
   uint64_t in_place_ = 0, copied_ = 0;

@@ -66,6 +66,7 @@ OpenclDevice::OpenclDevice(const config::OpenclSettings& settings, const ClOptio
   }
   measure_models();
   measure_copy_engines();
+  for (auto& slot : slots_) slot->queue->reset_buffer_counts();  // the measurements are no job's
 }
 
 OpenclDevice::~OpenclDevice() {
@@ -329,6 +330,10 @@ void OpenclDevice::finish_batch(Batch& b, const DeviceCompletion& c, int64_t now
 
 void OpenclDevice::rebuild(Slot& s, const std::string& why) {
   try {
+    if (s.queue) {  // its counts outlive the queue
+      retired_in_place_ += s.queue->buffers_in_place();
+      retired_copied_ += s.queue->buffers_copied();
+    }
     s.queue.reset();
     s.queue = std::make_unique<ClSlot>(context_, s.index);
     if (s.loaded_valid && s.queue->select(s.loaded) != Status::ok) s.loaded_valid = false;
@@ -389,8 +394,10 @@ int64_t OpenclDevice::next_deadline() const {
 std::string OpenclDevice::activity() const {
   // Host buffers: how many the slots used in place and how many they copied (with access = "job",
   // each job's method decides).
-  uint64_t in_place = 0, copied = 0;
+  // A batch copies its members' inputs: each counts as a copied buffer.
+  uint64_t in_place = retired_in_place_, copied = retired_copied_ + batch_stats_.jobs;
   for (const auto& s : slots_) {
+    if (!s->queue) continue;  // its rebuild failed
     in_place += s->queue->buffers_in_place();
     copied += s->queue->buffers_copied();
   }

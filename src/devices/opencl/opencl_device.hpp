@@ -135,6 +135,7 @@ class OpenclDevice final : public Device {
   ClContext context_;
   ClAccess access_ = ClAccess::copy;
   bool per_job_ = false;  // access = "job"
+  uint64_t retired_in_place_ = 0, retired_copied_ = 0;  // host buffers counted by slot queues since rebuilt
   int64_t timeout_ns_ = 0;
   DeviceInfo info_;
   std::vector<std::unique_ptr<Slot>> slots_;
