@@ -67,6 +67,7 @@ struct DeviceBenchOptions {
   bool quick = false;
   bool json_output = false;
   std::string out;
+  std::string access;  // the device's `access` setting ("": its default)
 };
 
 int64_t rss_bytes() {
@@ -271,8 +272,8 @@ nlohmann::ordered_json summarize_processes(const std::vector<ProcessReport>& rep
 // `extra`: more lines of the device's section (CUDA: mode = "persistent").
 std::string device_section(const DeviceBenchOptions& o, const std::string& resident, uint32_t slots,
                            const std::string& extra = "") {
-  return fmt::format("[device]\nkinds = [\"{0}\"]\n[device.{0}]\nslots = {1}\nresident = [{2}]\n{3}", o.device, slots,
-                     resident, extra);
+  return fmt::format("[device]\nkinds = [\"{0}\"]\n[device.{0}]\nslots = {1}\nresident = [{2}]\n{3}{4}", o.device, slots,
+                     resident, extra, o.access.empty() ? "" : fmt::format("access = \"{}\"\n", o.access));
 }
 
 // An embedded runtime on the benchmarked device, `resident` in `slots` slots.
@@ -637,8 +638,10 @@ void run_device_bench(const DeviceBenchOptions& in) {
     o.window_s = 0.5;
     o.noop_samples = 500;
   }
+  if (o.device == "cuda" && o.access == "job") throw Error(Status::invalid_argument, "--access job: OpenCL only (CUDA: copy or zero_copy)");
   nlohmann::ordered_json report;
   report["device"] = o.device;
+  report["access"] = o.access.empty() ? "default" : o.access;
   report["processes"] = bench_processes(o);
   auto raw = open_raw(o.device);
   report["description"] = raw->description();
@@ -657,7 +660,7 @@ void run_device_bench(const DeviceBenchOptions& in) {
   }
   report["local_chain_over_host_min"] = least;  // 0: no device-local memory
   if (emit_json_report(report, o.out, o.json_output)) return;
-  fmt::print("device: {} ({})\n", o.device, report["description"].get<std::string>());
+  fmt::print("device: {} ({}), access {}\n", o.device, report["description"].get<std::string>(), report["access"].get<std::string>());
   const auto& n = report["noop"];
   fmt::print("no-op round trip: tandem {:.1f} us median (p99 {:.1f}), raw enqueue+finish {:.1f} us -> {:.2f}x raw\n",
              n["tandem_median_ns"].get<double>() / 1e3, n["tandem_p99_ns"].get<double>() / 1e3,
@@ -718,6 +721,8 @@ void add_device_bench(CLI::App& bench) {
   cmd->add_option("--rounds", o->rounds, "alternating windows of each set-up in the sharing comparison (ratio: their median)")
       ->check(CLI::Range(1u, kMaxRounds))
       ->capture_default_str();
+  cmd->add_option("--access", o->access, "the device's access setting for tandem's runtimes (default: the configuration's)")
+      ->check(CLI::IsMember({"copy", "zero_copy", "job"}));
   cmd->add_flag("--quick", o->quick, "seconds instead of a minute (the tests run it)");
   cmd->add_flag("--json", o->json_output, "print the JSON report");
   cmd->add_option("--out", o->out, "write the JSON report to this file");
