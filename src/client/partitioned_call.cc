@@ -712,6 +712,7 @@ void count(Runtime& rt, const engine::PartitionerCounters& c) {
   s.sw_units.fetch_add(c.sw_units, relaxed);
   if (c.demand_jobs > 0) s.demand_jobs.fetch_add(c.demand_jobs, relaxed);
   if (c.jobs_cancelled > 0) s.jobs_cancelled.fetch_add(c.jobs_cancelled, relaxed);
+  if (c.jobs_failed > 0) s.jobs_failed.fetch_add(c.jobs_failed, relaxed);
   if (c.demand_jobs > 0 || c.jobs_failed > 0) s.fallbacks.fetch_add(1, relaxed);
   if (c.jobs_submitted == 0 && c.demand_jobs == 0) s.sw_calls.fetch_add(1, relaxed);
 }

@@ -86,6 +86,7 @@ struct CallStats {
   std::atomic<uint64_t> demand_jobs{0};        // empty jobs that asked for an accelerator (none resident)
   std::atomic<uint64_t> cancels{0};            // withdrawal requests sent
   std::atomic<uint64_t> jobs_cancelled{0};     // jobs withdrawn before they started (work went to SW)
+  std::atomic<uint64_t> jobs_failed{0};        // jobs that ended with an error (their work went to SW)
   std::atomic<uint64_t> fallbacks{0};          // calls that wanted the hardware but ran (partly) in SW:
                                                // no accelerator resident, or a job was refused
 };

@@ -80,7 +80,7 @@ struct OpenclSettings {
   std::vector<std::string> resident;    // functions loaded at start, one per slot in slot order
   std::string platform;                 // index or part of the name; "" = the first with a usable device
   std::string device;                   // likewise within the platform
-  std::string access = "copy";          // "copy" | "zero_copy" (until jobs carry their own method)
+  std::string access = "copy";          // "copy" | "zero_copy" | "job" (each job's own method)
   double job_timeout_s = 10;            // a job running longer completes with TIMEOUT; its slot leaves service
   uint32_t reduction_groups = 0;        // work-groups of a reduction job; 0 = 8 per compute unit
   // Batching: small accumulate jobs handed over in one turn of the dispatcher's loop run as one
@@ -95,6 +95,9 @@ struct OpenclSettings {
   // filled and drained by copy engines (at most the device's largest allocation; 0: none).
   uint64_t local_bytes = uint64_t{256} << 20;
   uint32_t copy_engines = 2;
+  // Fault injection, for testing recovery: every n-th job (or batch) launched is terminated by the
+  // driver (its last command waits on an event set to an error status). 0: never.
+  uint32_t fail_every_launches = 0;
 };
 
 // [device.cuda]: an NVIDIA GPU through the CUDA runtime (built when the toolkit was found).

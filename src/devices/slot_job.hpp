@@ -1,11 +1,14 @@
 // The job a real device's slot runs (OpenCL, CUDA) and its time limit. Neither API can cancel a running
 // kernel, so a job past its limit is completed with TIMEOUT at once and its slot leaves service until
-// the device has finished it ("abandoned"); then the slot serves again. Dispatcher thread only.
+// the device has finished it ("abandoned"); then the slot serves again. A slot whose rebuild after a
+// fault failed is tried again later. Dispatcher thread only.
 #pragma once
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "devices/device.hpp"
@@ -50,8 +53,37 @@ struct SlotJob {
                                      static_cast<double>(now - start_ns) / 1e6);
     return true;
   }
-  // When expire() next has something to do.
-  int64_t deadline(int64_t limit_ns) const { return busy && !abandoned ? start_ns + limit_ns : INT64_MAX; }
+  // A slot whose rebuild (a new queue or stream after a fault) failed is out of service; the device
+  // tries again at rebuild_at_ns, waiting twice as long after each failure, up to kMaxRebuildWaitNs.
+  static constexpr int64_t kFirstRebuildWaitNs = 100'000'000;
+  static constexpr int64_t kMaxRebuildWaitNs = 10'000'000'000;
+  int64_t rebuild_at_ns = INT64_MAX;
+  uint32_t failed_rebuilds = 0;
+  std::string rebuild_reason;  // the fault that made the first rebuild necessary
+  void rebuild_failed(int64_t now, const std::string& reason, const std::string& error) {
+    if (failed_rebuilds == 0) rebuild_reason = reason;
+    ++failed_rebuilds;
+    const int64_t wait = std::min(kFirstRebuildWaitNs << std::min<uint32_t>(failed_rebuilds - 1, 16), kMaxRebuildWaitNs);
+    rebuild_at_ns = now + wait;
+    health.in_service = false;
+    health.last_error = fmt::format("{}; rebuilding the slot failed {} time(s) (last: {}); out of service, next try in "
+                                    "{:.0f} ms",
+                                    rebuild_reason, failed_rebuilds, error, static_cast<double>(wait) / 1e6);
+  }
+  // The slot was rebuilt after `reason` (a fault, or rebuild_reason on a retry): it serves again.
+  void rebuilt(const std::string& reason, const char* what) {
+    health.in_service = true;
+    health.last_error = failed_rebuilds == 0 ? fmt::format("{}; {}", reason, what)
+                                             : fmt::format("{}; {} after {} failed tries", reason, what, failed_rebuilds);
+    failed_rebuilds = 0;
+    rebuild_at_ns = INT64_MAX;
+    rebuild_reason.clear();
+  }
+  bool rebuild_due(int64_t now) const { return failed_rebuilds > 0 && now >= rebuild_at_ns; }
+  // When expire() or a rebuild next has something to do.
+  int64_t deadline(int64_t limit_ns) const {
+    return std::min(busy && !abandoned ? start_ns + limit_ns : INT64_MAX, rebuild_at_ns);
+  }
 };
 
 }  // namespace tandem::devices

@@ -139,6 +139,106 @@ TEST(OpenclDevice, AKernelThatDoesNotBuildIsNotLoadableAndTheOthersWork) {
   EXPECT_TRUE(m->outputs_match());
 }
 
+// A job whose last command the driver terminates (fail_every_launches: it waits on an event set to an
+// error status once the job runs) fails, and its slot's queue is rebuilt and serves again. PoCL never
+// calls the callback of a terminated command (pocl/pocl#1430): the device finds the failure by asking
+// the event. With a 5 s limit, a failure not seen would end as TIMEOUT instead.
+TEST(OpenclDevice, AJobWhoseCommandTheDriverTerminatesFailsAndItsSlotIsRebuilt) {
+  OpenclDevice d(settings(3, 5));
+  d.configure(0, TANDEM_FN_ACCUMULATE);
+  d.configure(1, TANDEM_FN_NOP);
+  d.configure(2, TANDEM_FN_SOBEL);
+  d.context().fail_every_launches(1);
+  // accumulate over 100k elements (too large for a batch): a write, the kernel, a read; nop: the
+  // kernel alone; sobel: a write, the kernel, a read of the image.
+  auto big = KernelCase::accumulate(100'000, 0, 41);
+  auto nop = KernelCase::nop();
+  auto image = KernelCase::sobel(64, 64, false, false, 42);
+  for (uint32_t slot = 0; slot < 3; ++slot) {
+    const KernelCase& kc = slot == 0 ? *big : slot == 1 ? *nop : *image;
+    SCOPED_TRACE(kc.name);
+    const DeviceCompletion failed = run_one(d, slot, 10 + slot, kc.device_call());
+    EXPECT_TRUE(failed.status == Status::device_error || failed.status == Status::no_memory) << to_string(failed.status);
+    const devices::SlotHealth h = d.slot_health(slot);
+    EXPECT_TRUE(h.in_service);
+    EXPECT_NE(h.last_error.find("terminated on the device"), std::string::npos) << h.last_error;
+    EXPECT_NE(h.last_error.find("its command queue was rebuilt"), std::string::npos) << h.last_error;
+  }
+  d.context().fail_every_launches(0);
+  EXPECT_EQ(run_one(d, 0, 20, big->device_call()).value, big->reference_value()) << "the rebuilt slot works";
+  EXPECT_EQ(run_one(d, 1, 21, nop->device_call()).status, Status::ok);
+  EXPECT_EQ(run_one(d, 2, 22, image->device_call()).status, Status::ok);
+  EXPECT_TRUE(image->outputs_match());
+}
+
+// A batch whose commands the driver terminates fails every job in it; its first slot is rebuilt.
+TEST(OpenclDevice, ABatchWhoseCommandIsTerminatedFailsEveryMember) {
+  for (const char* staging : {"svm", "copies"}) {  // the kernel alone, or between a write and a read
+    SCOPED_TRACE(staging);
+    config::OpenclSettings s = settings(4, 5);
+    s.batch_staging = staging;
+    OpenclDevice d(s);
+    ASSERT_TRUE(d.batching());
+    std::vector<std::unique_ptr<KernelCase>> cases;
+    for (uint32_t i = 0; i < 4; ++i) {
+      d.configure(i, TANDEM_FN_ACCUMULATE);
+      cases.push_back(KernelCase::accumulate(100 + i, 0, 50 + i));
+    }
+    d.context().fail_every_launches(1);
+    for (uint32_t i = 0; i < 4; ++i) submit_job(d, i, 30 + i, cases[i]->device_call());
+    const auto done = wait_for(d, 4);
+    ASSERT_EQ(done.size(), 4u);
+    ASSERT_EQ(d.batch_stats().batches, 1u);
+    for (const DeviceCompletion& c : done) {
+      EXPECT_TRUE(c.status == Status::device_error || c.status == Status::no_memory) << c.token << ": " << to_string(c.status);
+    }
+    const std::string& why = d.slot_health(0).last_error;
+    EXPECT_NE(why.find("a batch of 4 jobs failed on the device"), std::string::npos) << why;
+    EXPECT_NE(why.find("terminated on the device"), std::string::npos) << why;
+    d.context().fail_every_launches(0);
+    for (uint32_t i = 0; i < 4; ++i) submit_job(d, i, 40 + i, cases[i]->device_call());
+    for (const DeviceCompletion& c : wait_for(d, 4)) {
+      EXPECT_EQ(c.status, Status::ok);
+      EXPECT_EQ(c.value, cases[c.token - 40]->reference_value());
+    }
+  }
+}
+
+// A slot whose queue cannot be rebuilt stays out of service, refuses jobs at once, and is rebuilt
+// later (after 100 ms, then 200 ms: the test hook fails two rebuilds); then it serves again.
+TEST(OpenclDevice, ASlotWhoseRebuildFailsIsTriedAgainUntilItServes) {
+  devices::opencl::ClOptions extra;
+  extra.failing_rebuilds = 2;
+  OpenclDevice d(settings(2, 5), extra);
+  d.configure(0, TANDEM_FN_ACCUMULATE);
+  d.configure(1, TANDEM_FN_ACCUMULATE);
+  auto big = KernelCase::accumulate(100'000, 0, 61);
+  d.context().fail_every_launches(1);
+  const DeviceCompletion failed = run_one(d, 0, 1, big->device_call());
+  d.context().fail_every_launches(0);
+  EXPECT_NE(failed.status, Status::ok);
+  devices::SlotHealth h = d.slot_health(0);
+  EXPECT_FALSE(h.in_service);
+  EXPECT_NE(h.last_error.find("rebuilding the slot failed 1 time(s)"), std::string::npos) << h.last_error;
+  EXPECT_FALSE(d.slot_in_service(0));
+  EXPECT_LE(d.next_deadline(), now_ns() + 100'000'000) << "the next try wakes the dispatcher";
+  EXPECT_EQ(run_one(d, 0, 2, big->device_call()).status, Status::device_error) << "refused while out of service";
+  d.configure(0, TANDEM_FN_ACCUMULATE);  // a misbehaving engine: the slot has no queue, nothing breaks
+  EXPECT_EQ(run_one(d, 1, 3, big->device_call()).value, big->reference_value()) << "the other slot works";
+  std::vector<DeviceCompletion> nothing;
+  const int64_t deadline = now_ns() + 30'000'000'000;
+  while (!d.slot_in_service(0) && now_ns() < deadline) d.poll(now_ns(), nothing);
+  EXPECT_TRUE(nothing.empty());
+  h = d.slot_health(0);
+  ASSERT_TRUE(h.in_service);
+  EXPECT_NE(h.last_error.find("its command queue was rebuilt after 2 failed tries"), std::string::npos) << h.last_error;
+  EXPECT_NE(d.activity().find("; faults: 1 launches failed on the device, 1 command queues rebuilt (2 rebuilds failed)"),
+            std::string::npos)
+      << d.activity();
+  EXPECT_NE(h.last_error.find("terminated on the device"), std::string::npos) << "the original fault is kept: " << h.last_error;
+  EXPECT_EQ(run_one(d, 0, 4, big->device_call()).value, big->reference_value());
+}
+
 // Small accumulate jobs handed over in one turn run as one batch (one launch), each with its own value.
 TEST(OpenclDevice, SmallAccumulateJobsHandedOverTogetherRunAsOneBatch) {
   OpenclDevice d(settings(8));
@@ -470,6 +570,19 @@ TEST(OpenclRuntime, RandomCallsInEveryModeWithEveryMethodGiveTheReference) {
   }
 }
 
+// Jobs that the driver terminates now and then (fail_every_launches): each failed job's units run on
+// the CPU instead, so every call still gives the reference, whatever its mode, method and memory
+// (device-local data is bounced), and the device keeps serving: each failed slot is rebuilt.
+TEST(OpenclRuntime, RandomCallsGiveTheReferenceWhileKernelsFail) {
+  auto rt = testing::open_embedded(std::string(kAllResident) + "fail_every_launches = 7\n");
+  ASSERT_TRUE(rt);
+  std::string report;
+  int accelerated = 0;
+  EXPECT_EQ(testing::run_random_calls(*rt, 1531, 150, {}, {.device_local = true}, report, &accelerated), 0) << report;
+  EXPECT_GT(accelerated, 30);
+  EXPECT_GT(rt->stats().jobs_failed.load(), 5u) << "the faults struck jobs of these calls";
+}
+
 TEST(OpenclDaemon, RandomCallsInEveryModeWithEveryMethodGiveTheReference) {
   for (const char* access : {"copy", "zero_copy", "job"}) {
     testing::DaemonProcess d(std::string(kAllResident) + "access = \"" + access + "\"\n");
@@ -667,6 +780,31 @@ TEST(OpenclDaemon, EveryFunctionWithEveryClientAccessMethod) {
     SCOPED_TRACE(std::string("device access ") + access);
     testing::expect_every_client_method_through_tandemd(std::string(kAllResident) + "access = \"" + access + "\"\n");
   }
+}
+
+// Likewise through tandemd, three client processes at once; `tandem status` says what happened to the
+// slots, and every one is back in service.
+TEST(OpenclDaemon, ProcessesGetTheReferenceWhileKernelsFail) {
+  testing::DaemonProcess d(std::string(kAllResident) + "fail_every_launches = 5\n");
+  ASSERT_TRUE(d.alive());
+  run_clients(d.socket(), 3, [](int i, client::Runtime& rt) {
+    std::string report;
+    const int failures = testing::run_random_calls(rt, 1540 + i, 80, {}, {.zero_copy_reaches = false, .device_local = true},
+                                                   report, nullptr);
+    if (failures > 0) std::fprintf(stderr, "client %d:\n%s", i, report.c_str());
+    return failures;
+  });
+  ASSERT_TRUE(d.alive());
+  const nlohmann::json status = testing::daemon_status(d);
+  int rebuilt = 0;
+  for (const auto& slot : status["devices"][0]["slots"]) {
+    EXPECT_TRUE(slot["in_service"].get<bool>()) << slot.dump();
+    const std::string why = slot.value("last_error", "");
+    if (why.find("terminated on the device") != std::string::npos && why.find("rebuilt") != std::string::npos) ++rebuilt;
+  }
+  EXPECT_GT(rebuilt, 0) << status["devices"][0].dump(2);
+  const std::string activity = status["devices"][0].value("activity", "");
+  EXPECT_NE(activity.find(" launches failed on the device, "), std::string::npos) << activity;
 }
 
 TEST(OpenclDaemon, SeveralProcessesShareTheDeviceThroughTandemd) {

@@ -173,15 +173,13 @@ void CudaDevice::announce(Slot& s) {
   }
 }
 
-void CudaDevice::rebuild(Slot& s, const std::string& why) {
+void CudaDevice::rebuild(Slot& s, const std::string& why, int64_t now) {
   try {
     s.stream.reset();
     s.stream = std::make_unique<CudaSlot>(context_, s.index, mode_, settings_.persistent_staging_bytes);
-    s.job.health.in_service = true;
-    s.job.health.last_error = why + "; the slot's stream was rebuilt";
+    s.job.rebuilt(why, "the slot's stream was rebuilt");
   } catch (const Error& e) {
-    s.job.health.in_service = false;
-    s.job.health.last_error = why + "; rebuilding the slot failed: " + e.what();
+    s.job.rebuild_failed(now, why, e.what());  // out of service; poll() tries again later
   }
 }
 
@@ -208,7 +206,7 @@ void CudaDevice::poll(int64_t now, std::vector<DeviceCompletion>& out) {
     c.slot = s.index;
     if (st != Status::ok) {
       c.status = st;
-      rebuild(s, s.stream->last_error());
+      rebuild(s, s.stream->last_error(), now);
     } else {
       c.value = s.stream->finish();
       c.device_ns = now - s.job.start_ns;  // host-measured: no device timer on the completion path
@@ -216,14 +214,17 @@ void CudaDevice::poll(int64_t now, std::vector<DeviceCompletion>& out) {
     if (s.job.finished(now)) continue;  // it had timed out: already completed
     out.push_back(c);
   }
+  for (auto& sp : slots_) {
+    if (sp->job.rebuild_due(now)) rebuild(*sp, sp->job.rebuild_reason, now);
+  }
 }
 
 int64_t CudaDevice::next_deadline() const {
   if (!ready_.empty()) return 0;
   int64_t deadline = INT64_MAX;
   for (const auto& s : slots_) {
+    deadline = std::min(deadline, s->job.deadline(timeout_ns_));  // and a failed rebuild's next try
     if (!s->job.busy) continue;
-    deadline = std::min(deadline, s->job.deadline(timeout_ns_));
     // Jobs without a wake-up (persistent ones, and launched ones while young) are looked at again at
     // once: the dispatcher spins, and sees the end within a microsecond. An abandoned job's end is
     // only seen by asking.

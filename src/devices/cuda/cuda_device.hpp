@@ -56,7 +56,7 @@ class CudaDevice final : public Device {
   static void on_done(void* user);
   void announce(Slot& s);
   static constexpr int64_t kPolledNs = 200'000;  // a launched job is polled this long before a wake-up is asked for
-  void rebuild(Slot& s, const std::string& why);
+  void rebuild(Slot& s, const std::string& why, int64_t now);
   void measure_copy_engines();
 
   config::CudaSettings settings_;

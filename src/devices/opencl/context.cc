@@ -63,6 +63,67 @@ ClContext::ClContext(const ClSelection& selection, const ClOptions& options)
 
 ClContext::~ClContext() = default;
 
+cl_event ClContext::launch_fault() {
+  ++launches_;
+  if (fail_every_ == 0 || launches_ % fail_every_ != 0) return nullptr;
+  cl_int err = CL_SUCCESS;
+  cl_event fault = clCreateUserEvent(context_.get(), &err);
+  return err == CL_SUCCESS ? fault : nullptr;
+}
+
+void ClContext::fail_launch(cl_event fault) {
+  if (fault == nullptr) return;
+  (void)clSetUserEventStatus(fault, CL_OUT_OF_RESOURCES);  // any negative status terminates what waits on it
+  clReleaseEvent(fault);
+}
+
+cl_int append_fault(ClContext& context, cl_command_queue queue, const EventPtr& last, EventPtr& new_last, EventPtr& fault,
+                    EventPtr& before) {
+  cl_event failing = context.launch_fault();
+  if (failing == nullptr) return CL_SUCCESS;
+  cl_event marker = nullptr;
+  const cl_int err = clEnqueueMarkerWithWaitList(queue, 1, &failing, &marker);
+  if (err != CL_SUCCESS) {
+    ClContext::fail_launch(failing);
+    return err;
+  }
+  cl_event ahead = last.get();
+  if (ahead != nullptr) clRetainEvent(ahead);
+  before.reset(ahead);
+  fault.reset(failing);
+  new_last.reset(marker);
+  return CL_SUCCESS;
+}
+
+void inject_pending_fault(EventPtr& fault, EventPtr& before) {
+  if (fault == nullptr) return;
+  // PoCL 3.1 asserts when a command's dependencies fail and complete at the same moment (a double
+  // finish, pocl/pocl#2216): the kernel's other dependency, the command before it, ends first.
+  cl_event wait = before.get();
+  if (wait != nullptr) (void)clWaitForEvents(1, &wait);
+  before.reset();
+  ClContext::fail_launch(fault.release());
+}
+
+Status terminated_command(std::initializer_list<cl_event> events, std::string& what) {
+  static constexpr const char* kWhich[] = {"first", "kernel", "last"};
+  size_t i = 0;
+  cl_event asked = nullptr;
+  for (cl_event e : events) {
+    const char* which = kWhich[std::min<size_t>(i++, 2)];
+    if (e == nullptr || e == asked) continue;  // a job of one command is its first, its kernel and its last
+    asked = e;
+    cl_int exec = CL_COMPLETE;
+    const cl_int err = clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof exec, &exec, nullptr);
+    const cl_int code = err != CL_SUCCESS ? err : exec;
+    if (code < 0) {
+      what = cl_message(fmt::format("its {} command was terminated on the device", which), code);
+      return status_from_cl(code);
+    }
+  }
+  return Status::ok;
+}
+
 void ClContext::init() {
   const cl_context_properties props[] = {CL_CONTEXT_PLATFORM,
                                          reinterpret_cast<cl_context_properties>(selection_.platform.id), 0};
@@ -174,9 +235,11 @@ ClSlot::~ClSlot() {
 
 Status ClSlot::fail(Status status, std::string message) {
   last_error_ = fmt::format("opencl slot {}: {}", index_, message);
+  inject_pending_fault(pending_fault_, before_fault_);  // nothing may wait on it for ever
   // Commands already enqueued may read or write the caller's memory: let them end before returning.
   (void)clFinish(queue_.get());
   first_event_.reset();
+  kernel_event_.reset();
   last_event_.reset();
   return status;
 }
@@ -346,6 +409,8 @@ Status ClSlot::set_args_and_launch(const KernelJob& job, const std::array<cl_mem
                                0, nullptr, &ev);
   if (err != CL_SUCCESS) return fail(status_from_cl(err), cl_message(fmt::format("launching {}", kernel_name(job.kernel)), err));
   (first_event_ == nullptr ? first_event_ : last_event_).reset(ev);
+  clRetainEvent(ev);
+  kernel_event_.reset(ev);
   return Status::ok;
 }
 
@@ -354,6 +419,7 @@ Status ClSlot::enqueue(const funcs::Call& call, const KernelJob& job, ClAccess a
   job_ = job;
   groups_ = 0;
   first_event_.reset();
+  kernel_event_.reset();
   last_event_.reset();
   for (MemPtr& b : job_buffers_) b.reset();
   local_offsets_.fill(LocalWindow::kNotLocal);
@@ -405,6 +471,9 @@ Status ClSlot::enqueue(const funcs::Call& call, const KernelJob& job, ClAccess a
     if (err != CL_SUCCESS) return fail(status_from_cl(err), cl_message("reading the partials", err));
     last_event_.reset(ev);
   }
+  err = append_fault(context_, queue_.get(), last_event_ != nullptr ? last_event_ : first_event_, last_event_,
+                     pending_fault_, before_fault_);
+  if (err != CL_SUCCESS) return fail(status_from_cl(err), cl_message("the injected fault's marker", err));
   err = clFlush(queue_.get());
   if (err != CL_SUCCESS) return fail(status_from_cl(err), cl_message("clFlush", err));
   cl_event last = last_event_ != nullptr ? last_event_.get() : first_event_.get();
@@ -416,6 +485,13 @@ Status ClSlot::enqueue(const funcs::Call& call, const KernelJob& job, ClAccess a
 int64_t ClSlot::finish() {
   if (groups_ > 0) return reduce_partials(job_.kernel, partials_host_.data(), groups_);
   return job_.value;
+}
+
+Status ClSlot::commands_status() {
+  std::string what;
+  const Status s = terminated_command({first_event_.get(), kernel_event_.get(), last_event_.get()}, what);
+  if (s != Status::ok) last_error_ = fmt::format("opencl slot {}: {}", index_, what);
+  return s;
 }
 
 int64_t ClSlot::device_ns() const {
@@ -436,16 +512,13 @@ Result<int64_t> ClSlot::run(const funcs::Call& call, ClAccess access) {
   }
   cl_event done = nullptr;
   if (Status s = enqueue(call, job, access, &done); s != Status::ok) return Result<int64_t>(s, last_error_);
+  inject_fault();
   EventPtr owner(done);
-  cl_int err = clWaitForEvents(1, &done);
-  cl_int exec = CL_COMPLETE;
-  if (err == CL_SUCCESS) {
-    err = clGetEventInfo(done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof exec, &exec, nullptr);
-  }
-  if (err != CL_SUCCESS || exec < 0) {
-    const cl_int code = err != CL_SUCCESS ? err : exec;
-    return Result<int64_t>(fail(status_from_cl(code), cl_message("job", code)), last_error_);
-  }
+  // A terminated command: clWaitForEvents says so (CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST), or
+  // only its own event does (the commands after it on the in-order queue ran).
+  const cl_int err = clWaitForEvents(1, &done);
+  if (Status s = commands_status(); s != Status::ok) return Result<int64_t>(s, last_error_);
+  if (err != CL_SUCCESS) return Result<int64_t>(fail(status_from_cl(err), cl_message("job", err)), last_error_);
   return finish();
 }
 
@@ -610,8 +683,10 @@ bool ClAccumulateBatch::add(const funcs::Call& call, const KernelJob& job) {
 
 Status ClAccumulateBatch::fail(cl_command_queue queue, Status status, std::string message) {
   last_error_ = "opencl batch: " + std::move(message);
+  inject_pending_fault(pending_fault_, before_fault_);
   (void)clFinish(queue);  // nothing enqueued may still read the host buffer or write the sums
   first_event_.reset();
+  kernel_event_.reset();
   last_event_.reset();
   return status;
 }
@@ -619,6 +694,7 @@ Status ClAccumulateBatch::fail(cl_command_queue queue, Status status, std::strin
 Status ClAccumulateBatch::enqueue(cl_command_queue queue, cl_event* done) {
   *done = nullptr;
   first_event_.reset();
+  kernel_event_.reset();
   last_event_.reset();
   last_error_.clear();
   cl_int err = CL_SUCCESS;
@@ -632,14 +708,16 @@ Status ClAccumulateBatch::enqueue(cl_command_queue queue, cl_event* done) {
     err = clSetKernelArgSVMPointer(kernel_.get(), 0, words_);
     if (err == CL_SUCCESS) err = clSetKernelArgSVMPointer(kernel_.get(), 1, sums_);
     if (err != CL_SUCCESS) return fail(queue, status_from_cl(err), cl_message("clSetKernelArgSVMPointer", err));
-    err = clEnqueueNDRangeKernel(queue, kernel_.get(), 1, nullptr, &global, &local, 0, nullptr, &ev);
-    if (err != CL_SUCCESS) return fail(queue, status_from_cl(err), cl_message("launching tandem_accumulate_batch", err));
+    if (Status s = launch(queue, global, local, ev); s != Status::ok) return s;
     first_event_.reset(ev);
     clRetainEvent(ev);
     last_event_.reset(ev);
   } else {
     if (Status s = enqueue_copies(queue, bytes, global, local, ev); s != Status::ok) return s;
   }
+  err = append_fault(context_, queue, last_event_, last_event_, pending_fault_, before_fault_);
+  if (err != CL_SUCCESS) return fail(queue, status_from_cl(err), cl_message("the injected fault's marker", err));
+  if (pending_fault_ != nullptr) ev = last_event_.get();  // the marker is the batch's last command
   err = clFlush(queue);
   if (err != CL_SUCCESS) return fail(queue, status_from_cl(err), cl_message("clFlush", err));
   clRetainEvent(ev);
@@ -670,13 +748,28 @@ Status ClAccumulateBatch::enqueue_copies(cl_command_queue queue, uint64_t bytes,
   err = clSetKernelArg(kernel_.get(), 0, sizeof input, &input);
   if (err == CL_SUCCESS) err = clSetKernelArg(kernel_.get(), 1, sizeof output, &output);
   if (err != CL_SUCCESS) return fail(queue, status_from_cl(err), cl_message("clSetKernelArg", err));
-  err = clEnqueueNDRangeKernel(queue, kernel_.get(), 1, nullptr, &global, &local, 0, nullptr, &ev);
-  if (err != CL_SUCCESS) return fail(queue, status_from_cl(err), cl_message("launching tandem_accumulate_batch", err));
+  if (Status s = launch(queue, global, local, ev); s != Status::ok) return s;
   last_event_.reset(ev);
   err = clEnqueueReadBuffer(queue, output, CL_FALSE, 0, uint64_t{jobs_} * 8, sums_, 0, nullptr, &ev);
   if (err != CL_SUCCESS) return fail(queue, status_from_cl(err), cl_message("reading the sums", err));
   last_event_.reset(ev);
   return Status::ok;
+}
+
+// The batch kernel (its event `ev`, also kept as kernel_event_).
+Status ClAccumulateBatch::launch(cl_command_queue queue, size_t global, size_t local, cl_event& ev) {
+  const cl_int err = clEnqueueNDRangeKernel(queue, kernel_.get(), 1, nullptr, &global, &local, 0, nullptr, &ev);
+  if (err != CL_SUCCESS) return fail(queue, status_from_cl(err), cl_message("launching tandem_accumulate_batch", err));
+  clRetainEvent(ev);
+  kernel_event_.reset(ev);
+  return Status::ok;
+}
+
+Status ClAccumulateBatch::commands_status() {
+  std::string what;
+  const Status s = terminated_command({first_event_.get(), kernel_event_.get(), last_event_.get()}, what);
+  if (s != Status::ok) last_error_ = "opencl batch: " + what;
+  return s;
 }
 
 int64_t ClAccumulateBatch::device_ns() const {

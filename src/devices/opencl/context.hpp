@@ -15,6 +15,7 @@
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,8 @@ struct ClOptions {
   // Test hooks: replaces a kernel's OpenCL C text (a program that does not build, a kernel that runs
   // too long). Empty: the embedded source.
   std::array<std::string, kKernelCount> source_overrides{};
+  // Test hook for OpenclDevice: its next n rebuilds of a slot's command queue fail.
+  uint32_t failing_rebuilds = 0;
 };
 
 struct ClProgram {
@@ -88,6 +91,18 @@ class ClContext {
   // base-aligned, so the sub-buffer stays within the block that `offset` is in.
   cl_int local_region(uint64_t offset, uint64_t bytes, MemPtr& out, uint64_t& start) const;
 
+  // Fault injection for tests ([device.opencl] fail_every_launches): every n-th job or batch launched
+  // on the context's slots ends with a command that waits on a user event then set to an error status,
+  // so the driver terminates it on the device (append_fault). 0: never. Dispatcher thread only.
+  void fail_every_launches(uint32_t n) {
+    fail_every_ = n;
+    launches_ = 0;
+  }
+  // Counts a launch; the user event it must end waiting on when it is one to fail (else null).
+  // fail_launch(event) sets its error status and releases it.
+  cl_event launch_fault();
+  static void fail_launch(cl_event fault);
+
  private:
   void init();
 
@@ -99,7 +114,27 @@ class ClContext {
   MemPtr local_;
   bool opencl2_ = false;
   uint32_t reduction_groups_ = 8;
+  uint32_t fail_every_ = 0;
+  uint64_t launches_ = 0;
 };
+
+// After a job's last command completed: ok, or the status of the first of `events` (a job's
+// commands, null entries skipped) that the driver terminated, with `what` saying which. An in-order
+// queue may go on to run the commands after a failed one (PoCL does), so the last command's success
+// says nothing about the kernel's.
+Status terminated_command(std::initializer_list<cl_event> events, std::string& what);
+
+// Fault injection (ClContext::fail_every_launches). For a launch chosen to fail, append_fault enqueues
+// a marker after the job's commands (`last`, the job's last command so far) that waits on a user event
+// (`fault`): the marker becomes the job's last command (`new_last`), and `before` keeps the command
+// ahead of it. inject_pending_fault then sets the event's error status, once `before` has ended, so
+// that the driver terminates the marker on the device. It is the job's last command because PoCL 3.1
+// races, and asserts, when a terminated command has commands after it or a second dependency still
+// pending (pocl/pocl#2216: a double finish; also "event->status == CL_SUBMITTED" in
+// pocl_update_event_running_unlocked, seen in tandemd under these tests).
+cl_int append_fault(ClContext& context, cl_command_queue queue, const EventPtr& last, EventPtr& new_last, EventPtr& fault,
+                    EventPtr& before);
+void inject_pending_fault(EventPtr& fault, EventPtr& before);
 
 class ClSlot {
  public:
@@ -127,6 +162,12 @@ class ClSlot {
   int64_t finish();
   int64_t device_ns() const;
   const std::string& last_error() const { return last_error_; }
+  // After `done` completed: ok, or the status of a command of the job that the driver terminated (the
+  // message in last_error()).
+  Status commands_status();
+  // Fault injection (ClContext::fail_every_launches): after enqueue() and once the caller has registered
+  // its callbacks, the launch that was chosen to fail fails now, on the device. Nothing otherwise.
+  void inject_fault() { inject_pending_fault(pending_fault_, before_fault_); }
 
   // Plans, enqueues, waits and finishes: the whole job, synchronously (tests, calibration, raw baselines).
   Result<int64_t> run(const funcs::Call& call, ClAccess access);
@@ -174,7 +215,8 @@ class ClSlot {
   // The job in flight.
   KernelJob job_{};
   uint32_t groups_ = 0;
-  EventPtr first_event_, last_event_;
+  EventPtr first_event_, kernel_event_, last_event_;
+  EventPtr pending_fault_, before_fault_;  // fault injection: the event the launch waits on, and the command before it
   std::string last_error_;
 };
 
@@ -206,6 +248,9 @@ class ClAccumulateBatch {
   int64_t value(uint32_t i) const { return sums_[i]; }
   int64_t device_ns() const;
   const std::string& last_error() const { return last_error_; }
+  // After `done` completed: as ClSlot::commands_status.
+  Status commands_status();
+  void inject_fault() { inject_pending_fault(pending_fault_, before_fault_); }  // as ClSlot's
   bool uses_svm() const { return svm_; }
 
  private:
@@ -213,6 +258,7 @@ class ClAccumulateBatch {
   // Room for `words` gathered words (the used ones kept); false when it cannot be had.
   bool reserve(uint64_t words);
   Status enqueue_copies(cl_command_queue queue, uint64_t bytes, size_t global, size_t local, cl_event& ev);
+  Status launch(cl_command_queue queue, size_t global, size_t local, cl_event& ev);
   struct SvmFree {
     cl_context context;
     void operator()(void* p) const noexcept {
@@ -238,7 +284,8 @@ class ClAccumulateBatch {
   int64_t* sums_ = nullptr;
   MemPtr input_, output_;
   uint64_t input_bytes_ = 0;
-  EventPtr first_event_, last_event_;
+  EventPtr first_event_, kernel_event_, last_event_;
+  EventPtr pending_fault_, before_fault_;
   std::string last_error_;
 };
 

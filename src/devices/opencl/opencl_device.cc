@@ -67,6 +67,8 @@ OpenclDevice::OpenclDevice(const config::OpenclSettings& settings, const ClOptio
   measure_models();
   measure_copy_engines();
   for (auto& slot : slots_) slot->queue->reset_buffer_counts();  // the measurements are no job's
+  failing_rebuilds_ = extra.failing_rebuilds;
+  context_.fail_every_launches(settings.fail_every_launches);  // the measurements above never fail
 }
 
 OpenclDevice::~OpenclDevice() {
@@ -75,8 +77,22 @@ OpenclDevice::~OpenclDevice() {
   for (auto& s : slots_) {
     if (s->queue) (void)clFinish(s->queue->queue());
   }
+  // A failed launch found by asking its event may never have its callback (PoCL): those are not
+  // waited for beyond a grace period. A late callback that arrives names its event in the inbox.
+  const auto unannounced_left = [&] {
+    arrived_.clear();
+    inbox_.take(arrived_);
+    for (const DeviceCompletion& c : arrived_) {
+      std::erase_if(unannounced_, [&](const EventPtr& e) { return reinterpret_cast<uint64_t>(e.get()) == c.token; });
+    }
+    return static_cast<int>(unannounced_.size());
+  };
   const int64_t deadline = now_ns() + 5'000'000'000;
-  while (callbacks_pending_.load(std::memory_order_acquire) > 0 && now_ns() < deadline) {
+  while (callbacks_pending_.load(std::memory_order_acquire) > unannounced_left() && now_ns() < deadline) {
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  const int64_t grace = now_ns() + 100'000'000;
+  while (callbacks_pending_.load(std::memory_order_acquire) > 0 && now_ns() < grace) {
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
 }
@@ -133,6 +149,11 @@ void OpenclDevice::configure(uint32_t slot, uint16_t function) {
     s.loaded_valid = false;
     return;
   }
+  if (!s.queue) {  // out of service until a rebuild succeeds, which selects the kernel
+    s.loaded = id;
+    s.loaded_valid = true;
+    return;
+  }
   if (!s.queue->selected(id) && s.queue->select(id) != Status::ok) {
     s.job.health.last_error = s.queue->last_error();
     s.loaded_valid = false;
@@ -142,10 +163,12 @@ void OpenclDevice::configure(uint32_t slot, uint16_t function) {
   s.loaded_valid = true;
 }
 
-void CL_CALLBACK OpenclDevice::on_complete(cl_event, cl_int status, void* user) {
+// The callbacks name the launch by its event (in `token`): poll() drops a late callback of a launch it
+// has already completed.
+void CL_CALLBACK OpenclDevice::on_complete(cl_event event, cl_int status, void* user) {
   auto* s = static_cast<Slot*>(user);
   DeviceCompletion c;
-  c.token = s->job.token;
+  c.token = reinterpret_cast<uint64_t>(event);
   c.slot = s->index;
   // A negative execution status is the driver's error code for the command (or one before it).
   c.status = status < 0 ? status_from_cl(status) : Status::ok;
@@ -155,10 +178,11 @@ void CL_CALLBACK OpenclDevice::on_complete(cl_event, cl_int status, void* user) 
   device->callbacks_pending_.fetch_sub(1, std::memory_order_release);  // last touch of the device
 }
 
-void CL_CALLBACK OpenclDevice::on_batch_complete(cl_event, cl_int status, void* user) {
+void CL_CALLBACK OpenclDevice::on_batch_complete(cl_event event, cl_int status, void* user) {
   auto* b = static_cast<Batch*>(user);
   DeviceCompletion c;
-  c.slot = b->slots.front();  // poll() finds the batch through this slot and completes every member
+  c.token = reinterpret_cast<uint64_t>(event);
+  c.slot = kBatchSlot;  // poll() finds the batch by its event (its members may change once it is done)
   c.status = status < 0 ? status_from_cl(status) : Status::ok;
   c.value = status;
   OpenclDevice* device = b->device;
@@ -210,6 +234,7 @@ void OpenclDevice::launch(Slot& s, const funcs::Call& call, const KernelJob& pla
   s.done.reset(done);
   callbacks_pending_.fetch_add(1, std::memory_order_relaxed);
   const cl_int err = clSetEventCallback(done, CL_COMPLETE, &OpenclDevice::on_complete, &s);
+  s.queue->inject_fault();  // a test's fault strikes a job already running, as a device's would
   if (err != CL_SUCCESS) {
     callbacks_pending_.fetch_sub(1, std::memory_order_relaxed);  // no callback: wait here (rare; the job is already running)
     (void)clWaitForEvents(1, &done);
@@ -292,6 +317,7 @@ void OpenclDevice::launch_held() {
   for (uint32_t slot : b->slots) slots_[slot]->batch = b;
   callbacks_pending_.fetch_add(1, std::memory_order_relaxed);
   const cl_int err = clSetEventCallback(done, CL_COMPLETE, &OpenclDevice::on_batch_complete, b);
+  b->work->inject_fault();
   if (err != CL_SUCCESS) {
     callbacks_pending_.fetch_sub(1, std::memory_order_relaxed);
     (void)clWaitForEvents(1, &done);
@@ -303,13 +329,20 @@ void OpenclDevice::launch_held() {
   ++small_launches_;
 }
 
-// The batch's commands ended (c: its first slot, the execution status): every member completes.
+// The batch's commands ended (c: the execution status of its last): every member completes.
 void OpenclDevice::finish_batch(Batch& b, const DeviceCompletion& c, int64_t now, std::vector<DeviceCompletion>& out) {
-  const bool failed = c.status != Status::ok;
+  Status status = b.work->commands_status();  // as launch_ended
+  std::string why = b.work->last_error();
+  if (status == Status::ok && c.status != Status::ok) {
+    status = c.status;
+    why = cl_message("its last command failed", static_cast<cl_int>(c.value));
+  }
+  const bool failed = status != Status::ok;
   if (failed) {
+    ++faults_.failed_launches;
     rebuild(*slots_[b.slots.front()],
-            cl_message(fmt::format("opencl slot {}: a batch of {} jobs failed on the device", c.slot, b.slots.size()),
-                       static_cast<cl_int>(c.value)));
+            fmt::format("opencl slot {}: a batch of {} jobs failed on the device: {}", b.slots.front(), b.slots.size(), why),
+            now);
   }
   const int64_t share = failed ? 0 : b.work->device_ns() / static_cast<int64_t>(b.slots.size());
   for (size_t i = 0; i < b.slots.size(); ++i) {
@@ -319,61 +352,133 @@ void OpenclDevice::finish_batch(Batch& b, const DeviceCompletion& c, int64_t now
     DeviceCompletion m;
     m.token = s.job.token;
     m.slot = s.index;
-    m.status = c.status;
+    m.status = status;
     m.value = failed ? 0 : b.work->value(static_cast<uint32_t>(i));
     m.device_ns = share;
     out.push_back(m);
   }
-  b.done.reset();
   b.in_flight = false;
 }
 
-void OpenclDevice::rebuild(Slot& s, const std::string& why) {
+void OpenclDevice::rebuild(Slot& s, const std::string& why, int64_t now) {
   try {
     if (s.queue) {  // its counts outlive the queue
       retired_in_place_ += s.queue->buffers_in_place();
       retired_copied_ += s.queue->buffers_copied();
     }
     s.queue.reset();
+    if (failing_rebuilds_ > 0) {
+      --failing_rebuilds_;
+      throw Error(Status::device_error, "a failure injected by a test");
+    }
     s.queue = std::make_unique<ClSlot>(context_, s.index);
     if (s.loaded_valid && s.queue->select(s.loaded) != Status::ok) s.loaded_valid = false;
-    s.job.health.in_service = true;
-    s.job.health.last_error = why + "; its command queue was rebuilt";
+    s.job.rebuilt(why, "its command queue was rebuilt");
+    ++faults_.rebuilds;
   } catch (const Error& e) {
-    s.job.health.in_service = false;
-    s.job.health.last_error = why + "; rebuilding its command queue failed: " + e.what();
+    ++faults_.failed_rebuilds;
+    s.job.rebuild_failed(now, why, e.what());
+  }
+}
+
+// A launch's commands ended: `c` from its event's callback (`announced`), or made by
+// find_unannounced_failures. c.token is the event; c.slot the slot, or kBatchSlot.
+void OpenclDevice::launch_ended(DeviceCompletion c, bool announced, int64_t now, std::vector<DeviceCompletion>& out) {
+  const auto event_of = [&](const EventPtr& e) { return reinterpret_cast<uint64_t>(e.get()) == c.token; };
+  // Whatever ends here unannounced keeps its event until a late callback names it (below).
+  const auto retire = [&](EventPtr& done) {
+    if (announced) {
+      done.reset();
+    } else {
+      unannounced_.push_back(std::move(done));
+    }
+  };
+  if (c.slot == kBatchSlot) {
+    const auto b = std::find_if(batches_.begin(), batches_.end(), [&](const auto& x) { return x->in_flight && event_of(x->done); });
+    if (b == batches_.end()) {  // a late callback of a batch completed unannounced
+      std::erase_if(unannounced_, event_of);
+      return;
+    }
+    --small_launches_;
+    finish_batch(**b, c, now, out);
+    retire((*b)->done);
+    return;
+  }
+  Slot& s = *slots_[c.slot];
+  if (s.done == nullptr || !event_of(s.done)) {  // likewise, a job's
+    std::erase_if(unannounced_, event_of);
+    return;
+  }
+  if (s.small_launch) {
+    --small_launches_;
+    s.small_launch = false;
+  }
+  retire(s.done);
+  if (s.job.finished(now)) return;  // it had timed out: already completed
+  c.token = s.job.token;
+  // Which of the job's commands the driver terminated (the kernel may have failed before a last
+  // command that ran all the same).
+  Status status = s.queue->commands_status();
+  std::string why = s.queue->last_error();
+  if (status == Status::ok && c.status != Status::ok) {
+    status = c.status;
+    why = cl_message("its last command failed", static_cast<cl_int>(c.value));
+  }
+  if (status != Status::ok) {
+    ++faults_.failed_launches;
+    rebuild(s, fmt::format("opencl slot {}: a job failed on the device: {}", c.slot, why), now);
+    c.status = status;
+    c.value = 0;
+  } else {
+    c.value = s.queue->finish();
+    c.device_ns = s.queue->device_ns();
+  }
+  c.not_before = 0;
+  out.push_back(c);
+}
+
+bool OpenclDevice::launches_in_flight() const {
+  return std::any_of(slots_.begin(), slots_.end(), [](const auto& s) { return s->done != nullptr; }) ||
+         std::any_of(batches_.begin(), batches_.end(), [](const auto& b) { return b->in_flight; });
+}
+
+void OpenclDevice::find_unannounced_failures(int64_t now, std::vector<DeviceCompletion>& out) {
+  const auto failed = [](const EventPtr& e, cl_int& exec) {
+    exec = CL_COMPLETE;
+    const cl_int err = clGetEventInfo(e.get(), CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof exec, &exec, nullptr);
+    if (err != CL_SUCCESS) exec = err;
+    return exec < 0;
+  };
+  const auto end = [&](uint32_t slot, const EventPtr& e, cl_int exec) {
+    DeviceCompletion c;
+    c.token = reinterpret_cast<uint64_t>(e.get());
+    c.slot = slot;
+    c.status = status_from_cl(exec);
+    c.value = exec;
+    launch_ended(c, false, now, out);
+  };
+  cl_int exec = CL_COMPLETE;
+  for (auto& s : slots_) {
+    if (s->done != nullptr && failed(s->done, exec)) end(s->index, s->done, exec);
+  }
+  for (auto& b : batches_) {
+    if (b->in_flight && failed(b->done, exec)) end(kBatchSlot, b->done, exec);
   }
 }
 
 void OpenclDevice::poll(int64_t now, std::vector<DeviceCompletion>& out) {
   arrived_.clear();
   inbox_.take(arrived_);
-  for (DeviceCompletion& c : arrived_) {
-    Slot& s = *slots_[c.slot];
-    if (s.batch != nullptr) {
-      --small_launches_;
-      finish_batch(*s.batch, c, now, out);
-      continue;
-    }
-    if (s.small_launch) {
-      --small_launches_;
-      s.small_launch = false;
-    }
-    const cl_int exec = static_cast<cl_int>(c.value);
-    s.done.reset();
-    if (s.job.finished(now)) continue;  // it had timed out: already completed
-    if (c.status != Status::ok) {
-      rebuild(s, cl_message(fmt::format("opencl slot {}: a job failed on the device", c.slot), exec));
-      c.value = 0;
-    } else {
-      c.value = s.queue->finish();
-      c.device_ns = s.queue->device_ns();
-    }
-    c.not_before = 0;
-    out.push_back(c);
+  for (const DeviceCompletion& c : arrived_) launch_ended(c, true, now, out);
+  if (now >= next_event_check_ns_) {
+    next_event_check_ns_ = now + kEventCheckNs;
+    find_unannounced_failures(now, out);
   }
   // Jobs past their time limit: complete them now; the slot waits for the device to finish them.
   for (auto& s : slots_) s->job.expire(s->index, now, timeout_ns_, out);
+  for (auto& s : slots_) {
+    if (s->job.rebuild_due(now)) rebuild(*s, s->job.rebuild_reason, now);
+  }
   drop_expired_held();
   // Held jobs go once the last small launch has ended (meanwhile they gather into one batch), or once
   // the first of them has waited kMaxHoldNs: a small launch that hangs holds nobody back for long.
@@ -388,6 +493,7 @@ int64_t OpenclDevice::next_deadline() const {
   if (!ready_.empty() || (!held_.empty() && small_launches_ < kBatchSmallLaunches)) return 0;
   int64_t deadline = held_.empty() ? INT64_MAX : held_since_ + kMaxHoldNs;
   for (const auto& s : slots_) deadline = std::min(deadline, s->job.deadline(timeout_ns_));
+  if (launches_in_flight()) deadline = std::min(deadline, next_event_check_ns_);
   return deadline;
 }
 
@@ -401,8 +507,12 @@ std::string OpenclDevice::activity() const {
     in_place += s->queue->buffers_in_place();
     copied += s->queue->buffers_copied();
   }
-  const std::string buffers = fmt::format("; host buffers: {} in place (CL_MEM_USE_HOST_PTR), {} copied{}", in_place,
-                                          copied, per_job_ ? " (each job's method)" : "");
+  std::string buffers = fmt::format("; host buffers: {} in place (CL_MEM_USE_HOST_PTR), {} copied{}", in_place, copied,
+                                    per_job_ ? " (each job's method)" : "");
+  if (faults_.failed_launches + faults_.failed_rebuilds > 0) {
+    buffers += fmt::format("; faults: {} launches failed on the device, {} command queues rebuilt ({} rebuilds failed)",
+                           faults_.failed_launches, faults_.rebuilds, faults_.failed_rebuilds);
+  }
   if (!batching_) return "batching off" + buffers;
   if (!per_job_ && access_ != ClAccess::copy) return "batching off (zero_copy access)" + buffers;
   const BatchStats& b = batch_stats_;

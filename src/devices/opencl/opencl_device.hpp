@@ -25,7 +25,9 @@
 //
 // Faults: a program that does not build leaves its functions unloadable (build log in the
 // description of the error, `tandem status`); a job whose commands fail (device lost, out of
-// resources) completes with DEVICE_ERROR or NO_MEMORY and the slot's queue is rebuilt; a job running
+// resources; any of its commands, not only the last) completes with DEVICE_ERROR or NO_MEMORY and the
+// slot's queue is rebuilt (a failed rebuild is tried again, backing off, while the slot is out of
+// service); a job running
 // longer than job_timeout completes with TIMEOUT and its slot leaves service until the device
 // finishes the job (OpenCL cannot cancel a kernel), then returns. slot_health() says what happened.
 #pragma once
@@ -118,6 +120,7 @@ class OpenclDevice final : public Device {
     KernelJob plan;
     ClAccess access = ClAccess::copy;  // if it runs on its own after all
   };
+  static constexpr uint32_t kBatchSlot = UINT32_MAX;  // a batch's completion in the inbox
   static void CL_CALLBACK on_complete(cl_event event, cl_int status, void* user);
   static void CL_CALLBACK on_batch_complete(cl_event event, cl_int status, void* user);
   bool batchable(const DeviceJob& job, const KernelJob& plan) const;
@@ -127,7 +130,10 @@ class OpenclDevice final : public Device {
   Batch* free_batch();
   void finish_batch(Batch& b, const DeviceCompletion& c, int64_t now, std::vector<DeviceCompletion>& out);
   void complete_now(uint32_t slot, uint64_t token, Status status, std::string error = {});
-  void rebuild(Slot& s, const std::string& why);
+  void launch_ended(DeviceCompletion c, bool announced, int64_t now, std::vector<DeviceCompletion>& out);
+  void find_unannounced_failures(int64_t now, std::vector<DeviceCompletion>& out);
+  bool launches_in_flight() const;
+  void rebuild(Slot& s, const std::string& why, int64_t now);
   void measure_models();
   void measure_copy_engines();
 
@@ -158,6 +164,22 @@ class OpenclDevice final : public Device {
   uint32_t small_launches_ = 0;            // lone small jobs and batches whose completion is not polled yet
   BatchStats batch_stats_;        // jobs and batches whose completion has not been polled
   std::atomic<int> callbacks_pending_{0};  // registered event callbacks that have not run yet
+  // PoCL never runs the CL_COMPLETE callback of a command that the driver terminated (pocl/pocl#1430),
+  // so a job whose last command failed would never complete: every kEventCheckNs while launches are
+  // in flight, poll() asks their events. A failure found so completes at once, and its event is kept
+  // (its handle cannot be reused) until a late callback names it, if one ever does.
+  static constexpr int64_t kEventCheckNs = 2'000'000;
+  int64_t next_event_check_ns_ = 0;
+  std::vector<EventPtr> unannounced_;
+  uint32_t failing_rebuilds_ = 0;  // test hook (ClOptions::failing_rebuilds)
+  // Since the device started, for `tandem status` (activity()): launches (jobs or batches) whose
+  // commands failed, and the rebuilds of a slot's queue that followed, successful or not.
+  struct Faults {
+    uint64_t failed_launches = 0;
+    uint64_t rebuilds = 0;
+    uint64_t failed_rebuilds = 0;
+  };
+  Faults faults_;
 };
 
 }  // namespace tandem::devices::opencl
