@@ -48,7 +48,7 @@ struct SlotJob {
     busy = false;
     if (!abandoned) return false;
     abandoned = false;
-    health.in_service = true;
+    health.in_service = failed_rebuilds == 0;  // a slot waiting for its rebuild stays out
     health.last_error += fmt::format("; it ended {:.1f} ms after it started and the slot is back in service",
                                      static_cast<double>(now - start_ns) / 1e6);
     return true;

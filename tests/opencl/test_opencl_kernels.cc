@@ -113,6 +113,26 @@ TEST(OpenclContext, ABuildFailureKeepsItsLogAndLosesOnlyThatKernel) {
   EXPECT_TRUE(sobel->outputs_match());
 }
 
+// When a job ends, the first of its commands that the driver terminated is named, even if a later one
+// completed (OpenCL leaves it to the driver whether an in-order queue runs commands after a failed one).
+TEST(OpenclContext, AJobsFirstTerminatedCommandIsFoundEvenIfItsLastCompleted) {
+  const auto user_event = [](cl_int status) {
+    cl_int err = CL_SUCCESS;
+    cl_event e = clCreateUserEvent(shared_context().context(), &err);
+    EXPECT_EQ(err, CL_SUCCESS);
+    EXPECT_EQ(clSetUserEventStatus(e, status), CL_SUCCESS);
+    return EventPtr(e);
+  };
+  const EventPtr written = user_event(CL_COMPLETE), kernel = user_event(CL_OUT_OF_RESOURCES), read = user_event(CL_COMPLETE);
+  std::string what;
+  EXPECT_EQ(terminated_command({written.get(), kernel.get(), read.get()}, what), Status::no_memory);
+  EXPECT_NE(what.find("its kernel command was terminated on the device"), std::string::npos) << what;
+  what.clear();
+  EXPECT_EQ(terminated_command({written.get(), nullptr, read.get()}, what), Status::ok);
+  EXPECT_EQ(terminated_command({kernel.get(), kernel.get(), kernel.get()}, what), Status::no_memory);
+  EXPECT_NE(what.find("its first command"), std::string::npos) << what;
+}
+
 TEST(OpenclContext, AFunctionWithoutKernelIsRefused) {
   ClSlot slot(shared_context(), 0);
   funcs::Call call;

@@ -204,14 +204,16 @@ void CudaDevice::poll(int64_t now, std::vector<DeviceCompletion>& out) {
     DeviceCompletion c;
     c.token = s.job.token;
     c.slot = s.index;
-    if (st != Status::ok) {
-      c.status = st;
-      rebuild(s, s.stream->last_error(), now);
-    } else {
+    if (st == Status::ok) {
       c.value = s.stream->finish();
       c.device_ns = now - s.job.start_ns;  // host-measured: no device timer on the completion path
     }
-    if (s.job.finished(now)) continue;  // it had timed out: already completed
+    const bool timed_out = s.job.finished(now);  // already completed, with TIMEOUT
+    if (st != Status::ok) {  // after finished(): a rebuild that fails keeps the slot out of service
+      c.status = st;
+      rebuild(s, s.stream->last_error(), now);
+    }
+    if (timed_out) continue;
     out.push_back(c);
   }
   for (auto& sp : slots_) {

@@ -166,7 +166,8 @@ class ClSlot {
   // message in last_error()).
   Status commands_status();
   // Fault injection (ClContext::fail_every_launches): after enqueue() and once the caller has registered
-  // its callbacks, the launch that was chosen to fail fails now, on the device. Nothing otherwise.
+  // its callbacks, a job chosen to fail waits for its commands, then has its trailing marker terminated
+  // (append_fault). Nothing otherwise.
   void inject_fault() { inject_pending_fault(pending_fault_, before_fault_); }
 
   // Plans, enqueues, waits and finishes: the whole job, synchronously (tests, calibration, raw baselines).

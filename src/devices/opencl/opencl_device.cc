@@ -77,8 +77,9 @@ OpenclDevice::~OpenclDevice() {
   for (auto& s : slots_) {
     if (s->queue) (void)clFinish(s->queue->queue());
   }
-  // A failed launch found by asking its event may never have its callback (PoCL): those are not
-  // waited for beyond a grace period. A late callback that arrives names its event in the inbox.
+  // A failed launch found by asking its event may never have its callback (PoCL): those are waited
+  // for only a grace period. A late callback that arrives names its event in the inbox. (A driver that
+  // calls one back later still would find the device gone: as on CUDA, a known limit.)
   const auto unannounced_left = [&] {
     arrived_.clear();
     inbox_.take(arrived_);
@@ -234,7 +235,7 @@ void OpenclDevice::launch(Slot& s, const funcs::Call& call, const KernelJob& pla
   s.done.reset(done);
   callbacks_pending_.fetch_add(1, std::memory_order_relaxed);
   const cl_int err = clSetEventCallback(done, CL_COMPLETE, &OpenclDevice::on_complete, &s);
-  s.queue->inject_fault();  // a test's fault strikes a job already running, as a device's would
+  s.queue->inject_fault();  // a test's fault (fail_every_launches): waits for the job's commands, then fails its marker
   if (err != CL_SUCCESS) {
     callbacks_pending_.fetch_sub(1, std::memory_order_relaxed);  // no callback: wait here (rare; the job is already running)
     (void)clWaitForEvents(1, &done);
@@ -314,14 +315,12 @@ void OpenclDevice::launch_held() {
   }
   b->done.reset(done);
   b->in_flight = true;
-  for (uint32_t slot : b->slots) slots_[slot]->batch = b;
   callbacks_pending_.fetch_add(1, std::memory_order_relaxed);
   const cl_int err = clSetEventCallback(done, CL_COMPLETE, &OpenclDevice::on_batch_complete, b);
   b->work->inject_fault();
   if (err != CL_SUCCESS) {
     callbacks_pending_.fetch_sub(1, std::memory_order_relaxed);
     (void)clWaitForEvents(1, &done);
-    for (uint32_t slot : b->slots) slots_[slot]->batch = nullptr;
     b->done.reset();
     b->in_flight = false;
     return fail_all(status_from_cl(err), cl_message("clSetEventCallback", err));
@@ -338,16 +337,9 @@ void OpenclDevice::finish_batch(Batch& b, const DeviceCompletion& c, int64_t now
     why = cl_message("its last command failed", static_cast<cl_int>(c.value));
   }
   const bool failed = status != Status::ok;
-  if (failed) {
-    ++faults_.failed_launches;
-    rebuild(*slots_[b.slots.front()],
-            fmt::format("opencl slot {}: a batch of {} jobs failed on the device: {}", b.slots.front(), b.slots.size(), why),
-            now);
-  }
   const int64_t share = failed ? 0 : b.work->device_ns() / static_cast<int64_t>(b.slots.size());
   for (size_t i = 0; i < b.slots.size(); ++i) {
     Slot& s = *slots_[b.slots[i]];
-    s.batch = nullptr;
     if (s.job.finished(now)) continue;  // it had timed out: already completed
     DeviceCompletion m;
     m.token = s.job.token;
@@ -358,6 +350,12 @@ void OpenclDevice::finish_batch(Batch& b, const DeviceCompletion& c, int64_t now
     out.push_back(m);
   }
   b.in_flight = false;
+  if (failed) {  // after finished(): a rebuild that fails keeps the slot out of service
+    ++faults_.failed_launches;
+    rebuild(*slots_[b.slots.front()],
+            fmt::format("opencl slot {}: a batch of {} jobs failed on the device: {}", b.slots.front(), b.slots.size(), why),
+            now);
+  }
 }
 
 void OpenclDevice::rebuild(Slot& s, const std::string& why, int64_t now) {
@@ -389,9 +387,12 @@ void OpenclDevice::launch_ended(DeviceCompletion c, bool announced, int64_t now,
   const auto retire = [&](EventPtr& done) {
     if (announced) {
       done.reset();
-    } else {
-      unannounced_.push_back(std::move(done));
+      return;
     }
+    // Bounded: each kept event may hold its (released) queue. The oldest, whose callback has not come
+    // in kMaxUnannounced later failures, never will.
+    if (unannounced_.size() >= kMaxUnannounced) unannounced_.erase(unannounced_.begin());
+    unannounced_.push_back(std::move(done));
   };
   if (c.slot == kBatchSlot) {
     const auto b = std::find_if(batches_.begin(), batches_.end(), [&](const auto& x) { return x->in_flight && event_of(x->done); });
@@ -414,8 +415,6 @@ void OpenclDevice::launch_ended(DeviceCompletion c, bool announced, int64_t now,
     s.small_launch = false;
   }
   retire(s.done);
-  if (s.job.finished(now)) return;  // it had timed out: already completed
-  c.token = s.job.token;
   // Which of the job's commands the driver terminated (the kernel may have failed before a last
   // command that ran all the same).
   Status status = s.queue->commands_status();
@@ -424,9 +423,14 @@ void OpenclDevice::launch_ended(DeviceCompletion c, bool announced, int64_t now,
     status = c.status;
     why = cl_message("its last command failed", static_cast<cl_int>(c.value));
   }
-  if (status != Status::ok) {
+  const bool timed_out = s.job.finished(now);  // already completed, with TIMEOUT
+  if (status != Status::ok) {  // after finished(): a rebuild that fails keeps the slot out of service
     ++faults_.failed_launches;
     rebuild(s, fmt::format("opencl slot {}: a job failed on the device: {}", c.slot, why), now);
+  }
+  if (timed_out) return;
+  c.token = s.job.token;
+  if (status != Status::ok) {
     c.status = status;
     c.value = 0;
   } else {

@@ -99,10 +99,8 @@ class OpenclDevice final : public Device {
     std::unique_ptr<ClSlot> queue;
     bool loaded_valid = false;
     KernelId loaded = KernelId::nop;
-    // The job in flight (the callback reads job.token, written before the callback is registered).
-    SlotJob job;
-    EventPtr done;
-    Batch* batch = nullptr;  // the batch its job runs in (set on the batch's first slot and its members)
+    SlotJob job;    // the job in flight (the callback reads only `device` and `index`)
+    EventPtr done;  // its launch's last command (a lone job; a batch has its own)
     bool small_launch = false;  // its job is a lone small (batchable) one
   };
   // A batch in flight: its jobs' slots in order (the first one's queue runs it).
@@ -169,6 +167,7 @@ class OpenclDevice final : public Device {
   // in flight, poll() asks their events. A failure found so completes at once, and its event is kept
   // (its handle cannot be reused) until a late callback names it, if one ever does.
   static constexpr int64_t kEventCheckNs = 2'000'000;
+  static constexpr size_t kMaxUnannounced = 64;
   int64_t next_event_check_ns_ = 0;
   std::vector<EventPtr> unannounced_;
   uint32_t failing_rebuilds_ = 0;  // test hook (ClOptions::failing_rebuilds)
