@@ -105,13 +105,14 @@ void inject_pending_fault(EventPtr& fault, EventPtr& before) {
   ClContext::fail_launch(fault.release());
 }
 
-Status terminated_command(std::initializer_list<cl_event> events, std::string& what) {
+Status terminated_command(std::initializer_list<cl_event> events, std::string& what, cl_event known_ok) {
   static constexpr const char* kWhich[] = {"first", "kernel", "last"};
   size_t i = 0;
   cl_event asked = nullptr;
   for (cl_event e : events) {
     const char* which = kWhich[std::min<size_t>(i++, 2)];
-    if (e == nullptr || e == asked) continue;  // a job of one command is its first, its kernel and its last
+    // A job of one command is its first, its kernel and its last; its callback may have said already.
+    if (e == nullptr || e == asked || e == known_ok) continue;
     asked = e;
     cl_int exec = CL_COMPLETE;
     const cl_int err = clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof exec, &exec, nullptr);
@@ -408,9 +409,13 @@ Status ClSlot::set_args_and_launch(const KernelJob& job, const std::array<cl_mem
   err = clEnqueueNDRangeKernel(queue_.get(), kernel, dims, nullptr, global, job.kernel == KernelId::nop ? nullptr : local,
                                0, nullptr, &ev);
   if (err != CL_SUCCESS) return fail(status_from_cl(err), cl_message(fmt::format("launching {}", kernel_name(job.kernel)), err));
-  (first_event_ == nullptr ? first_event_ : last_event_).reset(ev);
-  clRetainEvent(ev);
-  kernel_event_.reset(ev);
+  if (first_event_ == nullptr) {  // the job's first command: checked as such
+    first_event_.reset(ev);
+  } else {
+    last_event_.reset(ev);
+    clRetainEvent(ev);
+    kernel_event_.reset(ev);
+  }
   return Status::ok;
 }
 
@@ -487,9 +492,9 @@ int64_t ClSlot::finish() {
   return job_.value;
 }
 
-Status ClSlot::commands_status() {
+Status ClSlot::commands_status(cl_event known_ok) {
   std::string what;
-  const Status s = terminated_command({first_event_.get(), kernel_event_.get(), last_event_.get()}, what);
+  const Status s = terminated_command({first_event_.get(), kernel_event_.get(), last_event_.get()}, what, known_ok);
   if (s != Status::ok) last_error_ = fmt::format("opencl slot {}: {}", index_, what);
   return s;
 }
@@ -765,9 +770,9 @@ Status ClAccumulateBatch::launch(cl_command_queue queue, size_t global, size_t l
   return Status::ok;
 }
 
-Status ClAccumulateBatch::commands_status() {
+Status ClAccumulateBatch::commands_status(cl_event known_ok) {
   std::string what;
-  const Status s = terminated_command({first_event_.get(), kernel_event_.get(), last_event_.get()}, what);
+  const Status s = terminated_command({first_event_.get(), kernel_event_.get(), last_event_.get()}, what, known_ok);
   if (s != Status::ok) last_error_ = "opencl batch: " + what;
   return s;
 }

@@ -122,7 +122,7 @@ class ClContext {
 // commands, null entries skipped) that the driver terminated, with `what` saying which. An in-order
 // queue may go on to run the commands after a failed one (PoCL does), so the last command's success
 // says nothing about the kernel's.
-Status terminated_command(std::initializer_list<cl_event> events, std::string& what);
+Status terminated_command(std::initializer_list<cl_event> events, std::string& what, cl_event known_ok = nullptr);
 
 // Fault injection (ClContext::fail_every_launches). For a launch chosen to fail, append_fault enqueues
 // a marker after the job's commands (`last`, the job's last command so far) that waits on a user event
@@ -163,8 +163,8 @@ class ClSlot {
   int64_t device_ns() const;
   const std::string& last_error() const { return last_error_; }
   // After `done` completed: ok, or the status of a command of the job that the driver terminated (the
-  // message in last_error()).
-  Status commands_status();
+  // message in last_error()). `known_ok`: a command whose success is known already (its callback said).
+  Status commands_status(cl_event known_ok = nullptr);
   // Fault injection (ClContext::fail_every_launches): after enqueue() and once the caller has registered
   // its callbacks, a job chosen to fail waits for its commands, then has its trailing marker terminated
   // (append_fault). Nothing otherwise.
@@ -216,6 +216,7 @@ class ClSlot {
   // The job in flight.
   KernelJob job_{};
   uint32_t groups_ = 0;
+  // The job's first and last commands, and its kernel when that is neither (for commands_status).
   EventPtr first_event_, kernel_event_, last_event_;
   EventPtr pending_fault_, before_fault_;  // fault injection: the event the launch waits on, and the command before it
   std::string last_error_;
@@ -250,7 +251,7 @@ class ClAccumulateBatch {
   int64_t device_ns() const;
   const std::string& last_error() const { return last_error_; }
   // After `done` completed: as ClSlot::commands_status.
-  Status commands_status();
+  Status commands_status(cl_event known_ok = nullptr);
   void inject_fault() { inject_pending_fault(pending_fault_, before_fault_); }  // as ClSlot's
   bool uses_svm() const { return svm_; }
 

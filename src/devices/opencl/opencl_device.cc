@@ -330,7 +330,7 @@ void OpenclDevice::launch_held() {
 
 // The batch's commands ended (c: the execution status of its last): every member completes.
 void OpenclDevice::finish_batch(Batch& b, const DeviceCompletion& c, int64_t now, std::vector<DeviceCompletion>& out) {
-  Status status = b.work->commands_status();  // as launch_ended
+  Status status = b.work->commands_status(c.status == Status::ok ? reinterpret_cast<cl_event>(c.token) : nullptr);
   std::string why = b.work->last_error();
   if (status == Status::ok && c.status != Status::ok) {
     status = c.status;
@@ -417,7 +417,7 @@ void OpenclDevice::launch_ended(DeviceCompletion c, bool announced, int64_t now,
   retire(s.done);
   // Which of the job's commands the driver terminated (the kernel may have failed before a last
   // command that ran all the same).
-  Status status = s.queue->commands_status();
+  Status status = s.queue->commands_status(c.status == Status::ok ? reinterpret_cast<cl_event>(c.token) : nullptr);
   std::string why = s.queue->last_error();
   if (status == Status::ok && c.status != Status::ok) {
     status = c.status;
