@@ -39,6 +39,7 @@ struct ClientSlot {
   std::atomic<uint64_t> duplicated{0};  // a record written again after its completion was consumed
   std::atomic<uint64_t> queue_full{0};
   std::atomic<uint64_t> other_errors{0};  // any other status a correct client should never see
+  std::atomic<uint64_t> device_errors{0};  // a low-level job's DEVICE_ERROR or NO_MEMORY, where faults are injected
   std::atomic<uint64_t> disconnects{0};   // calls or waits that returned DISCONNECTED
   std::atomic<int64_t> last_disconnect_ns{0};  // when the latest DISCONNECTED streak began
   std::atomic<int64_t> in_call_since_ns{0};    // a correct client inside a library call: since when (0: not)
@@ -73,6 +74,7 @@ struct Board {
   std::atomic<uint64_t> daemon_generation{0};   // bumped whenever the daemon is disturbed
   std::atomic<int64_t> daemon_paused_ns{0};     // total time the daemon spent stopped (SIGSTOP)
   std::atomic<int64_t> probe_limit_ns{100'000'000};
+  std::atomic<uint32_t> device_faults{0};  // the daemon's device injects faults (chaos --device-faults)
   ClientSlot clients[kMaxClients];
   ProbeStats probes[kMaxRounds];
 };

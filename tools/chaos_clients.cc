@@ -216,6 +216,13 @@ int low_level(Board& b, ClientSlot& slot, std::mt19937_64& rng) {
             }
             break;
           }
+          case TANDEM_DEVICE_ERROR:
+          case TANDEM_NO_MEMORY:
+            // A job the device failed has no fallback at this level: its status is the right answer
+            // where faults are injected (a high-level call runs such a job's work on the CPU).
+            slot.calls.fetch_add(1, relaxed);
+            (b.device_faults.load(relaxed) != 0 ? slot.device_errors : slot.other_errors).fetch_add(1, relaxed);
+            break;
           default:
             slot.calls.fetch_add(1, relaxed);
             slot.other_errors.fetch_add(1, relaxed);

@@ -65,7 +65,24 @@ struct ChaosOptions {
   double queue_full_limit = 0.001;
   double rss_slack_mib = 16;
   std::string json;
+  std::string config;  // a TOML file for tandemd (its devices); "" = the embedded default
+  bool device_faults = false;  // the configuration injects device faults
 };
+
+// tandemd's configuration: the user's file, if any, with connections that never say hello closed sooner
+// than by default, so that rounds turn over (unless the file sets [limits] itself).
+std::string chaos_daemon_config(const std::string& path) {
+  std::string text;
+  if (!path.empty()) {
+    std::ifstream in(path);
+    if (!in) throw Error(Status::invalid_argument, "tandem chaos: cannot read the configuration " + path);
+    std::stringstream all;
+    all << in.rdbuf();
+    text = all.str() + "\n";
+  }
+  if (text.find("[limits]") == std::string::npos) text += "[limits]\nhello_timeout_ms = 500\n";
+  return text;
+}
 
 double seconds_since(int64_t t0) { return static_cast<double>(tandem::now_ns() - t0) / 1e9; }
 
@@ -104,7 +121,7 @@ struct RoundResult {
   std::string mode;
   double seconds = 0;
   uint64_t high_calls = 0, low_jobs = 0, ok = 0, wrong = 0, lost = 0, duplicated = 0, queue_full = 0,
-           other_errors = 0, disconnects = 0, trouble_actions = 0, flood_rejected = 0;
+           other_errors = 0, device_errors = 0, disconnects = 0, trouble_actions = 0, flood_rejected = 0;
   uint64_t daemon_completions = 0;  // every job the daemon completed, of every client (its status report)
   uint32_t client_kills = 0, client_stops = 0, daemon_kills = 0, daemon_stops = 0;
   uint32_t disconnect_checked = 0, disconnect_late = 0;
@@ -136,8 +153,8 @@ class ChaosRun {
     if (mem == MAP_FAILED) throw Error(Status::no_memory, "cannot map the chaos board");
     board_ = new (mem) Board;
     board_->probe_limit_ns = static_cast<int64_t>(o.probe_limit_ms * 1e6);
-    // Connections that never say hello are closed sooner than by default, so rounds turn over.
-    daemon_ = std::make_unique<DaemonLauncher>("[limits]\nhello_timeout_ms = 500\n", std::getenv("TANDEM_CHAOS_DAEMON_LOG") == nullptr);
+    board_->device_faults = o.device_faults ? 1 : 0;
+    daemon_ = std::make_unique<DaemonLauncher>(chaos_daemon_config(o.config), std::getenv("TANDEM_CHAOS_DAEMON_LOG") == nullptr);
     std::strncpy(board_->socket, daemon_->socket().c_str(), sizeof board_->socket - 1);
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     fds_baseline_ = count_fds(daemon_->pid());
@@ -459,6 +476,7 @@ class ChaosRun {
         r.duplicated += slot.duplicated;
         r.queue_full += slot.queue_full;
         r.other_errors += slot.other_errors;
+        r.device_errors += slot.device_errors;
         r.disconnects += slot.disconnects;
       } else {
         r.trouble_actions += slot.actions;
@@ -515,6 +533,7 @@ nlohmann::json to_json(const RoundResult& r) {
   return {{"round", r.index}, {"mode", r.mode}, {"seconds", r.seconds}, {"high_level_calls", r.high_calls},
           {"low_level_jobs", r.low_jobs}, {"ok", r.ok}, {"wrong", r.wrong}, {"lost", r.lost},
           {"duplicated", r.duplicated}, {"queue_full", r.queue_full}, {"other_errors", r.other_errors},
+          {"device_errors", r.device_errors},
           {"disconnects", r.disconnects}, {"trouble_actions", r.trouble_actions}, {"flood_rejected", r.flood_rejected},
           {"daemon_completions", r.daemon_completions}, {"client_kills", r.client_kills},
           {"client_stops", r.client_stops}, {"daemon_kills", r.daemon_kills}, {"daemon_stops", r.daemon_stops},
@@ -532,6 +551,7 @@ void print_round(const RoundResult& r, uint32_t rounds) {
              "{} unexpected; QUEUE_FULL {} ({:.4f}%)\n",
              r.high_calls, r.low_jobs, r.wrong, r.lost, r.duplicated, r.other_errors, r.queue_full,
              r.low_jobs > 0 ? 100.0 * r.queue_full / r.low_jobs : 0.0);
+  if (r.device_errors > 0) fmt::print("  injected device faults: {} low-level jobs ended with DEVICE_ERROR or NO_MEMORY\n", r.device_errors);
   fmt::print("  daemon completed {} jobs of all clients\n", r.daemon_completions);
   fmt::print("  disturbances: {} client kills, {} client stops, {} daemon kills, {} daemon stops; "
              "{} trouble-maker actions; flooders met QUEUE_FULL {} times\n",
@@ -556,9 +576,10 @@ int run_chaos(const ChaosOptions& o) {
     throw Error(Status::invalid_argument, "--round must be at least 1 s and --duration at least one round");
   }
   const auto rounds = static_cast<uint32_t>(std::min<double>(o.duration_s / o.round_s, chaos::kMaxRounds));
+  const std::string daemon = o.config.empty() ? "" : " --config " + o.config + (o.device_faults ? " --device-faults" : "");
   fmt::print("tandem chaos: {} rounds of {:.0f} s, modes {}, seed {} (replay: tandem chaos --duration {} --round {} "
-             "--modes {} --seed {})\n",
-             rounds, o.round_s, o.modes, o.seed, o.duration_s, o.round_s, o.modes, o.seed);
+             "--modes {} --seed {}{})\n",
+             rounds, o.round_s, o.modes, o.seed, o.duration_s, o.round_s, o.modes, o.seed, daemon);
   std::fflush(stdout);
   ChaosRun run(o);
   nlohmann::json all = nlohmann::json::array();
@@ -614,6 +635,12 @@ void add_chaos_commands(CLI::App& app) {
                   "Clients of each other kind (reserver, garbage packets, garbage control, non-reader, idle)");
   cmd->add_option("--probe-limit-ms", o->probe_limit_ms, "Slowest acceptable status answer");
   cmd->add_option("--json", o->json, "Write every round's figures here");
+  cmd->add_flag("--device-faults", o->device_faults,
+               "The configuration injects device faults: a low-level job's DEVICE_ERROR or NO_MEMORY is counted, "
+               "not a failure (high-level calls must still be right)");
+  cmd->add_option("--config", o->config,
+                  "tandemd's configuration (TOML: e.g. [device] kinds = [\"opencl\"], with [device.opencl] "
+                  "fail_every_launches = N to inject faults); default: the embedded one");
   cmd->callback([o] {
     const int rc = run_chaos(*o);
     if (rc != 0) throw CLI::RuntimeError(rc);
