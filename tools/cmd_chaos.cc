@@ -38,6 +38,7 @@
 #include "abi/status.hpp"
 #include "base/clock.hpp"
 #include "chaos.hpp"
+#include "config/config.hpp"
 #include "commands.hpp"
 #include "daemon_launcher.hpp"
 #include "status_report.hpp"
@@ -81,6 +82,7 @@ std::string chaos_daemon_config(const std::string& path) {
     text = all.str() + "\n";
   }
   if (text.find("[limits]") == std::string::npos) text += "[limits]\nhello_timeout_ms = 500\n";
+  (void)config::parse_config(text, path.empty() ? "tandem chaos" : path);  // a bad key is named here, not lost in tandemd's log
   return text;
 }
 
@@ -576,6 +578,7 @@ int run_chaos(const ChaosOptions& o) {
     throw Error(Status::invalid_argument, "--round must be at least 1 s and --duration at least one round");
   }
   const auto rounds = static_cast<uint32_t>(std::min<double>(o.duration_s / o.round_s, chaos::kMaxRounds));
+  (void)chaos_daemon_config(o.config);  // an unreadable file is an error before anything starts
   const std::string daemon = o.config.empty() ? "" : " --config " + o.config + (o.device_faults ? " --device-faults" : "");
   fmt::print("tandem chaos: {} rounds of {:.0f} s, modes {}, seed {} (replay: tandem chaos --duration {} --round {} "
              "--modes {} --seed {}{})\n",
