@@ -64,9 +64,9 @@ CudaDevice::CudaDevice(const config::CudaSettings& settings)
       copy_streams_.back()->reserve_bounce();
     }
   }
+  sink_ = std::make_unique<CallbackSink>(settings.slots, UINT32_MAX);  // no batches
   for (uint32_t i = 0; i < settings.slots; ++i) {
     auto s = std::make_unique<Slot>();
-    s->device = this;
     s->index = i;
     s->stream = std::make_unique<CudaSlot>(context_, i, mode_, settings.persistent_staging_bytes);
     slots_.push_back(std::move(s));
@@ -103,16 +103,12 @@ void CudaDevice::attach_local_memory(char* base, uint64_t bytes) { context_.atta
 LocalTransfer CudaDevice::local_transfer() { return timed_transfers(copy_streams_, timeout_ns_); }
 
 CudaDevice::~CudaDevice() {
-  // The host functions of jobs still running name their Slot: wait for them (bounded) first, and keep
-  // the slots of any that never came rather than free what a late one would use.
+  // The host functions of jobs still running name a target of the sink: wait for them (bounded), and
+  // keep the sink for any that never came rather than free what a late one would use.
   const int64_t deadline = now_ns() + 5'000'000'000;
-  while (callbacks_pending_.load(std::memory_order_acquire) > 0 && now_ns() < deadline) {
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
-  if (callbacks_pending_.load(std::memory_order_acquire) > 0) {
-    for (auto& s : slots_) (void)s.release();
-  }
+  while (sink_->pending() > 0 && now_ns() < deadline) std::this_thread::sleep_for(std::chrono::microseconds(100));
   slots_.clear();  // each CudaSlot waits (bounded) for its stream and stops its resident block
+  CallbackSink::retire(std::move(sink_));
 }
 
 void CudaDevice::configure(uint32_t slot, uint16_t function) {
@@ -122,12 +118,7 @@ void CudaDevice::configure(uint32_t slot, uint16_t function) {
 }
 
 void CudaDevice::on_done(void* user) {
-  auto* s = static_cast<Slot*>(user);
-  CudaDevice* device = s->device;
-  DeviceCompletion c;
-  c.slot = s->index;
-  device->inbox_.push(c);  // a wake-up: poll() asks the slot's stream for the outcome
-  device->callbacks_pending_.fetch_sub(1, std::memory_order_release);
+  CallbackSink::arrive(user, DeviceCompletion{});  // a wake-up: poll() asks the slot's stream for the outcome
 }
 
 void CudaDevice::submit(uint32_t slot, const DeviceJob& job) {
@@ -164,12 +155,12 @@ void CudaDevice::submit(uint32_t slot, const DeviceJob& job) {
 // it ends, so that it may sleep meanwhile. A short job never pays for one (several us on the stream).
 void CudaDevice::announce(Slot& s) {
   s.announce_tried = true;  // once per job: a failure is not retried at every poll
-  callbacks_pending_.fetch_add(1, std::memory_order_relaxed);
-  if (cudaLaunchHostFunc(s.stream->stream(), &CudaDevice::on_done, &s) == cudaSuccess) {
+  sink_->expect();
+  if (cudaLaunchHostFunc(s.stream->stream(), &CudaDevice::on_done, sink_->slot_target(s.index)) == cudaSuccess) {
     s.announced = true;
   } else {
     (void)cudaGetLastError();
-    callbacks_pending_.fetch_sub(1, std::memory_order_relaxed);  // it stays polled
+    sink_->cancel();  // it stays polled
   }
 }
 
@@ -190,7 +181,7 @@ void CudaDevice::poll(int64_t now, std::vector<DeviceCompletion>& out) {
     ready_.clear();
   }
   arrived_.clear();
-  inbox_.take(arrived_);  // only wake-ups: every busy slot is asked below
+  sink_->inbox().take(arrived_);  // only wake-ups: every busy slot is asked below
   for (auto& sp : slots_) {
     Slot& s = *sp;
     if (!s.job.busy) continue;

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "config/config.hpp"
-#include "devices/completion_inbox.hpp"
+#include "devices/callback_sink.hpp"
 #include "devices/cuda/cuda_context.hpp"
 #include "devices/device.hpp"
 #include "devices/slot_job.hpp"
@@ -34,7 +34,7 @@ class CudaDevice final : public Device {
   void submit(uint32_t slot, const DeviceJob& job) override;
   void poll(int64_t now, std::vector<DeviceCompletion>& out) override;
   int64_t next_deadline() const override;
-  const uint32_t* wake_word() const override { return inbox_.wake_word(); }
+  const uint32_t* wake_word() const override { return sink_->inbox().wake_word(); }
   SlotHealth slot_health(uint32_t slot) const override;
   bool slot_in_service(uint32_t slot) const override { return slot < slots_.size() && slots_[slot]->job.health.in_service; }
   // Device-local memory: one cudaMalloc allocation; its copy engines are streams of their own
@@ -44,7 +44,6 @@ class CudaDevice final : public Device {
 
  private:
   struct Slot {
-    CudaDevice* device = nullptr;
     uint32_t index = 0;
     std::unique_ptr<CudaSlot> stream;
     bool loaded_valid = false;
@@ -69,10 +68,10 @@ class CudaDevice final : public Device {
   // which persistent slots keep busy until they stop.
   std::vector<std::unique_ptr<CudaSlot>> copy_streams_;  // one per copy engine, once local memory is attached
   std::vector<std::unique_ptr<Slot>> slots_;
-  CompletionInbox inbox_;  // wake-ups from the host functions (launch mode)
+  // Wake-ups from the host functions (launch mode); their user data is one of its targets.
+  std::unique_ptr<CallbackSink> sink_;
   std::vector<DeviceCompletion> ready_, arrived_;
   int64_t last_poll_ns_ = 0;
-  std::atomic<int> callbacks_pending_{0};
 };
 
 }  // namespace tandem::devices::cuda

@@ -48,9 +48,9 @@ OpenclDevice::OpenclDevice(const config::OpenclSettings& settings, const ClOptio
   info_.memory.local_alignment = static_cast<uint32_t>(align);
   info_.memory.copy_engines = info_.memory.local_bytes > 0 ? settings.copy_engines : 0;
   info_.memory.max_job_buffer_bytes = sel.device.max_alloc_bytes;  // each buffer of a job is one allocation
+  sink_ = std::make_unique<CallbackSink>(settings.slots, kBatchSlot);
   for (uint32_t i = 0; i < settings.slots; ++i) {
     auto s = std::make_unique<Slot>();
-    s->device = this;
     s->index = i;
     s->queue = std::make_unique<ClSlot>(context_, i);
     slots_.push_back(std::move(s));
@@ -78,24 +78,23 @@ OpenclDevice::~OpenclDevice() {
     if (s->queue) (void)clFinish(s->queue->queue());
   }
   // A failed launch found by asking its event may never have its callback (PoCL): those are waited
-  // for only a grace period. A late callback that arrives names its event in the inbox. (A driver that
-  // calls one back later still would find the device gone: as on CUDA, a known limit.)
+  // for only a grace period. A late callback that arrives names its event in the inbox; one that comes
+  // later still finds the sink, which outlives the device then.
   const auto unannounced_left = [&] {
     arrived_.clear();
-    inbox_.take(arrived_);
+    sink_->inbox().take(arrived_);
     for (const DeviceCompletion& c : arrived_) {
       std::erase_if(unannounced_, [&](const EventPtr& e) { return reinterpret_cast<uint64_t>(e.get()) == c.token; });
     }
     return static_cast<int>(unannounced_.size());
   };
   const int64_t deadline = now_ns() + 5'000'000'000;
-  while (callbacks_pending_.load(std::memory_order_acquire) > unannounced_left() && now_ns() < deadline) {
+  while (sink_->pending() > unannounced_left() && now_ns() < deadline) {
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
   const int64_t grace = now_ns() + 100'000'000;
-  while (callbacks_pending_.load(std::memory_order_acquire) > 0 && now_ns() < grace) {
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
+  while (sink_->pending() > 0 && now_ns() < grace) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  CallbackSink::retire(std::move(sink_));  // kept if a callback may still come
 }
 
 // X_a and D_a of every loadable function, measured on slot 0 (measure_kernel_models).
@@ -166,29 +165,14 @@ void OpenclDevice::configure(uint32_t slot, uint16_t function) {
 
 // The callbacks name the launch by its event (in `token`): poll() drops a late callback of a launch it
 // has already completed.
+// `user`: the sink's target of the job's slot, or of the batches (poll() finds a batch by its event).
 void CL_CALLBACK OpenclDevice::on_complete(cl_event event, cl_int status, void* user) {
-  auto* s = static_cast<Slot*>(user);
   DeviceCompletion c;
   c.token = reinterpret_cast<uint64_t>(event);
-  c.slot = s->index;
   // A negative execution status is the driver's error code for the command (or one before it).
   c.status = status < 0 ? status_from_cl(status) : Status::ok;
   c.value = status;  // carried to poll(), which replaces it with the job's value
-  OpenclDevice* device = s->device;
-  device->inbox_.push(c);
-  device->callbacks_pending_.fetch_sub(1, std::memory_order_release);  // last touch of the device
-}
-
-void CL_CALLBACK OpenclDevice::on_batch_complete(cl_event event, cl_int status, void* user) {
-  auto* b = static_cast<Batch*>(user);
-  DeviceCompletion c;
-  c.token = reinterpret_cast<uint64_t>(event);
-  c.slot = kBatchSlot;  // poll() finds the batch by its event (its members may change once it is done)
-  c.status = status < 0 ? status_from_cl(status) : Status::ok;
-  c.value = status;
-  OpenclDevice* device = b->device;
-  device->inbox_.push(c);
-  device->callbacks_pending_.fetch_sub(1, std::memory_order_release);
+  CallbackSink::arrive(user, c);
 }
 
 bool OpenclDevice::batchable(const DeviceJob& job, const KernelJob& plan) const {
@@ -233,11 +217,11 @@ void OpenclDevice::launch(Slot& s, const funcs::Call& call, const KernelJob& pla
     return complete_now(s.index, s.job.token, st, s.queue->last_error());
   }
   s.done.reset(done);
-  callbacks_pending_.fetch_add(1, std::memory_order_relaxed);
-  const cl_int err = clSetEventCallback(done, CL_COMPLETE, &OpenclDevice::on_complete, &s);
+  sink_->expect();
+  const cl_int err = clSetEventCallback(done, CL_COMPLETE, &OpenclDevice::on_complete, sink_->slot_target(s.index));
   s.queue->inject_fault();  // a test's fault (fail_every_launches): waits for the job's commands, then fails its marker
   if (err != CL_SUCCESS) {
-    callbacks_pending_.fetch_sub(1, std::memory_order_relaxed);  // no callback: wait here (rare; the job is already running)
+    sink_->cancel();  // no callback: wait here (rare; the job is already running)
     (void)clWaitForEvents(1, &done);
     s.job.busy = false;
     s.done.reset();
@@ -257,7 +241,6 @@ OpenclDevice::Batch* OpenclDevice::free_batch() {
   }
   try {
     auto b = std::make_unique<Batch>();
-    b->device = this;
     b->work = std::make_unique<ClAccumulateBatch>(context_, settings_.batch_max_jobs, batch_svm_);
     batches_.push_back(std::move(b));
     return batches_.back().get();
@@ -315,11 +298,11 @@ void OpenclDevice::launch_held() {
   }
   b->done.reset(done);
   b->in_flight = true;
-  callbacks_pending_.fetch_add(1, std::memory_order_relaxed);
-  const cl_int err = clSetEventCallback(done, CL_COMPLETE, &OpenclDevice::on_batch_complete, b);
+  sink_->expect();
+  const cl_int err = clSetEventCallback(done, CL_COMPLETE, &OpenclDevice::on_complete, sink_->batch_target());
   b->work->inject_fault();
   if (err != CL_SUCCESS) {
-    callbacks_pending_.fetch_sub(1, std::memory_order_relaxed);
+    sink_->cancel();
     (void)clWaitForEvents(1, &done);
     b->done.reset();
     b->in_flight = false;
@@ -472,7 +455,7 @@ void OpenclDevice::find_unannounced_failures(int64_t now, std::vector<DeviceComp
 
 void OpenclDevice::poll(int64_t now, std::vector<DeviceCompletion>& out) {
   arrived_.clear();
-  inbox_.take(arrived_);
+  sink_->inbox().take(arrived_);
   for (const DeviceCompletion& c : arrived_) launch_ended(c, true, now, out);
   if (now >= next_event_check_ns_) {
     next_event_check_ns_ = now + kEventCheckNs;

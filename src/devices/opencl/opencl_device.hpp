@@ -1,8 +1,9 @@
 // The OpenCL device behind the asynchronous Device interface ([device.opencl], docs/devices.md).
 //
 // A slot is an in-order command queue (ClSlot). submit() enqueues the job's transfers, kernel and
-// read-backs without waiting and registers an event callback; the driver's thread calls it when the
-// job's last command completes, and it posts the completion to the inbox, which wakes the dispatcher.
+// read-backs without waiting and registers an event callback (its user data is a CallbackSink target);
+// the driver's thread calls it when the job's last command completes, and it posts the completion to
+// the inbox, which wakes the dispatcher.
 // poll() then reads the value (the reduction partials) and the device time (profiling events).
 // "Loading a function" selects its prebuilt kernel on the slot (programs are built once, when the
 // device starts); the reconfiguration delay in the models is that selection's measured time. X_a and
@@ -39,7 +40,7 @@
 #include <vector>
 
 #include "config/config.hpp"
-#include "devices/completion_inbox.hpp"
+#include "devices/callback_sink.hpp"
 #include "devices/device.hpp"
 #include "devices/opencl/context.hpp"
 #include "devices/slot_job.hpp"
@@ -60,7 +61,7 @@ class OpenclDevice final : public Device {
   void submit(uint32_t slot, const DeviceJob& job) override;
   void poll(int64_t now, std::vector<DeviceCompletion>& out) override;
   int64_t next_deadline() const override;
-  const uint32_t* wake_word() const override { return inbox_.wake_word(); }
+  const uint32_t* wake_word() const override { return sink_->inbox().wake_word(); }
   SlotHealth slot_health(uint32_t slot) const override;
   bool slot_in_service(uint32_t slot) const override { return slot < slots_.size() && slots_[slot]->job.health.in_service; }
   std::string activity() const override;
@@ -94,18 +95,16 @@ class OpenclDevice final : public Device {
  private:
   struct Batch;
   struct Slot {
-    OpenclDevice* device = nullptr;  // the event callback's way back
     uint32_t index = 0;
     std::unique_ptr<ClSlot> queue;
     bool loaded_valid = false;
     KernelId loaded = KernelId::nop;
-    SlotJob job;    // the job in flight (the callback reads only `device` and `index`)
+    SlotJob job;    // the job in flight
     EventPtr done;  // its launch's last command (a lone job; a batch has its own)
     bool small_launch = false;  // its job is a lone small (batchable) one
   };
   // A batch in flight: its jobs' slots in order (the first one's queue runs it).
   struct Batch {
-    OpenclDevice* device = nullptr;
     std::unique_ptr<ClAccumulateBatch> work;
     std::vector<uint32_t> slots;
     EventPtr done;
@@ -120,7 +119,6 @@ class OpenclDevice final : public Device {
   };
   static constexpr uint32_t kBatchSlot = UINT32_MAX;  // a batch's completion in the inbox
   static void CL_CALLBACK on_complete(cl_event event, cl_int status, void* user);
-  static void CL_CALLBACK on_batch_complete(cl_event event, cl_int status, void* user);
   bool batchable(const DeviceJob& job, const KernelJob& plan) const;
   void launch(Slot& s, const funcs::Call& call, const KernelJob& plan, ClAccess access, bool small);
   void launch_held();
@@ -144,7 +142,8 @@ class OpenclDevice final : public Device {
   DeviceInfo info_;
   std::vector<std::unique_ptr<Slot>> slots_;
   std::vector<std::unique_ptr<ClSlot>> copy_queues_;  // one per copy engine, once local memory is attached
-  CompletionInbox inbox_;
+  // The event callbacks' way back (their user data is one of its targets, never the device).
+  std::unique_ptr<CallbackSink> sink_;
   std::vector<DeviceCompletion> ready_;    // completed on the dispatcher's thread (refusals, failures)
   std::vector<DeviceCompletion> arrived_;  // scratch for the inbox
   std::vector<Held> held_;                 // jobs for the next batch
@@ -161,7 +160,6 @@ class OpenclDevice final : public Device {
   int64_t held_since_ = 0;                 // when the first of held_ was held
   uint32_t small_launches_ = 0;            // lone small jobs and batches whose completion is not polled yet
   BatchStats batch_stats_;        // jobs and batches whose completion has not been polled
-  std::atomic<int> callbacks_pending_{0};  // registered event callbacks that have not run yet
   // PoCL never runs the CL_COMPLETE callback of a command that the driver terminated (pocl/pocl#1430),
   // so a job whose last command failed would never complete: every kEventCheckNs while launches are
   // in flight, poll() asks their events. A failure found so completes at once, and its event is kept
