@@ -104,9 +104,14 @@ LocalTransfer CudaDevice::local_transfer() { return timed_transfers(copy_streams
 
 CudaDevice::~CudaDevice() {
   // The host functions of jobs still running name a target of the sink: wait for them (bounded), and
-  // keep the sink for any that never came rather than free what a late one would use.
+  // keep the sink for any that never came rather than free what a late one would use. Their streams
+  // are still busy then (a hung kernel): their slots are kept too, since freeing a slot's buffers
+  // would wait for the whole device (cudaFree) while the kernel still uses them.
   const int64_t deadline = now_ns() + 5'000'000'000;
   while (sink_->pending() > 0 && now_ns() < deadline) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  if (sink_->pending() > 0) {
+    for (auto& s : slots_) (void)s.release();
+  }
   slots_.clear();  // each CudaSlot waits (bounded) for its stream and stops its resident block
   CallbackSink::retire(std::move(sink_));
 }

@@ -72,8 +72,8 @@ OpenclDevice::OpenclDevice(const config::OpenclSettings& settings, const ClOptio
 }
 
 OpenclDevice::~OpenclDevice() {
-  // Every job ends before its buffers go, and every callback has run before the device it points to
-  // goes (a callback may run after clFinish returns).
+  // Every job ends before its buffers go; the callbacks expected are waited for (one may run after
+  // clFinish returns), and the sink outlives the device if any may still come.
   for (auto& s : slots_) {
     if (s->queue) (void)clFinish(s->queue->queue());
   }
@@ -86,10 +86,12 @@ OpenclDevice::~OpenclDevice() {
     for (const DeviceCompletion& c : arrived_) {
       std::erase_if(unannounced_, [&](const EventPtr& e) { return reinterpret_cast<uint64_t>(e.get()) == c.token; });
     }
-    return static_cast<int>(unannounced_.size());
+    return static_cast<int>(unannounced_.size() + evicted_unannounced_);
   };
   const int64_t deadline = now_ns() + 5'000'000'000;
-  while (sink_->pending() > unannounced_left() && now_ns() < deadline) {
+  for (;;) {
+    const int pending = sink_->pending();  // first: a callback between the two reads only lowers it
+    if (pending <= unannounced_left() || now_ns() >= deadline) break;
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
   const int64_t grace = now_ns() + 100'000'000;
@@ -374,7 +376,10 @@ void OpenclDevice::launch_ended(DeviceCompletion c, bool announced, int64_t now,
     }
     // Bounded: each kept event may hold its (released) queue. The oldest, whose callback has not come
     // in kMaxUnannounced later failures, never will.
-    if (unannounced_.size() >= kMaxUnannounced) unannounced_.erase(unannounced_.begin());
+    if (unannounced_.size() >= kMaxUnannounced) {
+      unannounced_.erase(unannounced_.begin());
+      ++evicted_unannounced_;  // its callback stays counted as pending
+    }
     unannounced_.push_back(std::move(done));
   };
   if (c.slot == kBatchSlot) {

@@ -168,6 +168,7 @@ class OpenclDevice final : public Device {
   static constexpr size_t kMaxUnannounced = 64;
   int64_t next_event_check_ns_ = 0;
   std::vector<EventPtr> unannounced_;
+  uint64_t evicted_unannounced_ = 0;  // dropped from unannounced_ (bounded), their callbacks never seen
   uint32_t failing_rebuilds_ = 0;  // test hook (ClOptions::failing_rebuilds)
   // Since the device started, for `tandem status` (activity()): launches (jobs or batches) whose
   // commands failed, and the rebuilds of a slot's queue that followed, successful or not.
