@@ -94,6 +94,8 @@ struct CallStats {
 // What one high-level call did (Runtime::run's optional report).
 struct CallReport {
   bool partitioned = false;     // the partitioner planned with the hardware (else a software call)
+  bool through_partitioner = false;  // the call took the partitioner's path (its plan, steps and clock
+                                     // readings), whatever it decided; false: the software call's path
   double predicted_s = 0;       // the model's predicted completion time of the call
   double alpha = 0;             // the hardware share of the initial plan
   uint64_t break_even_units = 0;  // N_L (Eq 5.4) with the live figures

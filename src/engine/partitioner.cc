@@ -64,16 +64,21 @@ Partitioner::Partitioner(const model::CostParams& params, const PartitionerConfi
   pool_.reserve(2 * static_cast<size_t>(slots) + 8);
 }
 
+uint64_t cpu_chunk_units(const PartitionerConfig& config, const model::CostParams& params) {
+  const uint64_t g = std::max<uint64_t>(params.granularity, 1);
+  uint64_t chunk = config.cowork_max_units;
+  if (chunk == 0) {
+    const double units = config.cowork_max_seconds * params.xc;
+    chunk = units > 0 && units < 1e18 ? static_cast<uint64_t>(std::ceil(units)) : 4096;
+  }
+  return std::max(model::round_up(chunk, g), g);
+}
+
 void Partitioner::derive_limits() {
   if (params_.granularity == 0) params_.granularity = 1;
   base_ = params_;
   const uint64_t g = params_.granularity;
-  uint64_t chunk = config_.cowork_max_units;
-  if (chunk == 0) {
-    const double units = config_.cowork_max_seconds * params_.xc;
-    chunk = units > 0 && units < 1e18 ? static_cast<uint64_t>(std::ceil(units)) : 4096;
-  }
-  chunk_units_ = std::max(model::round_up(chunk, g), g);
+  chunk_units_ = cpu_chunk_units(config_, params_);
   min_job_units_ = std::max(model::round_up(config_.min_job_units, g), g);
   // Predictions ignore that a round's jobs are submitted one after another, each costing the CPU part
   // of O_c; lateness below one job latency plus those submissions is noise, not slow hardware.

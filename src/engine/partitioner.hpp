@@ -83,6 +83,10 @@ struct PartitionerConfig {
 // Whether a job that failed with `status` may succeed if submitted again (congestion), or never will.
 bool retry_may_succeed(Status status);
 
+// C_COWORK_MAX in work units for these figures (whole granules): the CPU's share of a rebalancing call
+// runs in chunks of this size, with a decision before each.
+uint64_t cpu_chunk_units(const PartitionerConfig& config, const model::CostParams& params);
+
 using JobId = uint32_t;
 
 enum class StepKind : uint8_t { run_sw, submit_job, submit_demand, cancel_job, wait, done };

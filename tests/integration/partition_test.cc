@@ -120,6 +120,53 @@ TEST(PartitionedCalls, AutoFollowsTheModel) {
   EXPECT_GT(report.predicted_s, 0.0);
 }
 
+// N_L (Eq 5.4) counts one job's latency; a round of n_j jobs behind the queue (Eq 5.6) starts to pay
+// only for larger calls. In between, a call that one CPU chunk covers is a software call: it must not
+// pay for the partitioner's path only to be kept on the CPU (about 1 us, a quarter of a 16 KiB call).
+TEST(PartitionedCalls, ACallJustAboveNlThatTheRoundWouldKeepOnTheCpuIsASoftwareCall) {
+  client::RuntimeOptions o;
+  o.embedded = true;
+  o.config_text = "[device.emu]\nresident = [\"accumulate\"]\n";
+  auto opened = client::Runtime::open(o);
+  ASSERT_TRUE(opened) << opened.message();
+  auto& rt = opened.value();
+  engine::PartitionerConfig config;  // automatic, rebalancing, n_j = 6: a caller-owned partitioner
+  config.jobs_per_round = 6;
+  config.max_outstanding_jobs = client::kMaxCallJobs;
+  const model::CostParams p = rt->cost_params(TANDEM_FN_ACCUMULATE);
+  engine::Partitioner part(p, config);
+  model::LiveMetrics m;
+  ASSERT_TRUE(client::read_live_metrics(*rt, TANDEM_FN_ACCUMULATE, m));
+  ASSERT_GT(m.n_a, 0u);
+  const uint64_t nl = model::break_even_work(p, model::effective_accel_throughput(p, m));
+  const uint64_t chunk = engine::cpu_chunk_units(config, p);
+  // The largest call (whole int32s) above N_L and within one chunk that the round keeps on the CPU, and
+  // the smallest that it splits.
+  uint64_t kept = 0, split = 0;
+  for (uint64_t units = nl + 4; units <= 64 * chunk; units += 4) {
+    const bool accelerate = model::plan_call(p, m, config.jobs_per_round, static_cast<double>(units)).accelerate;
+    if (!accelerate && units <= chunk) kept = units;
+    if (accelerate) {
+      split = units;
+      break;
+    }
+  }
+  ASSERT_GT(kept, nl) << "no call between N_L and one CPU chunk that the round keeps on the CPU";
+  ASSERT_GT(split, 0u);
+  for (const auto& [units, through] : {std::pair{kept, false}, std::pair{split, true}}) {
+    Accumulate a(units / 4, static_cast<uint32_t>(units));
+    client::CallReport report;
+    int64_t value = 0;
+    ASSERT_EQ(client::run_partitioned(*rt, *a.fn, a.call, part, value, &report), Status::ok);
+    EXPECT_EQ(value, a.reference) << units << " units";
+    EXPECT_EQ(report.through_partitioner, through) << units << " units, N_L " << nl << ", chunk " << chunk;
+    EXPECT_EQ(report.counters.sw_units + report.counters.hw_units, units);
+    if (!through) {
+      EXPECT_EQ(report.counters.hw_units, 0u);
+    }
+  }
+}
+
 TEST(PartitionedCalls, WorkUnitsAreAllDoneOnce) {
   auto rt = open_embedded("");
   ASSERT_TRUE(rt);
