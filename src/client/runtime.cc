@@ -395,6 +395,7 @@ Runtime::CallPolicy Runtime::call_policy(uint16_t function, uint64_t& version) c
   c.cowork_max_seconds = tuning_.cowork_max_seconds;
   c.rebalance = tuning_.rebalance;
   c.min_split_gain = tuning_.min_split_gain;
+  c.replica_predictions = tuning_.replica_predictions;
   c.max_outstanding_jobs = std::max(kDefaultCallJobs, std::min(kMaxCallJobs, 2 * std::max(tuning_.jobs_per_round, 1u)));
   return p;
 }

@@ -56,6 +56,8 @@ struct PartitionTuning {
   // (the CPU share's steps and checks, a second side to wait for) are not in Eq 5.6, and its gain over
   // offloading is at most X_c / (n_a X'_a): 12.5% for `work` on the default fabric.
   double min_split_gain = 0.15;
+  // A job is predicted done no earlier than its own replica finishes it (PartitionerConfig).
+  bool replica_predictions = true;
 };
 
 struct RuntimeOptions {

@@ -1,6 +1,7 @@
 #include "engine/partitioner.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -329,6 +330,10 @@ void Partitioner::apply_round(double now, const RoundPlan& plan) {
   uint64_t cumulative = 0;
   uint32_t k = 0;
   const double hw_rate = static_cast<double>(std::max<uint32_t>(plan.n_a, 1)) * plan.xa_eff;
+  // The units queued on each replica, jobs taken in turn (more replicas than lanes share lanes, which
+  // only makes the predictions later).
+  std::array<uint64_t, 64> lane_units{};
+  const uint32_t lanes = std::clamp<uint32_t>(plan.n_a, 1, lane_units.size());
   while (remaining > 0 && !free_ids_.empty()) {
     uint64_t want = k + 1 < plan.jobs ? std::min(share, remaining) : remaining;
     if (max_job_units_ > 0) want = std::min(want, max_job_units_);
@@ -351,11 +356,19 @@ void Partitioner::apply_round(double now, const RoundPlan& plan) {
     j.planned_at = now;
     j.attempt = attempts_failed_;
     cumulative += r.size();
+    const uint64_t lane = lane_units[k % lanes] += r.size();
     ++k;
     // Fluid model of Eq 5.6: the k-th job is done after the queue wait, k initiations and the work
-    // of the first k jobs spread over all replicas.
-    j.predicted_finish = now + plan.d_q + static_cast<double>(k) * params_.da +
-                         (hw_rate > 0 ? static_cast<double>(cumulative) / hw_rate : kInf);
+    // of the first k jobs spread over all replicas. With replica_predictions, no earlier than its own
+    // replica gets through the jobs before it and its own at one replica's rate: the fluid figure
+    // alone has the first of 6 jobs on 2 replicas done in half the time it takes, so the hardware
+    // looked late in most such rounds and the caller took its last job back, to run it slower on the
+    // CPU (1 MiB accumulate: about 70 against 50 us a call; docs/model.md).
+    double work_s = hw_rate > 0 ? static_cast<double>(cumulative) / hw_rate : kInf;
+    if (config_.replica_predictions) {
+      work_s = std::max(work_s, plan.xa_eff > 0 ? static_cast<double>(lane) / plan.xa_eff : kInf);
+    }
+    j.predicted_finish = now + plan.d_q + static_cast<double>(k) * params_.da + work_s;
     ++planned_;
   }
   if (k > 0) {

@@ -73,6 +73,11 @@ struct PartitionerConfig {
   // all of it to the hardware by this fraction; else all of it goes. 0 = the thesis's rule (the
   // simulator); the real runtime asks for more (PartitionTuning).
   double min_split_gain = 0;
+  // A job's predicted finish also waits for the work its own replica has before and in it (jobs taken
+  // in turn), not only for Eq 5.6's fluid figure of the round's work spread over every replica: a job
+  // runs on one replica. false = the fluid figure alone, the thesis's (the simulator); the real runtime
+  // sets it (PartitionTuning). Only lateness, withdrawals and waits read these predictions.
+  bool replica_predictions = false;
   // A wait for every outstanding job (Step::until_all_done) only when the last of them is predicted to
   // finish at least this much later: the caller then sleeps until that one, and the dispatcher pays no
   // wake-up per completion on the way. A shorter wait wakes at the first completion, which costs

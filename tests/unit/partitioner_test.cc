@@ -324,6 +324,42 @@ TEST(PartitionerScript, AWaitSaysWhenOnlyTheLastCompletionMatters) {
   }
 }
 
+// A job runs on one replica: the first of 6 jobs on 2 replicas takes a whole job's time, not half of it
+// (the fluid model of Eq 5.6 spreads the work over all replicas). The hardware is late, and a queued job
+// taken back, only past that.
+TEST(PartitionerScript, AJobIsPredictedAtOneReplicasRateSoAnOnTimeRoundIsNotTakenBack) {
+  const LiveMetrics two{2, 0, 0};
+  PartitionerConfig cfg;  // automatic and chunked; every first round all to the hardware
+  cfg.min_split_gain = 1.0;
+  {  // The thesis's fluid figure (the simulator's): the first job counts as late after 19.2 us + 2.2 us.
+    Partitioner fluid(test_params(), cfg);
+    fluid.start(600000, 0, two);
+    Step s = fluid.next(0, two);
+    while (s.kind == StepKind::submit_job) s = fluid.next(0, two);
+    EXPECT_NEAR(s.wake_at, 1e-6 + 100000 / 5.2e9 + 1e-6 + 6 * 200e-9, 1e-9);
+    EXPECT_EQ(fluid.next(30e-6, two).kind, StepKind::cancel_job);
+  }
+  cfg.replica_predictions = true;
+  Partitioner part(test_params(), cfg);
+  part.start(600000, 0, two);
+  std::vector<Step> jobs;
+  Step s = part.next(0, two);
+  for (; s.kind == StepKind::submit_job; s = part.next(0, two)) jobs.push_back(s);
+  ASSERT_EQ(jobs.size(), 6u);
+  ASSERT_EQ(part.sw_pool_units(), 0u);
+  ASSERT_EQ(s.kind, StepKind::wait);
+  for (size_t i = 0; i < 2; ++i) ASSERT_EQ(part.report(jobs[i].job, JobEvent::started, 0), Status::ok);
+  // 100k units at 2.6e9 units/s: 38.5 us on a replica, after D_a (1 us); the late margin is D_a + 6 O_c.
+  const double first_done = 1e-6 + 100000 / 2.6e9, margin = 1e-6 + 6 * 200e-9;
+  EXPECT_NEAR(s.wake_at, first_done + margin, 1e-9) << "the first job is late from then on";
+  s = part.next(30e-6, two);  // past the fluid figure (1 + 19.2 us, plus the margin), on time on its replica
+  EXPECT_EQ(s.kind, StepKind::wait);
+  EXPECT_EQ(part.counters().jobs_cancelled + (s.kind == StepKind::cancel_job ? 1 : 0), 0u);
+  s = part.next(first_done + margin + 1e-6, two);  // really late: the last queued job comes back
+  EXPECT_EQ(s.kind, StepKind::cancel_job);
+  EXPECT_EQ(s.job, jobs[5].job);
+}
+
 TEST(PartitionerScript, FailedJobsComeBackToSoftware) {
   PartitionerConfig cfg;
   cfg.cowork_max_units = 1 << 30;  // one SW step takes the whole share
