@@ -743,6 +743,7 @@ namespace {
 Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& call, Partitioner& part,
                 int64_t& value, CallReport* report, const model::CostParams* runtime_prior) {
   const bool runtime_policy = runtime_prior != nullptr;
+  if (report != nullptr) *report = CallReport{};  // every return path leaves a fresh report
   CallTrace trace(rt, fn.id, call.workload);  // records the call while tracing is on (client/trace.hpp)
   rt.stats().calls.fetch_add(1, std::memory_order_relaxed);
   Runtime::BusyCaller busy(rt);
@@ -802,10 +803,16 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
   // live figures says so and no later round can come (one CPU chunk covers the call, or no rebalancing),
   // the call is a software call: the partitioned path gives the same result at about 1 us more, in
   // bookkeeping and clock readings (a quarter of a 16 KiB accumulate call on this project's machines).
-  // The access method only adds to the hardware side's costs, so it cannot turn the answer.
+  // The same result only where the round would have its n_j jobs: a share under n_j smallest jobs (or
+  // a job table under n_j) gets fewer, whose lower latency may pay. The access method and the device's
+  // job-size bound only add to the hardware side's costs, so they cannot turn the answer.
   if (!software && !device_buffers && !no_free_core && config.policy == PartitionPolicy::automatic && m.n_a > 0 &&
       (!config.rebalance || units <= engine::cpu_chunk_units(config, params))) {
-    software = !model::plan_call(params, m, round_jobs, static_cast<double>(units)).accelerate;
+    const model::Plan plan = model::plan_call(params, m, round_jobs, static_cast<double>(units));
+    const bool n_j_jobs = config.max_outstanding_jobs >= round_jobs &&
+                          plan.alpha_model * static_cast<double>(units) >=
+                              static_cast<double>(round_jobs) * static_cast<double>(engine::min_job_units(config, params));
+    software = !plan.accelerate && (plan.alpha_model == 0 || n_j_jobs);
   }
   if (!software && no_free_core && !device_buffers && config.policy == PartitionPolicy::automatic) {
     // No replica yet, but a device can load one: judged as if one were loaded after the function's
@@ -845,7 +852,6 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
     s.sw_calls.fetch_add(1, std::memory_order_relaxed);
     s.sw_units.fetch_add(units, std::memory_order_relaxed);
     if (report != nullptr) {
-      *report = CallReport{};
       report->predicted_s = model::sw_only_time(params, static_cast<double>(units));
       report->break_even_units = nl;
       report->counters.sw_steps = 1;

@@ -75,12 +75,16 @@ uint64_t cpu_chunk_units(const PartitionerConfig& config, const model::CostParam
   return std::max(model::round_up(chunk, g), g);
 }
 
+uint64_t min_job_units(const PartitionerConfig& config, const model::CostParams& params) {
+  const uint64_t g = std::max<uint64_t>(params.granularity, 1);
+  return std::max(model::round_up(config.min_job_units, g), g);
+}
+
 void Partitioner::derive_limits() {
   if (params_.granularity == 0) params_.granularity = 1;
   base_ = params_;
-  const uint64_t g = params_.granularity;
   chunk_units_ = cpu_chunk_units(config_, params_);
-  min_job_units_ = std::max(model::round_up(config_.min_job_units, g), g);
+  min_job_units_ = min_job_units(config_, params_);
   // Predictions ignore that a round's jobs are submitted one after another, each costing the CPU part
   // of O_c; lateness below one job latency plus those submissions is noise, not slow hardware.
   late_margin_ = params_.da + static_cast<double>(std::max<uint32_t>(config_.jobs_per_round, 1)) * params_.oc;
@@ -363,7 +367,7 @@ void Partitioner::apply_round(double now, const RoundPlan& plan) {
     // replica gets through the jobs before it and its own at one replica's rate: the fluid figure
     // alone has the first of 6 jobs on 2 replicas done in half the time it takes, so the hardware
     // looked late in most such rounds and the caller took its last job back, to run it slower on the
-    // CPU (1 MiB accumulate: about 70 against 50 us a call; docs/model.md).
+    // CPU (1 MiB accumulate, one thread: such calls took about 70 us, the others 50; docs/model.md).
     double work_s = hw_rate > 0 ? static_cast<double>(cumulative) / hw_rate : kInf;
     if (config_.replica_predictions) {
       work_s = std::max(work_s, plan.xa_eff > 0 ? static_cast<double>(lane) / plan.xa_eff : kInf);

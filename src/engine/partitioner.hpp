@@ -76,7 +76,8 @@ struct PartitionerConfig {
   // A job's predicted finish also waits for the work its own replica has before and in it (jobs taken
   // in turn), not only for Eq 5.6's fluid figure of the round's work spread over every replica: a job
   // runs on one replica. false = the fluid figure alone, the thesis's (the simulator); the real runtime
-  // sets it (PartitionTuning). Only lateness, withdrawals and waits read these predictions.
+  // sets it (PartitionTuning); caller-owned partitioners get false unless they set it. The predictions
+  // decide lateness, withdrawals, waits, the observed slowdown and a later round's own backlog.
   bool replica_predictions = false;
   // A wait for every outstanding job (Step::until_all_done) only when the last of them is predicted to
   // finish at least this much later: the caller then sleeps until that one, and the dispatcher pays no
@@ -91,6 +92,9 @@ bool retry_may_succeed(Status status);
 // C_COWORK_MAX in work units for these figures (whole granules): the CPU's share of a rebalancing call
 // runs in chunks of this size, with a decision before each.
 uint64_t cpu_chunk_units(const PartitionerConfig& config, const model::CostParams& params);
+// The smallest job worth submitting in automatic mode (min_job_units in whole granules, at least one):
+// a round whose share is under n_j of them gets fewer jobs.
+uint64_t min_job_units(const PartitionerConfig& config, const model::CostParams& params);
 
 using JobId = uint32_t;
 

@@ -126,7 +126,9 @@ TEST(PartitionedCalls, AutoFollowsTheModel) {
 TEST(PartitionedCalls, ACallJustAboveNlThatTheRoundWouldKeepOnTheCpuIsASoftwareCall) {
   client::RuntimeOptions o;
   o.embedded = true;
-  o.config_text = "[device.emu]\nresident = [\"accumulate\"]\n";
+  // A fixed bandwidth: the monitor's measured figure, published each tick, would move X'_a between the
+  // test's reading of the live metrics and the calls.
+  o.config_text = "[device.emu]\nresident = [\"accumulate\"]\n[monitor]\navailable_bandwidth_mbps = 0\n";
   auto opened = client::Runtime::open(o);
   ASSERT_TRUE(opened) << opened.message();
   auto& rt = opened.value();
@@ -140,19 +142,23 @@ TEST(PartitionedCalls, ACallJustAboveNlThatTheRoundWouldKeepOnTheCpuIsASoftwareC
   ASSERT_GT(m.n_a, 0u);
   const uint64_t nl = model::break_even_work(p, model::effective_accel_throughput(p, m));
   const uint64_t chunk = engine::cpu_chunk_units(config, p);
-  // The largest call (whole int32s) above N_L and within one chunk that the round keeps on the CPU, and
-  // the smallest that it splits.
-  uint64_t kept = 0, split = 0;
-  for (uint64_t units = nl + 4; units <= 64 * chunk; units += 4) {
-    const bool accelerate = model::plan_call(p, m, config.jobs_per_round, static_cast<double>(units)).accelerate;
-    if (!accelerate && units <= chunk) kept = units;
-    if (accelerate) {
-      split = units;
-      break;
-    }
+  // Where the model's round of n_j jobs starts to pay (whole int32s): the band (N_L, boundary) is kept on
+  // the CPU. A call in its middle, and one well above it.
+  uint64_t boundary = 0;
+  for (uint64_t units = nl + 4; units <= 64 * chunk && boundary == 0; units += 4) {
+    if (model::plan_call(p, m, config.jobs_per_round, static_cast<double>(units)).accelerate) boundary = units;
   }
-  ASSERT_GT(kept, nl) << "no call between N_L and one CPU chunk that the round keeps on the CPU";
-  ASSERT_GT(split, 0u);
+  ASSERT_GT(boundary, nl + 64) << "no band above N_L that the round keeps on the CPU";
+  const uint64_t kept = (nl + boundary) / 2 / 4 * 4, split = boundary * 3 / 2 / 4 * 4;
+  ASSERT_LE(kept, chunk) << "the kept call must fit one CPU chunk";
+  {  // The partitioner itself keeps that call on the CPU: no round, one software step of all of it.
+    engine::Partitioner check(p, config);
+    check.start(kept, 0, m);
+    EXPECT_EQ(check.initial_alpha(), 0.0);
+    const engine::Step step = check.next(0, m);
+    EXPECT_EQ(step.kind, engine::StepKind::run_sw);
+    EXPECT_EQ(step.range.size(), kept);
+  }
   for (const auto& [units, through] : {std::pair{kept, false}, std::pair{split, true}}) {
     Accumulate a(units / 4, static_cast<uint32_t>(units));
     client::CallReport report;

@@ -355,7 +355,15 @@ TEST(PartitionerScript, AJobIsPredictedAtOneReplicasRateSoAnOnTimeRoundIsNotTake
   s = part.next(30e-6, two);  // past the fluid figure (1 + 19.2 us, plus the margin), on time on its replica
   EXPECT_EQ(s.kind, StepKind::wait);
   EXPECT_EQ(part.counters().jobs_cancelled + (s.kind == StepKind::cancel_job ? 1 : 0), 0u);
-  s = part.next(first_done + margin + 1e-6, two);  // really late: the last queued job comes back
+  // The first two done on time: the third is its replica's second job, 3 initiations and 200k units at
+  // one replica's rate (the fluid figure: 300k units over both, 57.7 us).
+  ASSERT_EQ(part.report(jobs[0].job, JobEvent::completed, first_done), Status::ok);
+  ASSERT_EQ(part.report(jobs[1].job, JobEvent::completed, first_done), Status::ok);
+  s = part.next(first_done, two);
+  ASSERT_EQ(s.kind, StepKind::wait);
+  EXPECT_NEAR(s.wake_at, 3e-6 + 200000 / 2.6e9 + margin, 1e-9);
+  const double third_done = 3e-6 + 200000 / 2.6e9;
+  s = part.next(third_done + margin + 1e-6, two);  // really late: the last queued job comes back
   EXPECT_EQ(s.kind, StepKind::cancel_job);
   EXPECT_EQ(s.job, jobs[5].job);
 }
