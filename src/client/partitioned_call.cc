@@ -799,20 +799,16 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
   const bool no_free_core = learning && share < 1.0;
   const uint32_t round_jobs = config.jobs_per_round == 0 ? std::max<uint32_t>(m.n_a, 1) : config.jobs_per_round;
   // N_L counts one job's latency and no queue, where the first round plans n_j jobs behind D_q (Eq 5.6):
-  // just above N_L the partitioner still keeps the whole call on the CPU. Where the model's plan with the
-  // live figures says so and no later round can come (one CPU chunk covers the call, or no rebalancing),
-  // the call is a software call: the partitioned path gives the same result at about 1 us more, in
-  // bookkeeping and clock readings (a quarter of a 16 KiB accumulate call on this project's machines).
-  // The same result only where the round would have its n_j jobs: a share under n_j smallest jobs (or
-  // a job table under n_j) gets fewer, whose lower latency may pay. The access method and the device's
-  // job-size bound only add to the hardware side's costs, so they cannot turn the answer.
+  // just above N_L, Eq 5.6 gives the hardware no share at all, and the partitioner keeps the whole call
+  // on the CPU. Where it gives none with the live figures and no later round can come (one CPU chunk
+  // covers the call, or no rebalancing), the call is a software call: the partitioned path gives the
+  // same result at about 1 us more, in bookkeeping and clock readings (a quarter of a 16 KiB accumulate
+  // call on this project's machines). The access method only raises D_a and lowers X_a, which keeps the
+  // share at none. (A small positive share is left to the partitioner: it may plan fewer jobs for it,
+  // whose lower latency may pay.)
   if (!software && !device_buffers && !no_free_core && config.policy == PartitionPolicy::automatic && m.n_a > 0 &&
       (!config.rebalance || units <= engine::cpu_chunk_units(config, params))) {
-    const model::Plan plan = model::plan_call(params, m, round_jobs, static_cast<double>(units));
-    const bool n_j_jobs = config.max_outstanding_jobs >= round_jobs &&
-                          plan.alpha_model * static_cast<double>(units) >=
-                              static_cast<double>(round_jobs) * static_cast<double>(engine::min_job_units(config, params));
-    software = !plan.accelerate && (plan.alpha_model == 0 || n_j_jobs);
+    software = model::plan_call(params, m, round_jobs, static_cast<double>(units)).alpha_model == 0;
   }
   if (!software && no_free_core && !device_buffers && config.policy == PartitionPolicy::automatic) {
     // No replica yet, but a device can load one: judged as if one were loaded after the function's
@@ -893,6 +889,10 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
     if (access.device_buffers) return Status::no_memory;  // software could not read device addresses
     value = fn.run_sw(call, 0, units);  // no records for the jobs: the call still completes, in software
     rt.stats().fallbacks.fetch_add(1, std::memory_order_relaxed);
+    if (report != nullptr) {
+      report->counters.sw_steps = 1;
+      report->counters.sw_units = units;
+    }
     return Status::ok;
   }
   Driver driver(rt, fn, call, *used, records, access, core_xc);

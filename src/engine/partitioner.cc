@@ -75,16 +75,12 @@ uint64_t cpu_chunk_units(const PartitionerConfig& config, const model::CostParam
   return std::max(model::round_up(chunk, g), g);
 }
 
-uint64_t min_job_units(const PartitionerConfig& config, const model::CostParams& params) {
-  const uint64_t g = std::max<uint64_t>(params.granularity, 1);
-  return std::max(model::round_up(config.min_job_units, g), g);
-}
-
 void Partitioner::derive_limits() {
   if (params_.granularity == 0) params_.granularity = 1;
   base_ = params_;
+  const uint64_t g = params_.granularity;
   chunk_units_ = cpu_chunk_units(config_, params_);
-  min_job_units_ = min_job_units(config_, params_);
+  min_job_units_ = std::max(model::round_up(config_.min_job_units, g), g);
   // Predictions ignore that a round's jobs are submitted one after another, each costing the CPU part
   // of O_c; lateness below one job latency plus those submissions is noise, not slow hardware.
   late_margin_ = params_.da + static_cast<double>(std::max<uint32_t>(config_.jobs_per_round, 1)) * params_.oc;

@@ -92,9 +92,6 @@ bool retry_may_succeed(Status status);
 // C_COWORK_MAX in work units for these figures (whole granules): the CPU's share of a rebalancing call
 // runs in chunks of this size, with a decision before each.
 uint64_t cpu_chunk_units(const PartitionerConfig& config, const model::CostParams& params);
-// The smallest job worth submitting in automatic mode (min_job_units in whole granules, at least one):
-// a round whose share is under n_j of them gets fewer jobs.
-uint64_t min_job_units(const PartitionerConfig& config, const model::CostParams& params);
 
 using JobId = uint32_t;
 

@@ -120,10 +120,11 @@ TEST(PartitionedCalls, AutoFollowsTheModel) {
   EXPECT_GT(report.predicted_s, 0.0);
 }
 
-// N_L (Eq 5.4) counts one job's latency; a round of n_j jobs behind the queue (Eq 5.6) starts to pay
-// only for larger calls. In between, a call that one CPU chunk covers is a software call: it must not
-// pay for the partitioner's path only to be kept on the CPU (about 1 us, a quarter of a 16 KiB call).
-TEST(PartitionedCalls, ACallJustAboveNlThatTheRoundWouldKeepOnTheCpuIsASoftwareCall) {
+// N_L (Eq 5.4) counts one job's latency; a round of n_j jobs behind the queue (Eq 5.6) gives the
+// hardware a share only from larger calls. Below that, a call that one CPU chunk covers is a software
+// call: it must not pay for the partitioner's path only to be kept on the CPU (about 1 us, a quarter of
+// a 16 KiB call).
+TEST(PartitionedCalls, ACallJustAboveNlThatTheRoundGivesNoShareIsASoftwareCall) {
   client::RuntimeOptions o;
   o.embedded = true;
   // A fixed bandwidth: the monitor's measured figure, published each tick, would move X'_a between the
@@ -142,14 +143,18 @@ TEST(PartitionedCalls, ACallJustAboveNlThatTheRoundWouldKeepOnTheCpuIsASoftwareC
   ASSERT_GT(m.n_a, 0u);
   const uint64_t nl = model::break_even_work(p, model::effective_accel_throughput(p, m));
   const uint64_t chunk = engine::cpu_chunk_units(config, p);
-  // Where the model's round of n_j jobs starts to pay (whole int32s): the band (N_L, boundary) is kept on
-  // the CPU. A call in its middle, and one well above it.
-  uint64_t boundary = 0;
-  for (uint64_t units = nl + 4; units <= 64 * chunk && boundary == 0; units += 4) {
-    if (model::plan_call(p, m, config.jobs_per_round, static_cast<double>(units)).accelerate) boundary = units;
+  // Where Eq 5.6 with n_j jobs starts to give the hardware a share (whole int32s): the band (N_L, that) is
+  // a software call. A call in its middle, the first call with a (small) share, which the partitioner
+  // decides, and one well above where the round pays.
+  uint64_t first_share = 0, pays = 0;
+  for (uint64_t units = nl + 4; units <= 64 * chunk && pays == 0; units += 4) {
+    const model::Plan plan = model::plan_call(p, m, config.jobs_per_round, static_cast<double>(units));
+    if (first_share == 0 && plan.alpha_model > 0) first_share = units;
+    if (plan.accelerate) pays = units;
   }
-  ASSERT_GT(boundary, nl + 64) << "no band above N_L that the round keeps on the CPU";
-  const uint64_t kept = (nl + boundary) / 2 / 4 * 4, split = boundary * 3 / 2 / 4 * 4;
+  ASSERT_GT(first_share, nl + 64) << "no band above N_L where the round gives the hardware nothing";
+  ASSERT_GE(pays, first_share);
+  const uint64_t kept = (nl + first_share) / 2 / 4 * 4, split = pays * 3 / 2 / 4 * 4;
   ASSERT_LE(kept, chunk) << "the kept call must fit one CPU chunk";
   {  // The partitioner itself keeps that call on the CPU: no round, one software step of all of it.
     engine::Partitioner check(p, config);
@@ -159,7 +164,7 @@ TEST(PartitionedCalls, ACallJustAboveNlThatTheRoundWouldKeepOnTheCpuIsASoftwareC
     EXPECT_EQ(step.kind, engine::StepKind::run_sw);
     EXPECT_EQ(step.range.size(), kept);
   }
-  for (const auto& [units, through] : {std::pair{kept, false}, std::pair{split, true}}) {
+  for (const auto& [units, through] : {std::pair{kept, false}, std::pair{first_share, true}, std::pair{split, true}}) {
     Accumulate a(units / 4, static_cast<uint32_t>(units));
     client::CallReport report;
     int64_t value = 0;
