@@ -25,8 +25,9 @@
 namespace tandem::abi::control {
 
 inline constexpr uint32_t kMagic = 0x4c525443;  // "CTRL"
-// 2: hello_ok lists the daemon's devices; 3: tracing; 4: host figures; 5: the largest job (time, buffers)
-inline constexpr uint16_t kVersion = 5;
+// 2: hello_ok lists the daemon's devices; 3: tracing; 4: host figures; 5: the largest job (time, buffers);
+// 6: each function's timing with copies (FunctionEntry::copy_*)
+inline constexpr uint16_t kVersion = 6;
 inline constexpr uint32_t kMaxPayload = 64 * 1024;  // no frame may announce more
 
 enum class MessageType : uint16_t {
@@ -121,8 +122,12 @@ struct FunctionEntry {  // a function the device can hold, and its timing there 
   double latency_s = 0;
   double reconfig_s = 0;
   double bandwidth_bps = 0;
+  // Its timing where the device copies a job's buffers (devices::DeviceInfo::copy_models; 0: the same
+  // as in place). Since version 6.
+  double copy_throughput = 0;
+  double copy_latency_s = 0;
 };
-static_assert(sizeof(FunctionEntry) == 40);
+static_assert(sizeof(FunctionEntry) == 56);
 
 // What the daemon measured of this machine's CPU when it started (funcs::software_throughput,
 // funcs::cycles_per_second, rt::host_access_costs): a client on the same machine takes these rather than measuring them again,

@@ -69,6 +69,7 @@ Result<std::vector<DeviceSummary>> parse_devices(const rt::Frame& frame, const a
       if (f.function >= TANDEM_FN_MAX) return R(Status::protocol_error, "hello: function id out of range");
       s.loadable.set(f.function);
       s.models[f.function] = model::AccelModel{f.throughput, f.latency_s, f.reconfig_s, f.bandwidth_bps};
+      s.copy_models[f.function] = model::AccelModel{f.copy_throughput, f.copy_latency_s, 0, 0};
     }
     devices.push_back(std::move(s));
   }

@@ -65,7 +65,7 @@ Result<std::unique_ptr<Runtime>> EmbeddedRuntime::create(const RuntimeOptions& o
   for (size_t i = 0; i < runtime->dispatcher_->device_count(); ++i) {
     const devices::DeviceInfo& info = runtime->dispatcher_->device_info(i);
     devices.push_back(DeviceSummary{info.kind, info.name, runtime->dispatcher_->first_slot(i), info.slots,
-                                    info.loadable, info.models, info.memory});
+                                    info.loadable, info.models, info.memory, info.copy_models});
   }
   runtime->init_devices(std::move(devices), runtime->dispatcher_->engine_config().max_job_ns);
   runtime->init_cost_params(calibration ? &*calibration : nullptr);

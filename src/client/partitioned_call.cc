@@ -71,6 +71,12 @@ uint32_t status_acquire(const tandem_completion_t& rec) {
 struct CallAccess {
   uint8_t method = TANDEM_ACCESS_ZERO_COPY;
   bool device_buffers = false;  // some buffer is a device address: no CPU share, software only by bouncing
+  // The copy method's buffers go through this thread's staging (false: they are session memory and
+  // the device copies them itself, model::DeviceCopyCosts).
+  bool staged = true;
+  // The device copies the jobs' buffers where its figures (and the live estimates) are in place: their
+  // device times teach the estimates nothing.
+  bool device_copied = false;
   model::CostParams params;
 };
 
@@ -101,13 +107,19 @@ Status plan_access(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call
   const double units = std::max<double>(1, static_cast<double>(call.workload));
   const DeviceSummary* host = rt.host_device(fn.id);
   const devices::TransferModel transfer = host != nullptr ? host->memory.transfer : devices::TransferModel{};
-  const HostAccessCosts& costs = rt.access_costs();
+  const model::DeviceCopyCosts device_copy =
+      host != nullptr ? model::DeviceCopyCosts::between(host->models[fn.id], host->copy_models[fn.id]) : model::DeviceCopyCosts{};
+  // The copy method stages on this thread, unless the buffers are session memory on a device that
+  // copies them itself: then a second copy would only cost the caller (its price: no memcpy).
+  const bool staged = foreign || !device_copy.measured;
+  HostAccessCosts costs = rt.access_costs();
+  if (!staged) costs.memcpy_bps = 0;
   const bool remote = rt.engine_is_remote();
   const auto bytes_per_unit = [&](uint8_t method) {
     return static_cast<double>(method == TANDEM_ACCESS_DEVICE_LOCAL ? local_bytes : host_bytes) / units;
   };
   const auto params_for = [&](uint8_t method) {
-    return model::with_access(base, method, bytes_per_unit(method), transfer, costs, remote);
+    return model::with_access(base, method, bytes_per_unit(method), transfer, costs, remote, device_copy);
   };
   const AccessChoice choice = rt.access_choice();
   uint8_t method = TANDEM_ACCESS_ZERO_COPY;
@@ -127,18 +139,26 @@ Status plan_access(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call
     case AccessChoice::automatic:
       if (host_bytes == 0 && local_bytes > 0) {
         method = TANDEM_ACCESS_DEVICE_LOCAL;
-      } else if (!foreign) {
+      } else if (!foreign && !device_copy.measured) {
         method = TANDEM_ACCESS_ZERO_COPY;  // in place: nothing to move but the DMA itself
+      } else if (!foreign) {
+        // A device that works in place or copies into its own memory, as each job asks, measured both
+        // ways: the faster predicted plan. A copy here is the device's alone (not staged).
+        const uint8_t candidates[] = {TANDEM_ACCESS_ZERO_COPY, TANDEM_ACCESS_COPY};
+        method = model::choose_access(candidates, base, m, jobs, static_cast<double>(call.workload),
+                                      bytes_per_unit(TANDEM_ACCESS_COPY), transfer, costs, remote, device_copy);
       } else {
         // Memory the engine cannot map: a staging copy on this thread, or the pages gathered by the
         // engine. The faster predicted plan of the two (they differ in set-up and in who copies).
         const uint8_t candidates[] = {TANDEM_ACCESS_COPY, TANDEM_ACCESS_SCATTER_GATHER};
         method = model::choose_access(candidates, base, m, jobs, static_cast<double>(call.workload),
-                                      bytes_per_unit(TANDEM_ACCESS_COPY), transfer, costs, remote);
+                                      bytes_per_unit(TANDEM_ACCESS_COPY), transfer, costs, remote, device_copy);
       }
       break;
   }
   out.method = method;
+  out.staged = staged;
+  out.device_copied = device_copy.measured && model::DeviceCopyCosts::copies(method) && host_bytes > 0;
   out.params = params_for(method);
   return Status::ok;
 }
@@ -166,7 +186,7 @@ class Driver {
         wait_(rt.options().wait), access_(access),
         jobs_limit_(std::min(part.config().max_outstanding_jobs, kMaxCallJobs)),
         clock_min_units_(kCpuClockMinS * core_xc) {
-    if (access_.method == TANDEM_ACCESS_COPY) staging_ = rt.thread_staging();
+    if (access_.method == TANDEM_ACCESS_COPY && access_.staged) staging_ = rt.thread_staging();
     if (staging_ != nullptr) staging_->reset();
   }
 
@@ -499,6 +519,7 @@ class Driver {
     } else {
       done_times_known_ = false;
     }
+    if (access_.device_copied) return;  // the copies' time is not the in-place figures' (CallAccess)
     if (observation_.job_count < CallObservation::kMaxJobs) observation_.jobs[observation_.job_count++] = {units, device_s, -1};
   }
 

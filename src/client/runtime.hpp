@@ -123,6 +123,7 @@ struct DeviceSummary {
   std::bitset<TANDEM_FN_MAX> loadable;
   std::array<model::AccelModel, TANDEM_FN_MAX> models{};
   devices::DeviceMemoryInfo memory;  // local memory, copy engines and transfer costs
+  std::array<model::AccelModel, TANDEM_FN_MAX> copy_models{};  // devices::DeviceInfo::copy_models
 };
 
 class Runtime;

@@ -124,6 +124,8 @@ std::vector<std::byte> hello_payload(abi::control::HelloOk ok, const rt::Dispatc
       fe.latency_s = m.latency_s;
       fe.reconfig_s = m.reconfig_s;
       fe.bandwidth_bps = m.bandwidth_bps;
+      fe.copy_throughput = info.copy_models[f].throughput;
+      fe.copy_latency_s = info.copy_models[f].latency_s;
       append(fe);
     }
   }

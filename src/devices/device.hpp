@@ -56,6 +56,10 @@ struct DeviceInfo {
   uint32_t slots = 0;
   std::bitset<TANDEM_FN_MAX> loadable;                    // functions a slot can hold
   std::array<model::AccelModel, TANDEM_FN_MAX> models{};  // per function: X_a, D_a, reconfiguration, bandwidth
+  // A device that copies some methods' jobs into its own memory and works on others in place (OpenCL
+  // with access = "job"): per function, X_a and D_a measured with the copies, where `models` are
+  // measured in place (model::DeviceCopyCosts). All zero: every method costs the device the same.
+  std::array<model::AccelModel, TANDEM_FN_MAX> copy_models{};
   DeviceMemoryInfo memory;
 };
 

@@ -10,6 +10,7 @@
 #include <span>
 #include <string_view>
 
+#include "model/accel_model.hpp"
 #include "model/cost_model.hpp"
 
 namespace tandem::model {
@@ -44,17 +45,37 @@ struct HostAccessCosts {
 
 inline constexpr double kPageBytes = 4096;
 
+// A device that copies a job's data into its own memory and back (OpenCL with access = "job": a copy
+// or scatter-gather job is written to the device, run there and read back; a zero-copy job is run on
+// the host buffers in place) measures each function both ways. What copying costs beyond working in
+// place, per function, is the difference of the two models; it applies to the methods the device
+// copies. Not measured (the default): every method costs the device the same.
+struct DeviceCopyCosts {
+  bool measured = false;
+  double unit_s = 0;   // per work unit: 1 / X_a copied - 1 / X_a in place (negative: copying is faster)
+  double setup_s = 0;  // per job: D_a copied - D_a in place
+
+  // From the two measured models; not measured when either lacks its latency (a function the device
+  // does not hold, or a device that measured one way only). A throughput of 0 counts as no per-unit
+  // term (nop).
+  static DeviceCopyCosts between(const AccelModel& in_place, const AccelModel& copied);
+  // Whether a job with `method` is copied by such a device.
+  static bool copies(uint8_t method);
+};
+
 // The cost parameters of a call's jobs whose data moves with `method`: `bytes_per_unit` bytes per work
 // unit, the engine in another process (`remote`: scatter-gather pays the mover's hand-off and copy)
 // or in this one. D_a gains the set-up; X_a becomes the rate of the slower of computation and
-// transfer, plus whatever copy is serial with the job (staging, gathering).
+// transfer, plus whatever copy is serial with the job (staging, gathering), plus what the device's
+// own copy costs (`device_copy`, for the methods it copies). A copy the caller does not stage (the
+// device copies from session memory itself) is priced with a `host.memcpy_bps` of 0.
 CostParams with_access(const CostParams& p, uint8_t method, double bytes_per_unit, const TransferModel& transfer,
-                       const HostAccessCosts& host, bool remote);
+                       const HostAccessCosts& host, bool remote, const DeviceCopyCosts& device_copy = {});
 
 // Among `candidates`, the method whose plan for a call of `units` units (plan_call with the method's
 // parameters, `bytes_per_unit`) is predicted fastest; ties go to the earlier candidate. Deterministic.
 uint8_t choose_access(std::span<const uint8_t> candidates, const CostParams& p, const LiveMetrics& m, uint32_t jobs,
                       double units, double bytes_per_unit, const TransferModel& transfer, const HostAccessCosts& host,
-                      bool remote);
+                      bool remote, const DeviceCopyCosts& device_copy = {});
 
 }  // namespace tandem::model

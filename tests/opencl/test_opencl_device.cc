@@ -70,6 +70,41 @@ TEST(OpenclDevice, DescribesItselfWithMeasuredModels) {
               info.models[TANDEM_FN_ACCUMULATE].throughput, info.models[TANDEM_FN_ACCUMULATE].latency_s * 1e6);
 }
 
+// With access = "job" each job's method picks the API, so each function is measured in place and with
+// copies, and a client chooses between the two with both (model::DeviceCopyCosts). With one access for
+// every job, one model serves every method.
+TEST(OpenclDevice, WithPerJobAccessEveryFunctionIsMeasuredInPlaceAndWithCopies) {
+  config::OpenclSettings per_job = settings(2);
+  per_job.access = "job";
+  OpenclDevice d(per_job);
+  const devices::DeviceInfo& info = d.info();
+  for (const funcs::FunctionInfo* fn : funcs::all_functions()) {
+    if (!info.loadable[fn->id]) {
+      EXPECT_EQ(info.copy_models[fn->id].latency_s, 0) << fn->name;
+      continue;
+    }
+    SCOPED_TRACE(std::string(fn->name));
+    const model::AccelModel& in_place = info.models[fn->id];
+    const model::AccelModel& copied = info.copy_models[fn->id];
+    EXPECT_GT(copied.latency_s, 0);
+    EXPECT_TRUE(model::DeviceCopyCosts::between(in_place, copied).measured);
+    if (fn->id != TANDEM_FN_NOP) {
+      EXPECT_GT(copied.throughput, 0);
+    }
+    if (fn->id == TANDEM_FN_ACCUMULATE || fn->id == TANDEM_FN_SOBEL || fn->id == TANDEM_FN_MATMUL || fn->id == TANDEM_FN_DCT_QUANT) {
+      std::printf("  %-10s in place: X_a %.3g units/s, D_a %.1f us; copied: X_a %.3g units/s, D_a %.1f us\n",
+                  std::string(fn->name).c_str(), in_place.throughput, in_place.latency_s * 1e6, copied.throughput,
+                  copied.latency_s * 1e6);
+    }
+  }
+  for (const char* one_way : {"copy", "zero_copy"}) {
+    config::OpenclSettings s = settings(1);
+    s.access = one_way;
+    OpenclDevice single(s);
+    for (uint16_t f = 0; f < TANDEM_FN_MAX; ++f) EXPECT_EQ(single.info().copy_models[f].latency_s, 0) << one_way << " " << f;
+  }
+}
+
 TEST(OpenclDevice, SubmitReturnsAtOnceAndTheWakeWordAnnouncesCompletions) {
   OpenclDevice d(settings(3));
   auto cases = catalog_cases();
@@ -539,11 +574,23 @@ TEST(OpenclRuntime, WithPerJobAccessEachCallsMethodPicksTheApi) {
       EXPECT_EQ(value, c->reference_value());
       EXPECT_GT(report.counters.jobs_completed, 0u);
     };
+    const auto job_samples = [&] { return rt->learned().samples(TANDEM_FN_ACCUMULATE).jobs; };
     const auto before = counts(*rt);
+    const uint64_t learnt_before = job_samples();
     run_with(AccessChoice::zero_copy);
     const auto after_zero_copy = counts(*rt);
+    const uint64_t learnt_in_place = job_samples();
     run_with(AccessChoice::copy);
     const auto after_copy = counts(*rt);
+    const uint64_t learnt_copied = job_samples();
+    EXPECT_GT(learnt_in_place, learnt_before) << "jobs in place teach the estimates";
+    if (std::string(access) == "job") {
+      // The copied jobs' device time is the copied model's, not the in-place figures the estimates
+      // hold (and the device copied from session memory: nothing was staged).
+      EXPECT_EQ(learnt_copied, learnt_in_place);
+    } else {
+      EXPECT_GT(learnt_copied, learnt_in_place) << "one model for every method";
+    }
     if (std::string(access) == "job") {
       EXPECT_GT(after_zero_copy.first, before.first) << "zero-copy jobs in place";
       EXPECT_EQ(after_zero_copy.second, before.second);
@@ -779,6 +826,48 @@ TEST(OpenclDaemon, EveryFunctionWithEveryClientAccessMethod) {
   for (const char* access : {"copy", "zero_copy", "job"}) {
     SCOPED_TRACE(std::string("device access ") + access);
     testing::expect_every_client_method_through_tandemd(std::string(kAllResident) + "access = \"" + access + "\"\n");
+  }
+}
+
+// tandemd hands its clients each function's models in place and with copies (protocol version 6), and
+// a client chooses the method for session memory with both: on PoCL, where working in place is both
+// quicker to start and faster per unit, every call stays in place.
+TEST(OpenclDaemon, ClientsChooseBetweenInPlaceAndCopiedWithTheDevicesTwoModels) {
+  for (const char* access : {"job", "copy"}) {
+    SCOPED_TRACE(std::string("device access ") + access);
+    testing::DaemonProcess d(std::string(kAllResident) + "access = \"" + access + "\"\n");
+    ASSERT_TRUE(d.alive());
+    auto rt = d.open(client::Mode::hw);
+    ASSERT_TRUE(rt);
+    const client::DeviceSummary* found = rt->host_device(TANDEM_FN_ACCUMULATE);
+    ASSERT_NE(found, nullptr);
+    ASSERT_EQ(found->kind, "opencl");
+    const client::DeviceSummary& dev = *found;
+    const bool job = std::string(access) == "job";
+    for (const funcs::FunctionInfo* fn : funcs::all_functions()) {
+      if (!dev.loadable[fn->id]) continue;
+      const model::DeviceCopyCosts c = model::DeviceCopyCosts::between(dev.models[fn->id], dev.copy_models[fn->id]);
+      EXPECT_EQ(c.measured, job) << fn->name;
+    }
+    if (!job) continue;
+    rt->set_access_choice(AccessChoice::automatic);
+    KernelCase::memory() = {[&rt](size_t n) { return rt->alloc(n); }, [&rt](void* p) { rt->free(p); }};
+    auto session = KernelCase::accumulate(1'000'000, 0, 77);  // 4 MB of session memory
+    const model::AccelModel& in_place = dev.models[TANDEM_FN_ACCUMULATE];
+    const model::AccelModel& copied = dev.copy_models[TANDEM_FN_ACCUMULATE];
+    funcs::Call call = session->device_call();
+    int64_t value = 0;
+    client::CallReport report;
+    ASSERT_EQ(rt->run(*funcs::find_function(TANDEM_FN_ACCUMULATE), call, value, &report), Status::ok);
+    EXPECT_EQ(value, session->reference_value());
+    std::printf("  accumulate in place: X_a %.3g, D_a %.1f us; copied: X_a %.3g, D_a %.1f us; chosen: %s\n",
+                in_place.throughput, in_place.latency_s * 1e6, copied.throughput, copied.latency_s * 1e6,
+                std::string(client::access_name(report.access_method)).c_str());
+    if (in_place.throughput >= copied.throughput && in_place.latency_s <= copied.latency_s) {
+      EXPECT_EQ(report.access_method, TANDEM_ACCESS_ZERO_COPY) << "in place is better both ways";
+    }
+    session.reset();
+    KernelCase::memory() = {};
   }
 }
 

@@ -334,6 +334,68 @@ TEST(AccessModel, MethodsFoldIntoXaAndDa) {
   EXPECT_EQ(with_access(p, TANDEM_ACCESS_COPY, 0.0, t, h, true).xa, p.xa) << "no data, no cost";
 }
 
+// A device that copies some methods' jobs into its own memory (OpenCL with access = "job"), measured
+// both ways: the difference applies to the methods it copies, on top of the live in-place figures.
+TEST(AccessModel, ADeviceThatCopiesPricesTheCopiedMethodsByItsTwoModels) {
+  const AccelModel in_place{1e9, 10e-6, 0, 0};
+  const AccelModel copied{4e9, 40e-6, 0, 0};
+  const DeviceCopyCosts c = DeviceCopyCosts::between(in_place, copied);
+  ASSERT_TRUE(c.measured);
+  EXPECT_DOUBLE_EQ(c.setup_s, 30e-6);
+  EXPECT_DOUBLE_EQ(c.unit_s, 1.0 / 4e9 - 1.0 / 1e9);
+  EXPECT_FALSE(DeviceCopyCosts::between(in_place, AccelModel{}).measured) << "measured one way only";
+  EXPECT_FALSE(DeviceCopyCosts::between(AccelModel{}, copied).measured);
+  const DeviceCopyCosts nop = DeviceCopyCosts::between(AccelModel{0, 10e-6, 0, 0}, AccelModel{0, 12e-6, 0, 0});
+  EXPECT_TRUE(nop.measured);
+  EXPECT_EQ(nop.unit_s, 0) << "no throughput: no per-unit term";
+
+  CostParams p;
+  p.xc = 0.5e9;
+  p.xa = 0.5e9;  // the live figure, in place: slower than the device's start-up measurement
+  p.da = 20e-6;
+  TransferModel free_link;
+  HostAccessCosts h;  // no staging copy priced (memcpy_bps 0): the device copies from session memory
+  const CostParams zc = with_access(p, TANDEM_ACCESS_ZERO_COPY, 4.0, free_link, h, false, c);
+  EXPECT_DOUBLE_EQ(zc.xa, p.xa) << "in place: the live figures as they are";
+  EXPECT_DOUBLE_EQ(zc.da, p.da);
+  for (uint8_t method : {TANDEM_ACCESS_COPY, TANDEM_ACCESS_SCATTER_GATHER}) {
+    const CostParams q = with_access(p, method, 4.0, free_link, h, false, c);
+    EXPECT_DOUBLE_EQ(q.da, 50e-6);
+    EXPECT_NEAR(1.0 / q.xa, 1.0 / 0.5e9 + c.unit_s, 1e-18) << "the measured difference on the live time";
+  }
+  // A noisy difference larger than the live figures cannot make a job free.
+  const DeviceCopyCosts huge{true, -1.0, -1.0};
+  const CostParams floor = with_access(p, TANDEM_ACCESS_COPY, 4.0, free_link, h, false, huge);
+  EXPECT_NEAR(floor.xa, 10 * p.xa, 1e-6 * p.xa) << "never below a tenth of the live time";
+  EXPECT_NEAR(floor.da, 0.1 * p.da, 1e-15);
+  EXPECT_DOUBLE_EQ(with_access(p, TANDEM_ACCESS_COPY, 4.0, free_link, h, false, DeviceCopyCosts{}).xa, p.xa)
+      << "not measured: every method costs the device the same";
+}
+
+// A GPU reading host memory in place across the bus is slow per unit, and copying first costs a
+// longer set-up: small calls stay in place, large ones are copied. Deterministic.
+TEST(AccessModel, ADeviceThatCopiesIsChosenForLargeCallsAndLeftForSmallOnes) {
+  CostParams p;
+  p.xc = 0.25e9;
+  p.xa = 1e9;  // in place, bounded by the bus
+  p.da = 10e-6;
+  p.oc = 0.2e-6;
+  p.o0 = 0.05e-6;
+  p.granularity = 4;
+  const DeviceCopyCosts c = DeviceCopyCosts::between(AccelModel{1e9, 10e-6, 0, 0}, AccelModel{8e9, 60e-6, 0, 0});
+  const uint8_t both[] = {TANDEM_ACCESS_ZERO_COPY, TANDEM_ACCESS_COPY};
+  const LiveMetrics m{1, 0, 0};
+  TransferModel t;
+  HostAccessCosts h;
+  EXPECT_EQ(choose_access(both, p, m, 1, 16'000, 1.0, t, h, false, c), TANDEM_ACCESS_ZERO_COPY);
+  EXPECT_EQ(choose_access(both, p, m, 1, 64e6, 1.0, t, h, false, c), TANDEM_ACCESS_COPY);
+  EXPECT_EQ(choose_access(both, p, m, 1, 64e6, 1.0, t, h, false, DeviceCopyCosts{}), TANDEM_ACCESS_ZERO_COPY)
+      << "not measured: in place is never worse";
+  // Staging on the caller as well (memory the device cannot reach): the copy loses its edge.
+  h.memcpy_bps = 1e9;
+  EXPECT_EQ(choose_access(both, p, m, 1, 64e6, 1.0, t, h, false, c), TANDEM_ACCESS_ZERO_COPY);
+}
+
 // Small calls: the staging copy is cheaper than the mover's hand-off; large ones: gathering in the
 // engine's process beats copying on the caller. The choice is a pure function of its inputs.
 TEST(AccessModel, ChoiceFollowsTheCrossover) {

@@ -26,8 +26,8 @@ ClOptions options_from(const config::OpenclSettings& s, ClOptions o) {
 
 OpenclDevice::OpenclDevice(const config::OpenclSettings& settings, const ClOptions& extra)
     : settings_(settings), context_(options_from(settings, extra)) {
-  // "job": each job's method; the models are measured in place, the method a client chooses for
-  // session memory (docs/access.md).
+  // "job": each job's method; the models are measured in place, and again with copies (copy_models),
+  // so that a client chooses between the two (docs/access.md).
   per_job_ = settings.access == "job";
   access_ = settings.access == "copy" ? ClAccess::copy : ClAccess::zero_copy;
   timeout_ns_ = static_cast<int64_t>(settings.job_timeout_s * 1e9);
@@ -99,13 +99,21 @@ OpenclDevice::~OpenclDevice() {
   CallbackSink::retire(std::move(sink_));  // kept if a callback may still come
 }
 
-// X_a and D_a of every loadable function, measured on slot 0 (measure_kernel_models).
+// X_a and D_a of every loadable function, measured on slot 0 (measure_kernel_models); with access =
+// "job" a second time with every buffer copied, for copy_models.
 void OpenclDevice::measure_models() {
   if (slots_.empty()) return;
   ClSlot& slot = *slots_[0]->queue;
-  measure_kernel_models(
-      info_, [&](KernelId id) { return slot.select(id) == Status::ok; },
-      [&](const funcs::Call& call) { return slot.run(call, access_).ok(); });
+  const auto select = [&](KernelId id) { return slot.select(id) == Status::ok; };
+  measure_kernel_models(info_, select, [&](const funcs::Call& call) { return slot.run(call, access_).ok(); });
+  if (!per_job_) return;
+  DeviceInfo copied = info_;
+  measure_kernel_models(copied, select, [&](const funcs::Call& call) { return slot.run(call, ClAccess::copy).ok(); });
+  for (uint16_t f = 0; f < TANDEM_FN_MAX; ++f) {
+    if (!info_.loadable[f] || !copied.loadable[f]) continue;
+    info_.copy_models[f].throughput = copied.models[f].throughput;
+    info_.copy_models[f].latency_s = copied.models[f].latency_s;
+  }
 }
 
 // The copy engines' figures for the engine and the partitioner (measure_copy_rates), on a scratch buffer.
