@@ -103,6 +103,24 @@ void print_status(const nlohmann::json& j) {
                      std::to_string(s["jobs_done"].get<uint64_t>()), percent(s["utilization"].get<double>()), health});
     }
     fmt::print("{}\n", slots.render());
+    if (dev.contains("models") && !dev["models"].empty()) {
+      bool copied = false;
+      for (const auto& m : dev["models"]) copied = copied || m.contains("copied_da_us");
+      std::vector<std::string> header = {"function", "X_a (units/s)", "D_a (us)", "reconfiguration (us)"};
+      if (copied) header.insert(header.end(), {"X_a copied (units/s)", "D_a copied (us)"});
+      bench::TextTable models(header);
+      for (const auto& m : dev["models"]) {
+        std::vector<std::string> row = {m["function"].get<std::string>(), fmt::format("{:.3g}", m["xa_units_per_s"].get<double>()),
+                                        bench::fixed(m["da_us"].get<double>(), 1), bench::fixed(m["reconfig_us"].get<double>(), 1)};
+        if (copied) {
+          row.push_back(m.contains("copied_da_us") ? fmt::format("{:.3g}", m["copied_xa_units_per_s"].get<double>()) : "-");
+          row.push_back(m.contains("copied_da_us") ? bench::fixed(m["copied_da_us"].get<double>(), 1) : "-");
+        }
+        models.add_row(row);
+      }
+      fmt::print("the device's figures per function{}:\n{}\n",
+                 copied ? " (in place, and with every buffer copied: clients choose between the two)" : "", models.render());
+    }
   }
   if (!j["sessions"].empty()) {
     bench::TextTable sessions({"asid", "pid", "uid", "queues", "regions", "registered", "in calls", "connected"});

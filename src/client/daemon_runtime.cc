@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <optional>
 #include <utility>
@@ -69,7 +70,12 @@ Result<std::vector<DeviceSummary>> parse_devices(const rt::Frame& frame, const a
       if (f.function >= TANDEM_FN_MAX) return R(Status::protocol_error, "hello: function id out of range");
       s.loadable.set(f.function);
       s.models[f.function] = model::AccelModel{f.throughput, f.latency_s, f.reconfig_s, f.bandwidth_bps};
-      s.copy_models[f.function] = model::AccelModel{f.copy_throughput, f.copy_latency_s, 0, 0};
+      // Figures with copies that no measurement gives (negative, not finite, over an hour) are not
+      // trusted: the function then costs the same every way.
+      const auto plausible = [](double v) { return std::isfinite(v) && v >= 0 && v < 3600; };
+      if (plausible(f.copy_latency_s) && plausible(f.copy_throughput / 1e12)) {
+        s.copy_models[f.function] = model::AccelModel{f.copy_throughput, f.copy_latency_s, 0, 0};
+      }
     }
     devices.push_back(std::move(s));
   }

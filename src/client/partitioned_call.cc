@@ -75,8 +75,9 @@ struct CallAccess {
   // the device copies them itself, model::DeviceCopyCosts).
   bool staged = true;
   // The device copies the jobs' buffers where its figures (and the live estimates) are in place: their
-  // device times teach the estimates nothing.
+  // device times teach the estimates as their in-place equivalents (`copy_costs`).
   bool device_copied = false;
+  model::DeviceCopyCosts copy_costs;
   model::CostParams params;
 };
 
@@ -143,10 +144,12 @@ Status plan_access(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call
         method = TANDEM_ACCESS_ZERO_COPY;  // in place: nothing to move but the DMA itself
       } else if (!foreign) {
         // A device that works in place or copies into its own memory, as each job asks, measured both
-        // ways: the faster predicted plan. A copy here is the device's alone (not staged).
+        // ways: the copy where its predicted plan is faster by the margin the two measurements' noise
+        // asks (in place is the default). A copy here is the device's alone (not staged).
         const uint8_t candidates[] = {TANDEM_ACCESS_ZERO_COPY, TANDEM_ACCESS_COPY};
         method = model::choose_access(candidates, base, m, jobs, static_cast<double>(call.workload),
-                                      bytes_per_unit(TANDEM_ACCESS_COPY), transfer, costs, remote, device_copy);
+                                      bytes_per_unit(TANDEM_ACCESS_COPY), transfer, costs, remote, device_copy,
+                                      model::kDeviceCopyMargin);
       } else {
         // Memory the engine cannot map: a staging copy on this thread, or the pages gathered by the
         // engine. The faster predicted plan of the two (they differ in set-up and in who copies).
@@ -159,6 +162,7 @@ Status plan_access(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call
   out.method = method;
   out.staged = staged;
   out.device_copied = device_copy.measured && model::DeviceCopyCosts::copies(method) && host_bytes > 0;
+  out.copy_costs = device_copy;
   out.params = params_for(method);
   return Status::ok;
 }
@@ -519,8 +523,9 @@ class Driver {
     } else {
       done_times_known_ = false;
     }
-    if (access_.device_copied) return;  // the copies' time is not the in-place figures' (CallAccess)
-    if (observation_.job_count < CallObservation::kMaxJobs) observation_.jobs[observation_.job_count++] = {units, device_s, -1};
+    // The estimates hold in-place figures: a copied job teaches its in-place equivalent (CallAccess).
+    const double learnt_s = access_.device_copied ? access_.copy_costs.in_place_s(device_s, units) : device_s;
+    if (observation_.job_count < CallObservation::kMaxJobs) observation_.jobs[observation_.job_count++] = {units, learnt_s, -1};
   }
 
  public:
@@ -806,7 +811,19 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
   }
   const model::CostParams& params = planned;
   const double core_xc = learning ? params.xc / share : params.xc;  // automatic mode scaled it by the share
-  const uint64_t nl = model::break_even_work(params, model::effective_accel_throughput(params, m));
+  // The software shortcuts below judge the hardware by its cheapest way in: on a device measured with
+  // copies as well (model::DeviceCopyCosts), copying may beat working in place (a GPU across a bus), and
+  // the access method is chosen only after them. The better of each figure bounds both from below.
+  model::CostParams shortcut = params;
+  if (const DeviceSummary* host = rt.host_device(fn.id); host != nullptr) {
+    const model::DeviceCopyCosts c = model::DeviceCopyCosts::between(host->models[fn.id], host->copy_models[fn.id]);
+    if (c.measured && (c.setup_s < 0 || c.unit_s < 0)) {
+      const model::CostParams copied = model::with_access(params, TANDEM_ACCESS_COPY, 1.0, {}, {}, false, c);
+      shortcut.da = std::min(shortcut.da, copied.da);
+      shortcut.xa = std::max(shortcut.xa, copied.xa);
+    }
+  }
+  const uint64_t nl = model::break_even_work(shortcut, model::effective_accel_throughput(shortcut, m));
   // Device-local buffers are not this process's memory: such a call never takes the plain software path.
   bool device_buffers = false;
   for (void* b : call.buffers) device_buffers = device_buffers || (reinterpret_cast<uintptr_t>(b) & TANDEM_DEVICE_ADDRESS_BIT) != 0;
@@ -824,12 +841,12 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
   // on the CPU. Where it gives none with the live figures and no later round can come (one CPU chunk
   // covers the call, or no rebalancing), the call is a software call: the partitioned path gives the
   // same result at about 1 us more, in bookkeeping and clock readings (a quarter of a 16 KiB accumulate
-  // call on this project's machines). The access method only raises D_a and lowers X_a, which keeps the
-  // share at none. (A small positive share is left to the partitioner: it may plan fewer jobs for it,
+  // call on this project's machines). The access method only raises D_a and lowers X_a from `shortcut`'s,
+  // which keeps the share at none. (A small positive share is left to the partitioner: it may plan fewer jobs for it,
   // whose lower latency may pay.)
   if (!software && !device_buffers && !no_free_core && config.policy == PartitionPolicy::automatic && m.n_a > 0 &&
       (!config.rebalance || units <= engine::cpu_chunk_units(config, params))) {
-    software = model::plan_call(params, m, round_jobs, static_cast<double>(units)).alpha_model == 0;
+    software = model::plan_call(shortcut, m, round_jobs, static_cast<double>(units)).alpha_model == 0;
   }
   if (!software && no_free_core && !device_buffers && config.policy == PartitionPolicy::automatic) {
     // No replica yet, but a device can load one: judged as if one were loaded after the function's

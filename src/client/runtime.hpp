@@ -248,6 +248,7 @@ class Runtime {
     void reset() { chunk_ = 0, used_ = 0; }
     // `bytes` of staging for one job, 64-byte aligned; nullptr if no memory.
     void* take(size_t bytes);
+    size_t chunks() const { return chunks_.size(); }  // taken from session memory so far
 
    private:
     Runtime& rt_;

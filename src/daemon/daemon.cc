@@ -1057,6 +1057,24 @@ std::string Daemon::status_json() {
                        {"max_job_buffer_bytes", dv.info.memory.max_job_buffer_bytes},  // 0: any size
                        {"slots", device_slots}});
     if (!dv.activity.empty()) devices.back()["activity"] = dv.activity;
+    // What the device measured (or models) of each function it can hold; the work variants share
+    // work's figures.
+    json models = json::array();
+    for (uint16_t f = 0; f < TANDEM_FN_WORK_BASE && f < TANDEM_FN_MAX; ++f) {
+      if (!dv.info.loadable[f]) continue;
+      const model::AccelModel& m = dv.info.models[f];
+      json entry = {{"function", function_name(f)},
+                    {"xa_units_per_s", m.throughput},
+                    {"da_us", m.latency_s * 1e6},
+                    {"reconfig_us", m.reconfig_s * 1e6}};
+      const model::AccelModel& copied = dv.info.copy_models[f];
+      if (copied.latency_s > 0) {  // measured with copies as well (OpenCL access = "job")
+        entry["copied_xa_units_per_s"] = copied.throughput;
+        entry["copied_da_us"] = copied.latency_s * 1e6;
+      }
+      models.push_back(entry);
+    }
+    devices.back()["models"] = models;
   }
   j["devices"] = devices;
   j["slots"] = slots;

@@ -1,6 +1,8 @@
 #include "devices/kernel_models.hpp"
 
 #include <algorithm>
+#include <array>
+#include <utility>
 #include <cstdint>
 #include <vector>
 
@@ -25,6 +27,14 @@ uint64_t side_within(uint64_t cap, uint64_t per_element, uint64_t max_bytes) {
   return s;
 }
 
+// A probe buffer of `bytes`, filled with `fill`, starting 64-byte aligned as session memory does
+// (client::kAllocAlign), so that the probes meet what jobs meet: a driver may treat a host pointer at
+// malloc's 16 bytes otherwise (docs/results/opencl.md, run 9).
+uint8_t* place(std::vector<uint8_t>& v, uint64_t bytes, uint8_t fill) {
+  v.assign(bytes + 64, fill);
+  return reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(v.data()) + 63) / 64 * 64);
+}
+
 // The small probe (scale 0) or the large one (scale 1). The large one shrinks until no buffer is
 // over `max_bytes`, but never below the small one (at most 4 KiB a buffer).
 void make_probe(uint16_t function, int scale, Probe& p, uint64_t max_bytes) {
@@ -37,9 +47,8 @@ void make_probe(uint16_t function, int scale, Probe& p, uint64_t max_bytes) {
     case KernelId::nop: p.units = 0; break;
     case KernelId::accumulate: {
       const uint64_t n = scale ? std::max<uint64_t>(std::min<uint64_t>(1u << 20, max_bytes / 4), 1024) : 1024;
-      p.a.assign(n * 4, 1);
       call.args = {0, n};
-      call.buffers[0] = p.a.data();
+      call.buffers[0] = place(p.a, n * 4, 1);
       p.units = n * 4;
       break;
     }
@@ -50,30 +59,23 @@ void make_probe(uint16_t function, int scale, Probe& p, uint64_t max_bytes) {
     }
     case KernelId::sobel: {
       const uint64_t side = scale ? std::max<uint64_t>(side_within(512, 1, max_bytes), 32) : 32;
-      p.a.assign(side * side, 7);
-      p.b.assign(side * side, 0);
       call.args = {0, 0, side, side};
-      call.buffers = {p.a.data(), p.b.data()};
+      call.buffers = {place(p.a, side * side, 7), place(p.b, side * side, 0)};
       p.units = side * side;
       break;
     }
     case KernelId::matmul: {
       const uint64_t d = scale ? std::max<uint64_t>(side_within(128, 4, max_bytes), 8) : 8;
-      p.a.assign(d * d * 2, 1);
-      p.b.assign(d * d * 2, 1);
-      p.c.assign(d * d * 4, 0);
       call.args = {0, 0, 0, TANDEM_MATMUL_DIMS(d, d, d)};
-      call.buffers = {p.a.data(), p.b.data(), p.c.data()};
+      call.buffers = {place(p.a, d * d * 2, 1), place(p.b, d * d * 2, 1), place(p.c, d * d * 4, 0)};
       p.units = d * d * d;
       break;
     }
     case KernelId::dct_quant: {
       const uint64_t blocks = scale ? std::max<uint64_t>(std::min<uint64_t>(8192, max_bytes / 128), 16) : 16;
-      p.a.assign(blocks * 64, 100);
-      p.b.assign(blocks * 128, 0);
-      p.table.assign(128, 1);  // every entry 257: valid
       call.args = {0, 0, TANDEM_DCT_ARG(blocks, TANDEM_DCT_MODE_DCT_QUANTIZE), 0};
-      call.buffers = {p.a.data(), p.b.data(), p.table.data()};
+      call.buffers = {place(p.a, blocks * 64, 100), place(p.b, blocks * 128, 0),
+                      place(p.table, 128, 1)};  // every table entry 257: valid
       p.units = blocks;
       break;
     }
@@ -84,7 +86,12 @@ void make_probe(uint16_t function, int scale, Probe& p, uint64_t max_bytes) {
 }  // namespace
 
 void measure_kernel_models(DeviceInfo& info, const std::function<bool(KernelId)>& select,
-                           const std::function<bool(const funcs::Call&)>& run, uint64_t max_buffer_bytes) {
+                           const std::function<bool(const funcs::Call&)>& run, uint64_t max_buffer_bytes,
+                           const std::function<bool(const funcs::Call&)>& run_copied) {
+  // The ways measured: in place (or the device's one way), and with copies when asked.
+  std::vector<std::pair<const std::function<bool(const funcs::Call&)>*, std::array<model::AccelModel, TANDEM_FN_MAX>*>> ways;
+  ways.emplace_back(&run, &info.models);
+  if (run_copied) ways.emplace_back(&run_copied, &info.copy_models);
   for (const funcs::FunctionInfo* fn : funcs::all_functions()) {
     if (!info.loadable[fn->id]) continue;
     KernelId id{};
@@ -97,28 +104,39 @@ void measure_kernel_models(DeviceInfo& info, const std::function<bool(KernelId)>
     }
     m.reconfig_s = static_cast<double>(now_ns() - s0) * 1e-9;
     if (fn->id >= TANDEM_FN_WORK_BASE) {  // the variants share work's kernel and timing
-      const model::AccelModel& w = info.models[TANDEM_FN_WORK];
-      m.throughput = w.throughput;
-      m.latency_s = w.latency_s;
+      for (auto& [way, models] : ways) {
+        (*models)[fn->id].throughput = (*models)[TANDEM_FN_WORK].throughput;
+        (*models)[fn->id].latency_s = (*models)[TANDEM_FN_WORK].latency_s;
+      }
       continue;
     }
-    double times[2] = {0, 0};
+    // Each sample runs every way in turn, so that a burst of load elsewhere hits them alike and the
+    // difference between them (model::DeviceCopyCosts) stays honest.
+    std::vector<std::array<double, 2>> times(ways.size(), {0, 0});
     Probe probes[2];
     for (int scale = 0; scale < 2; ++scale) {
       make_probe(fn->id, scale, probes[scale], max_buffer_bytes);
-      std::vector<double> samples;
+      std::vector<std::vector<double>> samples(ways.size());
       for (int repeat = 0; repeat < (scale == 0 ? 9 : 3); ++repeat) {
-        const int64_t t0 = now_ns();
-        if (!run(probes[scale].call)) break;
-        samples.push_back(static_cast<double>(now_ns() - t0) * 1e-9);
+        for (size_t w = 0; w < ways.size(); ++w) {
+          if (samples[w].size() < static_cast<size_t>(repeat)) continue;  // failed before
+          const int64_t t0 = now_ns();
+          if (!(*ways[w].first)(probes[scale].call)) continue;
+          samples[w].push_back(static_cast<double>(now_ns() - t0) * 1e-9);
+        }
       }
-      times[scale] = samples.empty() ? 0 : *std::min_element(samples.begin(), samples.end());
-      if (scale == 0 && !samples.empty()) times[0] = median(samples);
+      for (size_t w = 0; w < ways.size(); ++w) {
+        if (samples[w].empty()) continue;
+        times[w][scale] = scale == 0 ? median(samples[w]) : *std::min_element(samples[w].begin(), samples[w].end());
+      }
     }
-    m.latency_s = times[0];
-    const double extra = times[1] - times[0];
     const uint64_t units = probes[1].units - probes[0].units;
-    m.throughput = fn->id == TANDEM_FN_NOP ? 0 : (extra > 0 && units > 0 ? static_cast<double>(units) / extra : 0);
+    for (size_t w = 0; w < ways.size(); ++w) {
+      model::AccelModel& out = (*ways[w].second)[fn->id];
+      out.latency_s = times[w][0];
+      const double extra = times[w][1] - times[w][0];
+      out.throughput = fn->id == TANDEM_FN_NOP ? 0 : (extra > 0 && units > 0 ? static_cast<double>(units) / extra : 0);
+    }
   }
 }
 

@@ -18,8 +18,11 @@ namespace tandem::devices {
 // The larger probe of each function shrinks until no buffer exceeds `max_buffer_bytes` (a CUDA
 // persistent slot's pinned staging), so that a device with a per-job limit still gets a measured X_a;
 // never below the small probe, so a limit under 4 KiB is not met.
+// `run_copied` (optional): runs a job with every buffer copied, on a device whose `run` works in place;
+// it fills info.copy_models (throughput, latency_s) alike, each sample taken right after `run`'s.
 void measure_kernel_models(DeviceInfo& info, const std::function<bool(KernelId)>& select,
                            const std::function<bool(const funcs::Call&)>& run,
-                           uint64_t max_buffer_bytes = UINT64_MAX);
+                           uint64_t max_buffer_bytes = UINT64_MAX,
+                           const std::function<bool(const funcs::Call&)>& run_copied = {});
 
 }  // namespace tandem::devices

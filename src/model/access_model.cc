@@ -56,6 +56,11 @@ bool DeviceCopyCosts::copies(uint8_t method) {
   return method == TANDEM_ACCESS_COPY || method == TANDEM_ACCESS_SCATTER_GATHER;
 }
 
+double DeviceCopyCosts::in_place_s(double device_s, double units) const {
+  if (!measured) return device_s;
+  return std::max(device_s - setup_s - unit_s * std::max(0.0, units), 0.1 * device_s);
+}
+
 CostParams with_access(const CostParams& p, uint8_t method, double bytes_per_unit, const TransferModel& t,
                        const HostAccessCosts& h, bool remote, const DeviceCopyCosts& device_copy) {
   CostParams q = p;
@@ -97,13 +102,13 @@ CostParams with_access(const CostParams& p, uint8_t method, double bytes_per_uni
 
 uint8_t choose_access(std::span<const uint8_t> candidates, const CostParams& p, const LiveMetrics& m, uint32_t jobs,
                       double units, double bytes_per_unit, const TransferModel& transfer, const HostAccessCosts& host,
-                      bool remote, const DeviceCopyCosts& device_copy) {
+                      bool remote, const DeviceCopyCosts& device_copy, double margin) {
   uint8_t best = candidates.empty() ? uint8_t{TANDEM_ACCESS_ZERO_COPY} : candidates[0];
   double best_time = INFINITY;
   for (uint8_t method : candidates) {
     const Plan plan = plan_call(with_access(p, method, bytes_per_unit, transfer, host, remote, device_copy), m, jobs, units);
     const double t = plan.accelerate ? plan.predicted : plan.sw_only;
-    if (t < best_time) {
+    if (best_time == INFINITY ? t < best_time : t < best_time * (1 - margin)) {
       best_time = t;
       best = method;
     }

@@ -61,6 +61,9 @@ struct DeviceCopyCosts {
   static DeviceCopyCosts between(const AccelModel& in_place, const AccelModel& copied);
   // Whether a job with `method` is copied by such a device.
   static bool copies(uint8_t method);
+  // What a job of `units` that took `device_s` copied would have taken in place: the difference taken
+  // off, never below a tenth of it (what the live estimates learn from such a job).
+  double in_place_s(double device_s, double units) const;
 };
 
 // The cost parameters of a call's jobs whose data moves with `method`: `bytes_per_unit` bytes per work
@@ -73,9 +76,16 @@ CostParams with_access(const CostParams& p, uint8_t method, double bytes_per_uni
                        const HostAccessCosts& host, bool remote, const DeviceCopyCosts& device_copy = {});
 
 // Among `candidates`, the method whose plan for a call of `units` units (plan_call with the method's
-// parameters, `bytes_per_unit`) is predicted fastest; ties go to the earlier candidate. Deterministic.
+// parameters, `bytes_per_unit`) is predicted fastest; ties go to the earlier candidate, and a later one
+// must be predicted faster by more than the fraction `margin` (the noise of the figures that tell the
+// two apart). Deterministic.
 uint8_t choose_access(std::span<const uint8_t> candidates, const CostParams& p, const LiveMetrics& m, uint32_t jobs,
                       double units, double bytes_per_unit, const TransferModel& transfer, const HostAccessCosts& host,
-                      bool remote, const DeviceCopyCosts& device_copy = {});
+                      bool remote, const DeviceCopyCosts& device_copy = {}, double margin = 0);
+
+// The margin a device's copied way must win by over working in place: the two are each measured once,
+// in a few runs, when the device starts: on PoCL, accumulate's X_a in place over X_a copied ranged
+// 0.98-1.62 over five start-ups (copying is never the faster way there).
+inline constexpr double kDeviceCopyMargin = 0.15;
 
 }  // namespace tandem::model

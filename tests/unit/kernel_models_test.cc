@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "base/clock.hpp"
 #include "devices/kernel_models.hpp"
@@ -51,6 +52,48 @@ TEST(KernelModels, ProbesFitTheLargestBufferAndStillMeasureXa) {
       EXPECT_GT(info.models[fn->id].latency_s, 0) << fn->name;
     }
   }
+}
+
+// A device measured in place and with copies: each sample of the copied way right after the in-place
+// one, both models filled; the copied way, slower by a set-up and per unit of work, measures slower.
+TEST(KernelModels, BothWaysAreMeasuredInTurn) {
+  DeviceInfo info;
+  info.loadable.set(TANDEM_FN_ACCUMULATE);
+  info.loadable.set(TANDEM_FN_NOP);
+  std::vector<char> order;
+  const auto busy = [](int64_t ns) {
+    const int64_t until = now_ns() + ns;
+    while (now_ns() < until) {
+    }
+  };
+  const auto in_place = [&](const funcs::Call& call) {
+    order.push_back('p');
+    busy(20'000 + static_cast<int64_t>(call.workload / 100));  // 20 us + 10 ns per unit
+    return true;
+  };
+  const auto copied = [&](const funcs::Call& call) {
+    order.push_back('c');
+    busy(60'000 + static_cast<int64_t>(call.workload / 50));  // 60 us + 20 ns per unit
+    return true;
+  };
+  measure_kernel_models(info, [](KernelId) { return true; }, in_place, UINT64_MAX, copied);
+  ASSERT_FALSE(order.empty());
+  for (size_t i = 0; i + 1 < order.size(); i += 2) {
+    ASSERT_EQ(order[i], 'p');
+    ASSERT_EQ(order[i + 1], 'c');
+  }
+  const model::AccelModel& p = info.models[TANDEM_FN_ACCUMULATE];
+  const model::AccelModel& c = info.copy_models[TANDEM_FN_ACCUMULATE];
+  EXPECT_GT(c.latency_s, p.latency_s);
+  EXPECT_GT(p.throughput, c.throughput);
+  EXPECT_GT(info.copy_models[TANDEM_FN_NOP].latency_s, info.models[TANDEM_FN_NOP].latency_s);
+  EXPECT_EQ(info.copy_models[TANDEM_FN_NOP].throughput, 0);
+  // One way only: no copied models.
+  DeviceInfo single;
+  single.loadable.set(TANDEM_FN_ACCUMULATE);
+  measure_kernel_models(single, [](KernelId) { return true; }, in_place);
+  EXPECT_GT(single.models[TANDEM_FN_ACCUMULATE].latency_s, 0);
+  EXPECT_EQ(single.copy_models[TANDEM_FN_ACCUMULATE].latency_s, 0);
 }
 
 }  // namespace

@@ -104,16 +104,11 @@ OpenclDevice::~OpenclDevice() {
 void OpenclDevice::measure_models() {
   if (slots_.empty()) return;
   ClSlot& slot = *slots_[0]->queue;
-  const auto select = [&](KernelId id) { return slot.select(id) == Status::ok; };
-  measure_kernel_models(info_, select, [&](const funcs::Call& call) { return slot.run(call, access_).ok(); });
-  if (!per_job_) return;
-  DeviceInfo copied = info_;
-  measure_kernel_models(copied, select, [&](const funcs::Call& call) { return slot.run(call, ClAccess::copy).ok(); });
-  for (uint16_t f = 0; f < TANDEM_FN_MAX; ++f) {
-    if (!info_.loadable[f] || !copied.loadable[f]) continue;
-    info_.copy_models[f].throughput = copied.models[f].throughput;
-    info_.copy_models[f].latency_s = copied.models[f].latency_s;
-  }
+  std::function<bool(const funcs::Call&)> copied;
+  if (per_job_) copied = [&](const funcs::Call& call) { return slot.run(call, ClAccess::copy).ok(); };
+  measure_kernel_models(
+      info_, [&](KernelId id) { return slot.select(id) == Status::ok; },
+      [&](const funcs::Call& call) { return slot.run(call, access_).ok(); }, UINT64_MAX, copied);
 }
 
 // The copy engines' figures for the engine and the partitioner (measure_copy_rates), on a scratch buffer.

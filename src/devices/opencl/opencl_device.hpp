@@ -72,13 +72,16 @@ class OpenclDevice final : public Device {
 
   ClContext& context() { return context_; }
   ClAccess access() const { return access_; }
-  // Every job's host buffers reached with `access` (the `copy` and `zero_copy` settings).
+  // Every job's host buffers reached with `access` (the `copy` and `zero_copy` settings); the figures
+  // with copies no longer apply (tests).
   void set_access(ClAccess access) {
     access_ = access;
     per_job_ = false;
+    info_.copy_models = {};
   }
   // The `job` setting: each job's own method (DeviceJob::access) picks the API: zero_copy in place
-  // (CL_MEM_USE_HOST_PTR), copy and scatter-gather by copies (their data is already staged on the host).
+  // (CL_MEM_USE_HOST_PTR), copy and scatter-gather by copies (from the client's session memory, the
+  // client's staging or tandemd's gathered pages).
   bool per_job_access() const { return per_job_; }
   ClAccess access_of(const DeviceJob& job) const {
     if (!per_job_) return access_;
