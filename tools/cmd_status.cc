@@ -7,6 +7,7 @@
 #include <sys/un.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -109,12 +110,14 @@ void print_status(const nlohmann::json& j) {
       std::vector<std::string> header = {"function", "X_a (units/s)", "D_a (us)", "reconfiguration (us)"};
       if (copied) header.insert(header.end(), {"X_a copied (units/s)", "D_a copied (us)"});
       bench::TextTable models(header);
+      // JSON has no infinity (a configured figure may be): such a figure arrives as null.
+      const auto number = [](const nlohmann::json& v) { return v.is_number() ? v.get<double>() : INFINITY; };
       for (const auto& m : dev["models"]) {
-        std::vector<std::string> row = {m["function"].get<std::string>(), fmt::format("{:.3g}", m["xa_units_per_s"].get<double>()),
-                                        bench::fixed(m["da_us"].get<double>(), 1), bench::fixed(m["reconfig_us"].get<double>(), 1)};
+        std::vector<std::string> row = {m["function"].get<std::string>(), fmt::format("{:.3g}", number(m["xa_units_per_s"])),
+                                        bench::fixed(number(m["da_us"]), 1), bench::fixed(number(m["reconfig_us"]), 1)};
         if (copied) {
-          row.push_back(m.contains("copied_da_us") ? fmt::format("{:.3g}", m["copied_xa_units_per_s"].get<double>()) : "-");
-          row.push_back(m.contains("copied_da_us") ? bench::fixed(m["copied_da_us"].get<double>(), 1) : "-");
+          row.push_back(m.contains("copied_da_us") ? fmt::format("{:.3g}", number(m["copied_xa_units_per_s"])) : "-");
+          row.push_back(m.contains("copied_da_us") ? bench::fixed(number(m["copied_da_us"]), 1) : "-");
         }
         models.add_row(row);
       }

@@ -70,10 +70,11 @@ Result<std::vector<DeviceSummary>> parse_devices(const rt::Frame& frame, const a
       if (f.function >= TANDEM_FN_MAX) return R(Status::protocol_error, "hello: function id out of range");
       s.loadable.set(f.function);
       s.models[f.function] = model::AccelModel{f.throughput, f.latency_s, f.reconfig_s, f.bandwidth_bps};
-      // Figures with copies that no measurement gives (negative, not finite, over an hour) are not
-      // trusted: the function then costs the same every way.
-      const auto plausible = [](double v) { return std::isfinite(v) && v >= 0 && v < 3600; };
-      if (plausible(f.copy_latency_s) && plausible(f.copy_throughput / 1e12)) {
+      // Figures with copies that no measurement gives (negative, not finite, a latency over an hour, a
+      // rate over 1e15 units/s) are not trusted: the function then costs the same every way.
+      constexpr double kMaxLatencyS = 3600, kMaxThroughput = 1e15;
+      const auto plausible = [](double v, double max) { return std::isfinite(v) && v >= 0 && v < max; };
+      if (plausible(f.copy_latency_s, kMaxLatencyS) && plausible(f.copy_throughput, kMaxThroughput)) {
         s.copy_models[f.function] = model::AccelModel{f.copy_throughput, f.copy_latency_s, 0, 0};
       }
     }

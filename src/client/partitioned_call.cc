@@ -813,14 +813,16 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
   const double core_xc = learning ? params.xc / share : params.xc;  // automatic mode scaled it by the share
   // The software shortcuts below judge the hardware by its cheapest way in: on a device measured with
   // copies as well (model::DeviceCopyCosts), copying may beat working in place (a GPU across a bus), and
-  // the access method is chosen only after them. The better of each figure bounds both from below.
+  // the access method is chosen only after them. A copied figure counts where it is better by the
+  // margin the choice itself asks (plan_access), so that noise between two equal ways (PoCL) changes
+  // nothing.
   model::CostParams shortcut = params;
   if (const DeviceSummary* host = rt.host_device(fn.id); host != nullptr) {
     const model::DeviceCopyCosts c = model::DeviceCopyCosts::between(host->models[fn.id], host->copy_models[fn.id]);
     if (c.measured && (c.setup_s < 0 || c.unit_s < 0)) {
       const model::CostParams copied = model::with_access(params, TANDEM_ACCESS_COPY, 1.0, {}, {}, false, c);
-      shortcut.da = std::min(shortcut.da, copied.da);
-      shortcut.xa = std::max(shortcut.xa, copied.xa);
+      if (copied.da < (1 - model::kDeviceCopyMargin) * params.da) shortcut.da = copied.da;
+      if (copied.xa * (1 - model::kDeviceCopyMargin) > params.xa) shortcut.xa = copied.xa;
     }
   }
   const uint64_t nl = model::break_even_work(shortcut, model::effective_accel_throughput(shortcut, m));
@@ -855,7 +857,7 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
     // for the whole call instead kept 2 of 3 calls of the multitasking workload on the CPU for good
     // (calls of 1-10 ms, functions loaded on demand within 1 ms).
     const DeviceSummary* host = rt.host_device(fn.id);
-    software = !model::whole_call_to_accelerators(params, m, config.jobs_per_round, host != nullptr,
+    software = !model::whole_call_to_accelerators(shortcut, m, config.jobs_per_round, host != nullptr,
                                                   host != nullptr ? host->models[fn.id].reconfig_s : 0.0,
                                                   static_cast<double>(units));
   }

@@ -100,7 +100,9 @@ struct CallReport {
                                      // readings), whatever it decided; false: the software call's path
   double predicted_s = 0;       // the model's predicted completion time of the call
   double alpha = 0;             // the hardware share of the initial plan
-  uint64_t break_even_units = 0;  // N_L (Eq 5.4) with the live figures
+  // N_L (Eq 5.4) with the live figures (a software call: the cheaper way in of a device measured with
+  // copies as well, as its shortcut judged; a partitioned call: the partitioner's)
+  uint64_t break_even_units = 0;
   engine::PartitionerCounters counters;
   // Partitioned calls, in seconds from the start of the partitioner's work: when the last job's
   // completion was seen, and when the call was done (calibration separates D_a from the CPU's

@@ -73,6 +73,7 @@ TEST(KernelModels, BothWaysAreMeasuredInTurn) {
   };
   const auto copied = [&](const funcs::Call& call) {
     order.push_back('c');
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(call.buffers[0]) % 64, 0u) << "aligned as session memory";
     busy(60'000 + static_cast<int64_t>(call.workload / 50));  // 60 us + 20 ns per unit
     return true;
   };
@@ -88,6 +89,18 @@ TEST(KernelModels, BothWaysAreMeasuredInTurn) {
   EXPECT_GT(p.throughput, c.throughput);
   EXPECT_GT(info.copy_models[TANDEM_FN_NOP].latency_s, info.models[TANDEM_FN_NOP].latency_s);
   EXPECT_EQ(info.copy_models[TANDEM_FN_NOP].throughput, 0);
+  // A way that fails from its second large run on keeps what it measured, and the other way is whole.
+  DeviceInfo failing;
+  failing.loadable.set(TANDEM_FN_ACCUMULATE);
+  int large_runs = 0;
+  const auto copied_failing = [&](const funcs::Call& call) {
+    if (call.workload > 4096 && ++large_runs > 1) return false;
+    return copied(call);
+  };
+  measure_kernel_models(failing, [](KernelId) { return true; }, in_place, UINT64_MAX, copied_failing);
+  EXPECT_EQ(large_runs, 2) << "not run again after it failed";
+  EXPECT_GT(failing.models[TANDEM_FN_ACCUMULATE].throughput, failing.copy_models[TANDEM_FN_ACCUMULATE].throughput);
+  EXPECT_GT(failing.copy_models[TANDEM_FN_ACCUMULATE].throughput, 0) << "its one large sample";
   // One way only: no copied models.
   DeviceInfo single;
   single.loadable.set(TANDEM_FN_ACCUMULATE);

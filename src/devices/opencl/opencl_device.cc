@@ -432,6 +432,12 @@ void OpenclDevice::launch_ended(DeviceCompletion c, bool announced, int64_t now,
   out.push_back(c);
 }
 
+bool OpenclDevice::deliver_late_callback(uint32_t slot, cl_int status) {
+  if (unannounced_.empty() || slot >= slots_.size()) return false;
+  on_complete(unannounced_.back().get(), status, sink_->slot_target(slot));
+  return true;
+}
+
 bool OpenclDevice::launches_in_flight() const {
   return std::any_of(slots_.begin(), slots_.end(), [](const auto& s) { return s->done != nullptr; }) ||
          std::any_of(batches_.begin(), batches_.end(), [](const auto& b) { return b->in_flight; });

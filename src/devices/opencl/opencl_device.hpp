@@ -95,6 +95,14 @@ class OpenclDevice final : public Device {
   BatchStats batch_stats() const { return batch_stats_; }
   bool batching() const { return batching_; }
 
+  // Tests. The events of launches found failed without their callback (kept until it comes), and the
+  // callbacks registered and not yet run.
+  size_t unannounced_events() const { return unannounced_.size(); }
+  int callbacks_pending() const { return sink_->pending(); }
+  // Runs, as a conforming driver would, the late CL_COMPLETE callback of the newest such launch on
+  // `slot` (PoCL never sends one: pocl/pocl#1430). False when none is kept.
+  bool deliver_late_callback(uint32_t slot, cl_int status);
+
  private:
   struct Batch;
   struct Slot {
