@@ -10,8 +10,9 @@ DURATION   ?= 3600
 SEED       ?= 1
 JOBS       ?= $(shell nproc)
 CMAKE_GEN  := -G Ninja
-# The tests learn no cost figures into the home folder (the gtest binaries set this themselves).
-CTEST      := TANDEM_LEARNED_DIR=off ctest --output-on-failure --timeout 900 --no-tests=error
+# The tests learn no cost figures into the home folder (the gtest binaries set this themselves), and run
+# JOBS at a time (the chaos tier alone: RUN_SERIAL in tests/chaos).
+CTEST      := TANDEM_LEARNED_DIR=off ctest -j$(JOBS) --output-on-failure --timeout 900 --no-tests=error
 
 .PHONY: all deps setup build install run test test-fast test-release test-asan test-tsan test-fuzz test-chaos rtl-area clean help
 

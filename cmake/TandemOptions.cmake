@@ -12,11 +12,14 @@ target_compile_options(tandem_options INTERFACE $<$<COMPILE_LANGUAGE:C,CXX>:-fno
 # Sanitizer builds compile at -O1 with line tables only (-g1, after the build type's -O2 -g: the last
 # one counts). They exist to run the tests, and their reports still name functions, files and lines;
 # -O2 -g took twice as long to compile (70 s against 32 s for tools/cmd_experiment_jpeg.cc with ASan),
-# and the ASan build was half of `make test`'s 37 minutes.
-set(_san_codegen -O1 -g1)
+# and the ASan build was half of `make test`'s 37 minutes. A directory option, so that the programs'
+# directories can lower it again (tandem_program_codegen below).
+if(NOT TANDEM_SANITIZE STREQUAL "")
+  add_compile_options($<$<COMPILE_LANGUAGE:C,CXX>:-O1> $<$<COMPILE_LANGUAGE:C,CXX>:-g1>)
+endif()
 if(TANDEM_SANITIZE STREQUAL "address")
   set(_san -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
-  target_compile_options(tandem_options INTERFACE $<$<COMPILE_LANGUAGE:C,CXX>:${_san} ${_san_codegen}>)
+  target_compile_options(tandem_options INTERFACE $<$<COMPILE_LANGUAGE:C,CXX>:${_san}>)
   target_link_options(tandem_options INTERFACE ${_san})
   target_compile_definitions(tandem_options INTERFACE TANDEM_SANITIZED=1)
 elseif(TANDEM_SANITIZE STREQUAL "thread")
@@ -24,20 +27,28 @@ elseif(TANDEM_SANITIZE STREQUAL "thread")
   # GCC warns that TSan does not model atomic_thread_fence. Our fences only order atomic accesses
   # (the Dekker handshakes of need-wakeup and waiters, the metrics seqlock), which TSan never reports
   # as races; the data they publish travels by release/acquire pairs, which TSan does model.
-  target_compile_options(tandem_options INTERFACE $<$<COMPILE_LANGUAGE:C,CXX>:${_san} ${_san_codegen} -Wno-tsan>)
+  target_compile_options(tandem_options INTERFACE $<$<COMPILE_LANGUAGE:C,CXX>:${_san} -Wno-tsan>)
   target_link_options(tandem_options INTERFACE ${_san})
   target_compile_definitions(tandem_options INTERFACE TANDEM_SANITIZED=1 TANDEM_TSAN=1)
 elseif(NOT TANDEM_SANITIZE STREQUAL "")
   message(FATAL_ERROR "TANDEM_SANITIZE must be empty, 'address' or 'thread'")
 endif()
 
-# The programs that are not the library (tools/, bench/, tests/) compile with line tables only in the
-# release build (-g1 after the build type's -g: the last one counts). Backtraces and sanitizer reports
-# keep function, file and line; the full debug info of the json, CLI11 and gtest templates every such
-# file instantiates took a quarter of its compile time (tools/cmd_chaos.cc 15.1 s, 10.6 s at -g1).
-# libtandem and tandemd keep -O2 -g.
-function(tandem_line_tables_only)
+# The programs that are not the library (tools/, bench/, tests/) call this for their directory.
+# - The release build compiles them with line tables only (-g1 after the build type's -g: the last one
+#   counts). Backtraces and sanitizer reports keep function, file and line; the full debug info of the
+#   json, CLI11 and gtest templates every such file instantiates took a quarter of its compile time
+#   (tools/cmd_chaos.cc 15.1 s, 10.6 s at -g1). libtandem and tandemd keep -O2 -g.
+# - The ASan and TSan builds compile them at -O0: the sanitizers watch the library and the daemon, at
+#   -O1, and a program's own code is only driving them. The templates of CLI11 and the json library
+#   (merely including CLI11 instantiates its parser in each file) made these files most of the ASan
+#   build's compile time, and -O0 halves it (tests/opencl/test_opencl_device.cc 41 s, 19 s at -O0).
+#   The fuzzing build keeps -O1: its targets are the loop that libFuzzer runs.
+function(tandem_program_codegen)
   add_compile_options($<$<AND:$<CONFIG:RelWithDebInfo>,$<COMPILE_LANGUAGE:C,CXX>>:-g1>)
+  if(NOT TANDEM_SANITIZE STREQUAL "" AND NOT TANDEM_FUZZ)
+    add_compile_options($<$<COMPILE_LANGUAGE:C,CXX>:-O0>)
+  endif()
 endfunction()
 
 # Fuzzing builds (clang): every library is instrumented for coverage, so libFuzzer sees into decode,

@@ -78,9 +78,9 @@ double rapl_joules() {
   return uj * 1e-6;
 }
 
-class Experiment {
+class AccessExperiment {
  public:
-  Experiment(const AccessOptions& o) : o_(o), daemon_(kConfig) {
+  AccessExperiment(const AccessOptions& o) : o_(o), daemon_(kConfig) {
     client::RuntimeOptions ro;
     ro.socket_path = daemon_.socket();
     ro.mode = client::Mode::hw;
@@ -430,7 +430,7 @@ class Experiment {
 void run_access(const AccessOptions& o) {
   std::filesystem::create_directories(o.out);
   const int64_t t0 = now_ns();
-  Experiment e(o);
+  AccessExperiment e(o);
   json summary;
   summary["command"] = std::string("tandem experiment access-methods") + (o.quick ? " --quick" : "") + " --out " + o.out;
   fmt::print("access methods through a private tandemd ({})\n", o.quick ? "quick" : "full");

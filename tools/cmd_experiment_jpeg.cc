@@ -251,9 +251,9 @@ std::string read_bytes(const fs::path& p) {
   return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
 }
 
-class Experiment {
+class JpegExperiment {
  public:
-  Experiment(const JpegOptions& o, const fs::path& scratch) : o_(o), scratch_(scratch) {
+  JpegExperiment(const JpegOptions& o, const fs::path& scratch) : o_(o), scratch_(scratch) {
     cjpeg_ = find_program(o.cjpeg);
     shim_ = find_shim(o.shim);
     preload_ = sanitizer_runtime().empty() ? shim_ : sanitizer_runtime() + ":" + shim_;
@@ -397,7 +397,7 @@ Breakdown breakdown(const nlohmann::json& s, double xa, double da) {
   b.read_us = num(s, "serve_ns") / rows * 1e-3;
   const nlohmann::json t = s.contains("tandem") ? s["tandem"] : nlohmann::json::object();
   const double hw_blocks_per_row = num(t, "hw_units") / rows;
-  if (hw_blocks_per_row > 0 && xa > 0) b.device_us = (da + hw_blocks_per_row / (Experiment::kSlots * xa)) * 1e6;
+  if (hw_blocks_per_row > 0 && xa > 0) b.device_us = (da + hw_blocks_per_row / (JpegExperiment::kSlots * xa)) * 1e6;
   b.rest_us = b.call_us - b.device_us;
   b.total_us = b.fill_us + b.call_us + b.read_us;
   return b;
@@ -426,7 +426,7 @@ void run_jpeg_experiment(const JpegOptions& o, const std::string& command_line) 
   std::vector<size_t> procs = o.processes;
   if (procs.empty()) procs = o.quick ? std::vector<size_t>{2} : std::vector<size_t>{1, 2, 4, 8};
 
-  Experiment ex(o, scratch);
+  JpegExperiment ex(o, scratch);
   ex.start_daemons();
   double load_start[3] = {0, 0, 0}, load_end[3] = {0, 0, 0};
   (void)getloadavg(load_start, 3);
@@ -439,7 +439,7 @@ void run_jpeg_experiment(const JpegOptions& o, const std::string& command_line) 
   }
   fmt::print("tandem experiment jpeg: {} images, {} timed rounds, cjpeg -quality {} -dct int; dct_quant X_a {:.3g} "
              "blocks/s, D_a {:.2f} us ({} slots)\n",
-             images.size(), rounds, o.quality, ex.xa(), ex.da() * 1e6, Experiment::kSlots);
+             images.size(), rounds, o.quality, ex.xa(), ex.da() * 1e6, JpegExperiment::kSlots);
 
   std::string csv =
       "image,pixels,blocks,variant,label,median_ms,min_ms,max_ms,samples,speedup,identical,dct_share,rows,hw_jobs,"
@@ -546,7 +546,7 @@ void run_jpeg_experiment(const JpegOptions& o, const std::string& command_line) 
   j["command"] = command_line;
   j["quick"] = o.quick;
   j["cjpeg"] = {{"path", find_program(o.cjpeg)}, {"quality", o.quality}, {"dct", "int"}};
-  j["dct_quant_model"] = {{"xa_blocks_per_s", ex.xa()}, {"da_us", ex.da() * 1e6}, {"slots", Experiment::kSlots}};
+  j["dct_quant_model"] = {{"xa_blocks_per_s", ex.xa()}, {"da_us", ex.da() * 1e6}, {"slots", JpegExperiment::kSlots}};
   j["rounds"] = rounds;
   j["all_outputs_identical"] = all_identical;
   j["images"] = per_image;

@@ -139,10 +139,10 @@ uint64_t hw_units_for(double alpha, uint64_t n, uint64_t g) {
   return std::min<uint64_t>(static_cast<uint64_t>(v), n);
 }
 
-class Experiment {
+class PartitionExperiment {
  public:
-  Experiment(client::Runtime& rt, const funcs::FunctionInfo& fn, const model::CostParams& params, const ProbeData& data,
-             const Settings& s)
+  PartitionExperiment(client::Runtime& rt, const funcs::FunctionInfo& fn, const model::CostParams& params,
+                      const ProbeData& data, const Settings& s)
       : rt_(rt), fn_(fn), params_(params), data_(data), settings_(s), rng_(20181203) {
     // The auto policy's calls use a partitioner of their own like the fixed splits do, so that both
     // pay the same call path and differ only in the decision. Its policy is the runtime's: auto,
@@ -393,7 +393,7 @@ model::CostParams calibrate(const ExperimentOptions& o, const funcs::FunctionInf
 // ---------------------------------------------------------------- sweep
 
 // Stage 1 and 2 over the sizes of Fig 4.10, with progress and the per-size table.
-std::vector<SizeResult> sweep_sizes(Experiment& ex, const std::vector<uint64_t>& sizes, const Settings& st) {
+std::vector<SizeResult> sweep_sizes(PartitionExperiment& ex, const std::vector<uint64_t>& sizes, const Settings& st) {
   std::vector<SizeResult> results;
   for (size_t i = 0; i < sizes.size(); ++i) {
     results.push_back(ex.sweep(sizes[i]));
@@ -679,7 +679,7 @@ void run_experiment(const ExperimentOptions& o, const std::string& command_line)
   const uint64_t largest = std::max(sizes.back(), 4 * model::break_even_work(p, p.xa) + 64);
   const ProbeData data(fn->units == "bytes" ? largest : 0);
   bench::ScopedPin pin(cpus.a);
-  Experiment ex(*rt, *fn, p, data, st);
+  PartitionExperiment ex(*rt, *fn, p, data, st);
 
   const std::vector<SizeResult> results = sweep_sizes(ex, sizes, st);
   f.nl_predicted = results.front().nl;
