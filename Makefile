@@ -22,6 +22,7 @@ help:
 	@echo "make run       build and run the demo on the embedded default fabric (the main job)"
 	@echo "make test      build and run every test: release, ASan+UBSan, TSan (stress tier), libFuzzer (briefly)"
 	@echo "make test-fast build and run the unit tier only (the edit-compile loop; under a minute once built)"
+	@echo "make test-release, test-asan, test-tsan, test-fuzz  one of make test's four builds and its tests"
 	@echo "make build     build everything into $(BUILD)/ without running anything"
 	@echo "make setup     install what the project needs (Debian and PyPI packages, Ray, python/tandem_sim)"
 	@echo "make test-chaos DURATION=s SEED=n  the chaos tier for as long as wanted (tandem chaos; default 1 h)"

@@ -43,7 +43,9 @@ endif()
 #   -O1, and a program's own code is only driving them. The templates of CLI11 and the json library
 #   (merely including CLI11 instantiates its parser in each file) made these files most of the ASan
 #   build's compile time, and -O0 halves it (tests/opencl/test_opencl_device.cc 41 s, 19 s at -O0).
-#   The fuzzing build keeps -O1: its targets are the loop that libFuzzer runs.
+#   The fuzzing build keeps -O1: its targets are the loop that libFuzzer runs. CMake drops a repeated
+#   option, so a program that needs -O1 back must say so after -O0 some other way (-O1 is already in
+#   the list and a second one would be dropped).
 function(tandem_program_codegen)
   add_compile_options($<$<AND:$<CONFIG:RelWithDebInfo>,$<COMPILE_LANGUAGE:C,CXX>>:-g1>)
   if(NOT TANDEM_SANITIZE STREQUAL "" AND NOT TANDEM_FUZZ)

@@ -35,6 +35,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/clock.hpp"
 #include "client/embedded.hpp"
 #include "client/runtime.hpp"
 #include "commands.hpp"
@@ -147,12 +148,6 @@ struct Cell {
   }
 };
 
-double thread_cpu_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
-}
-
 std::string runtime_config(int dispatcher_cpu, bool sleepy) {
   // A sleepy dispatcher goes to sleep on its doorbells as soon as it has nothing to do.
   return fmt::format("[dispatcher]\ncpu = {}\nidle_spin_us = {}\n", dispatcher_cpu, sleepy ? 0 : 2000);
@@ -211,7 +206,7 @@ Result<std::vector<double>> measure_cell(client::Runtime& rt, client::Queue& q, 
     rt::reset_record(rec);
     bool asleep = true;
     if (engine_sleeps(cell.method)) asleep = await_engine_sleep(q);
-    const double cpu0 = thread_cpu_ns();
+    const double cpu0 = static_cast<double>(thread_cpu_ns());
     const uint64_t t0 = clock.now();
     Status s;
     if (cell.indirect) {
@@ -226,7 +221,7 @@ Result<std::vector<double>> measure_cell(client::Runtime& rt, client::Queue& q, 
     if (s != Status::ok) return {s, "submission failed"};
     s = rt.wait(rec, policy);
     const uint64_t t2 = clock.now();
-    const double cpu1 = thread_cpu_ns();
+    const double cpu1 = static_cast<double>(thread_cpu_ns());
     if (s != Status::ok) return {s, cell.key() + ": round trip " + std::to_string(n) + " failed: " + std::string(to_string(s))};
     if (abi::load_relaxed(rec->value) != 0) return {Status::device_error, "the null accelerator returned a value"};
     if (n < warmup) continue;
@@ -251,8 +246,8 @@ Result<std::vector<double>> measure_cell(client::Runtime& rt, client::Queue& q, 
 double cpu_clock_cost_ns() {
   std::vector<double> v;
   for (int i = 0; i < 2000; ++i) {
-    const double a = thread_cpu_ns();
-    const double b = thread_cpu_ns();
+    const double a = static_cast<double>(thread_cpu_ns());
+    const double b = static_cast<double>(thread_cpu_ns());
     v.push_back(b - a);
   }
   return bench::summarize(v).median;

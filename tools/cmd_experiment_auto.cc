@@ -38,6 +38,7 @@
 
 #include "abi/status.hpp"
 #include "base/clock.hpp"
+#include "base/stats.hpp"
 #include "commands.hpp"
 #include "daemon_launcher.hpp"
 #include "funcs/throughput.hpp"
@@ -329,11 +330,6 @@ double multitasking_run(const std::vector<sim::AppSpec>& apps, const std::string
   });
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
 void run_auto(const AutoOptions& o) {
   std::filesystem::create_directories(o.out);
   const int64_t t0 = now_ns();
@@ -414,12 +410,12 @@ void run_auto(const AutoOptions& o) {
         if (key != "oracle") {
           sample(key, key);
         } else {
-          sample(median(samples["sw"]) <= median(samples["hw"]) ? "sw" : "hw", "oracle");
+          sample(upper_median(samples["sw"]) <= upper_median(samples["hw"]) ? "sw" : "hw", "oracle");
         }
       }
     }
     std::map<std::string, double> m;
-    for (auto& [mode, v] : samples) m[mode] = median(v);
+    for (auto& [mode, v] : samples) m[mode] = upper_median(v);
     return m;
   };
   double hw_over_auto_single = 0;
@@ -528,7 +524,7 @@ void run_auto(const AutoOptions& o) {
     const sim::SimResult& with = simulated.with;
     const sim::SimResult& sw = simulated.sw;
     const double sim_norm = simulated.norm;
-    const double real_norm = median(real["auto"]) / median(real["sw"]);
+    const double real_norm = upper_median(real["auto"]) / upper_median(real["sw"]);
     const double error = std::abs(sim_norm - real_norm) / real_norm;
     // Where the worlds differ: the same simulation with one of its parts changed.
     nlohmann::ordered_json variants;
@@ -559,8 +555,8 @@ void run_auto(const AutoOptions& o) {
     nlohmann::ordered_json real_modes;
     for (const char* mode : kMultitaskingModes) {
       const CallMix& c = seen[mode];
-      real_modes[mode] = {{"makespan_s", median(real[mode])},
-                          {"normalised_makespan", median(real[mode]) / median(real["sw"])},
+      real_modes[mode] = {{"makespan_s", upper_median(real[mode])},
+                          {"normalised_makespan", upper_median(real[mode]) / upper_median(real["sw"])},
                           {"hw_unit_fraction", c.hw_unit_fraction()},
                           {"sw_call_fraction", c.sw_call_fraction()},
                           {"engine_cores", engine_cores(mode)}};
@@ -569,8 +565,8 @@ void run_auto(const AutoOptions& o) {
                                {"functions", mt.spec.functions},
                                {"total_sw_s", mt.spec.total_sw_s},
                                {"slots", mt.slots},
-                               {"real_sw_s", median(real["sw"])},
-                               {"real_auto_s", median(real["auto"])},
+                               {"real_sw_s", upper_median(real["sw"])},
+                               {"real_auto_s", upper_median(real["auto"])},
                                {"real_normalised_makespan", real_norm},
                                {"sim_sw_s", static_cast<double>(sw.makespan) * 1e-9},
                                {"sim_auto_s", static_cast<double>(with.makespan) * 1e-9},
@@ -584,8 +580,8 @@ void run_auto(const AutoOptions& o) {
     fmt::print("  multitasking ({} processes, {} functions, {:.2f} s of SW work, {} slots, Algorithm 1): real "
                "auto/sw {:.3f} ({:.1f} / {:.1f} ms), simulated {:.3f} ({:.1f} / {:.1f} ms); units on the fabric "
                "{:.0f}% real, {:.0f}% simulated; the dispatcher's CPU {:.2f} cores\n",
-               mt.spec.apps, mt.spec.functions, mt.spec.total_sw_s, mt.slots, real_norm, median(real["auto"]) * 1e3,
-               median(real["sw"]) * 1e3, sim_norm, static_cast<double>(with.makespan) * 1e-6,
+               mt.spec.apps, mt.spec.functions, mt.spec.total_sw_s, mt.slots, real_norm, upper_median(real["auto"]) * 1e3,
+               upper_median(real["sw"]) * 1e3, sim_norm, static_cast<double>(with.makespan) * 1e-6,
                static_cast<double>(sw.makespan) * 1e-6, 100 * seen["auto"].hw_unit_fraction(),
                100 * hw_fraction(with.hw_units, with.sw_units), sc.engine_cores);
     for (const char* mode : {"auto", "auto_static"}) {

@@ -27,6 +27,7 @@
 #include "support/peers.hpp"
 
 #include "base/clock.hpp"
+#include "base/stats.hpp"
 #include "client/runtime.hpp"
 #include "commands.hpp"
 #include "daemon_launcher.hpp"
@@ -56,12 +57,6 @@ struct VmOptions {
 const char* kConfig = "[device.emu]\nslots = 2\nresident = [\"list_walk\", \"service_chain\"]\n";
 
 uint64_t echo_service(void*, const uint64_t args[4]) { return args[0] + args[1]; }
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 // Signal round trips (ns): SIGUSR1 to a forked child, whose handler sends SIGUSR2 back; this side
 // waits for it with sigwaitinfo. Each direction is a kernel signal delivery, as in an interrupt path
@@ -176,7 +171,7 @@ class VmExperiment {
       full.push_back(chain_ns(steps));
     }
     if (rt.stats().accelerated_calls.load() == 0) throw Error(Status::device_error, "service_chain never reached the device");
-    return std::max(0.0, median(full) - median(empty)) / static_cast<double>(steps);
+    return std::max(0.0, upper_median(full) - upper_median(empty)) / static_cast<double>(steps);
   }
 
   json run_service() {
@@ -191,7 +186,7 @@ class VmExperiment {
     if (!pingpong || !futex) throw Error(Status::device_error, "reference round trips failed");
     const double pingpong_ns = bench::summarize(pingpong.value()).median;
     const double futex_ns = bench::summarize(futex.value()).median;
-    const double signal_ns = median(signal_rtt(o_.quick ? 500 : 5'000));
+    const double signal_ns = upper_median(signal_rtt(o_.quick ? 500 : 5'000));
     const double poll_ns = service_rtt(client::kServicePoll, steps, chains);
     const int single = o_.quick ? 200 : 2'000;
     const double sleep_ns = service_rtt(client::kServiceSleep, 1, single);

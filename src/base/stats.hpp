@@ -24,6 +24,15 @@ inline double median(std::vector<double> v) {
 }
 inline double median(std::span<const double> v) { return median(std::vector<double>(v.begin(), v.end())); }
 
+// The upper of the two middle samples for an even count (the middle one for an odd count): always a
+// sample that was measured. 0 if empty.
+inline double upper_median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  const auto mid = static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), v.begin() + mid, v.end());
+  return v[static_cast<size_t>(mid)];
+}
+
 // Nearest-rank percentile (q in [0, 1]) of samples already sorted ascending: the smallest sample with
 // at least q of the samples at or below it. 0 if empty.
 inline double percentile_sorted(std::span<const double> sorted, double q) {

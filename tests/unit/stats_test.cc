@@ -15,6 +15,13 @@ TEST(Stats, MedianOddEvenEmpty) {
   EXPECT_DOUBLE_EQ(median(std::vector<double>{}), 0);
 }
 
+TEST(Stats, UpperMedianIsAlwaysASample) {
+  EXPECT_DOUBLE_EQ(upper_median(std::vector<double>{3, 1, 2}), 2);
+  EXPECT_DOUBLE_EQ(upper_median(std::vector<double>{4, 1, 3, 2}), 3);
+  EXPECT_DOUBLE_EQ(upper_median(std::vector<double>{7}), 7);
+  EXPECT_DOUBLE_EQ(upper_median(std::vector<double>{}), 0);
+}
+
 TEST(Stats, NearestRankPercentile) {
   const std::vector<double> v{5, 1, 4, 2, 3, 10, 9, 8, 7, 6};
   EXPECT_DOUBLE_EQ(percentile(v, 0.5), 5);

@@ -22,7 +22,7 @@
 //
 // Device-local memory ([device.opencl] local_memory_mib): the runtime's LocalMemory names buffers in
 // one cl_mem in the device's memory; a job's local buffers are sub-buffers of it (nothing moves), and
-// the copy engines (tandem_buffer_copy) write, read and copy it on queues of their own.
+// the copy engines (tandem_buffer_write/read: TANDEM_FN_COPY jobs) write, read and copy it on queues of their own.
 //
 // Faults: a program that does not build leaves its functions unloadable (build log in the
 // description of the error, `tandem status`); a job whose commands fail (device lost, out of
