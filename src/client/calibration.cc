@@ -127,7 +127,7 @@ Calibration parse_calibration(std::string_view text_in, std::string_view source)
       const std::string where = "functions." + name;
       check_keys(*t, where,
                  {"units", "xc", "xa", "o0_ns", "oc_ns", "da_ns", "granularity", "bw_per_accel", "samples_cpu",
-                  "samples_jobs", "samples_oc"},
+                  "samples_jobs", "samples_oc", "device_xa", "device_da_ns"},
                  source);
       model::CostParams p;
       p.xc = number(*t, "xc", where, source, 1e-300, 1e300);
@@ -151,6 +151,13 @@ Calibration parse_calibration(std::string_view text_in, std::string_view source)
                                       : uint64_t{0};
       };
       c.samples[fn->id] = SampleCounts{count("samples_cpu"), count("samples_jobs"), count("samples_oc")};
+      if (t->contains("device_xa") || t->contains("device_da_ns")) {
+        if (!t->contains("device_xa") || !t->contains("device_da_ns")) {
+          fail(source, "[" + where + "] needs both device_xa and device_da_ns, or neither");
+        }
+        c.learnt_on[fn->id] = LearntOnDevice{number(*t, "device_xa", where, source, 0, 1e300),
+                                             number(*t, "device_da_ns", where, source, 0, 1e12) * 1e-9};
+      }
     }
   }
   if (const toml::node* access_node = root.get("access")) {
@@ -202,6 +209,10 @@ std::string format_calibration(const Calibration& c) {
     if (n.cpu > 0) os << "samples_cpu = " << n.cpu << "\n";
     if (n.jobs > 0) os << "samples_jobs = " << n.jobs << "\n";
     if (n.overhead > 0) os << "samples_oc = " << n.overhead << "\n";
+    if (const auto& on = c.learnt_on[fn->id]) {
+      os << "device_xa = " << num(on->xa) << "\n";
+      os << "device_da_ns = " << num(on->da_s * 1e9) << "\n";
+    }
   }
   if (c.access) {
     const model::HostAccessCosts& h = *c.access;

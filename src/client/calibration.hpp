@@ -33,6 +33,14 @@ struct SampleCounts {
   uint64_t overhead = 0;  // jobs whose CPU cost gave O_c
 };
 
+// The device's own figures for a function when a learnt file was written (DeviceSummary::models): a
+// later run whose device measures far otherwise (another access setting, another board of the same
+// kind, another emulated speedup) does not take that function's learnt figures (learned_costs.hpp).
+struct LearntOnDevice {
+  double xa = 0;    // the device's X_a, units/s
+  double da_s = 0;  // its D_a, seconds
+};
+
 struct Calibration {
   std::string device = "emu";  // the device kind the accelerator figures belong to
   std::string host;            // informational
@@ -40,6 +48,7 @@ struct Calibration {
   std::string source;          // where it was read from ("" when built in memory)
   std::array<std::optional<model::CostParams>, TANDEM_FN_MAX> functions{};
   std::array<SampleCounts, TANDEM_FN_MAX> samples{};  // learnt files only (samples_* keys)
+  std::array<std::optional<LearntOnDevice>, TANDEM_FN_MAX> learnt_on{};  // learnt files only (device_* keys)
   // [access]: the host side's costs of the data access methods on this machine (access.hpp).
   std::optional<model::HostAccessCosts> access;
 };

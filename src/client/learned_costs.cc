@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 
@@ -99,6 +100,13 @@ Calibration LearnedCosts::snapshot(const std::string& device_kind) const {
     c.samples[f] = n;
   }
   return c;
+}
+
+bool learnt_figures_fit(const LearntOnDevice& learnt_on, const model::AccelModel& now) {
+  const auto within_3x = [](double a, double b) { return a <= 3 * b && b <= 3 * a; };
+  const bool xa_fits = (learnt_on.xa <= 0 && now.throughput <= 0) || within_3x(learnt_on.xa, now.throughput);
+  const bool da_fits = std::abs(learnt_on.da_s - now.latency_s) <= 20e-6 || within_3x(learnt_on.da_s, now.latency_s);
+  return xa_fits && da_fits;
 }
 
 std::string learned_host_name() {

@@ -2,7 +2,9 @@
 // learnt from the calls and jobs it observes (model::CostEstimator), seeded from the calibration (or
 // the defaults), and persisted per device kind for the next run.
 //
-// The persisted file is a calibration file (calibration.hpp) with samples_* counts, at
+// The persisted file is a calibration file (calibration.hpp) with samples_* counts and the device's own
+// figures it was learnt against (device_*; a function whose device now measures far otherwise starts
+// from its seed again: learnt_figures_fit), at
 // $TANDEM_LEARNED_DIR/learned-<kind>.toml, else next to the user's calibration
 // ($XDG_CONFIG_HOME/tandem/ or ~/.config/tandem/). TANDEM_LEARNED_DIR=off keeps nothing on disk. A file
 // that does not parse, or was learnt on another host or device kind, is ignored with a warning.
@@ -77,6 +79,13 @@ std::string learned_costs_path(const std::string& device_kind);
 // exists but is corrupt or foreign; nullopt with an empty warning when there is none.
 std::optional<Calibration> load_learned_costs(const std::string& path, const std::string& device_kind,
                                               std::string& warning);
+// Whether a function's figures learnt on a device that measured `learnt_on` still fit the device that
+// measures `now`: X_a within a factor of 3, and D_a within a factor of 3 or 20 us (round trips correct
+// D_a within a few calls anyway; the check is mainly about X_a). Learnt figures are this machine's
+// corrections to the device's own; a device that measures far otherwise (another emulated speedup, a
+// way of reaching memory that a GPU runs at another speed) needs new ones. The factor is wide enough
+// for start-up noise (PoCL's X_a spans up to 2.45x over start-ups, one of them during a build).
+bool learnt_figures_fit(const LearntOnDevice& learnt_on, const model::AccelModel& now);
 // This machine's host name, as learnt files record it.
 std::string learned_host_name();
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -304,9 +305,33 @@ void Runtime::init_cost_params(const Calibration* calibration, const model::Host
     std::optional<Calibration> learnt = load_learned_costs(learned_costs_path(d.kind), d.kind, warning);
     if (!warning.empty()) std::fprintf(stderr, "tandem: %s\n", warning.c_str());
     if (!learnt) continue;
+    std::string refit;  // functions whose device now measures far from what they were learnt on
     for (uint16_t f = 0; f < TANDEM_FN_MAX; ++f) {
       const DeviceSummary* host = host_device(f);
-      if (host == nullptr || host->kind != d.kind) learnt->functions[f].reset();
+      if (host == nullptr || host->kind != d.kind) {
+        learnt->functions[f].reset();
+      } else if (learnt->functions[f] && learnt->learnt_on[f] &&
+                 !learnt_figures_fit(*learnt->learnt_on[f], host->models[f])) {
+        const funcs::FunctionInfo* fn = funcs::find_function(f);
+        const std::string name = fn != nullptr ? std::string(fn->name) : std::to_string(f);
+        const std::string units = fn != nullptr ? std::string(fn->units) : "units";
+        char figures[160];
+        std::snprintf(figures, sizeof figures, " (X_a %.3g %s/s, D_a %.3g us; now %.3g and %.3g us)",
+                      learnt->learnt_on[f]->xa, units.c_str(), learnt->learnt_on[f]->da_s * 1e6,
+                      host->models[f].throughput, host->models[f].latency_s * 1e6);
+        refit += (refit.empty() ? "" : ", ") + name + figures;
+        learnt->functions[f].reset();
+      }
+      if (learnt->functions[f]) {
+        restored_on_[f] = learnt->learnt_on[f];
+        restored_samples_[f] = learnt->samples[f];
+      }
+    }
+    if (!refit.empty()) {
+      std::fprintf(stderr,
+                   "tandem: ignoring the learnt cost figures of %s in '%s': the device measures far from what "
+                   "they were learnt on\n",
+                   refit.c_str(), learnt->source.c_str());
     }
     learned_.restore(*learnt);
   }
@@ -366,6 +391,19 @@ Status Runtime::save_learned() const {
     for (uint16_t f = 0; f < TANDEM_FN_MAX; ++f) {
       const DeviceSummary* host = host_device(f);
       if (host == nullptr || host->kind != d.kind) c.functions[f].reset();
+      if (c.functions[f]) {
+        // Observed this run: learnt against this device. Else the figures are still the file's.
+        const SampleCounts now = c.samples[f], restored = restored_samples_[f];
+        const bool observed = now.cpu != restored.cpu || now.jobs != restored.jobs || now.overhead != restored.overhead;
+        const model::AccelModel& m = host->models[f];
+        const bool plausible = std::isfinite(m.throughput) && m.throughput >= 0 && std::isfinite(m.latency_s) &&
+                               m.latency_s >= 0;
+        if (!observed) {
+          c.learnt_on[f] = restored_on_[f];
+        } else if (plausible) {
+          c.learnt_on[f] = LearntOnDevice{m.throughput, m.latency_s};
+        }
+      }
       any = any || c.functions[f].has_value();
     }
     if (!any) continue;

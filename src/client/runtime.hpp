@@ -437,6 +437,10 @@ class Runtime {
   std::atomic<AccessChoice> access_{AccessChoice::automatic};
   std::optional<model::HostAccessCosts> access_costs_;  // set once, by init_cost_params
   LearnedCosts learned_;
+  // What init restored per function from a learnt file: the device figures it was learnt against and
+  // its sample counts. A function this run never observed keeps that stamp when saved.
+  std::array<std::optional<LearntOnDevice>, TANDEM_FN_MAX> restored_on_{};
+  std::array<SampleCounts, TANDEM_FN_MAX> restored_samples_{};
   double cores_ = 1;  // CPUs this process may run on
   bool adaptive_ = true;
   struct Exploration {  // explore_now / explored_ok; relaxed: an extra or a missed probe is harmless

@@ -387,6 +387,33 @@ TEST(SelfCalibration, PersistsPerDeviceKindAndIgnoresACorruptFile) {
     EXPECT_NEAR(rt->learned().params(TANDEM_FN_WORK).xa, learnt_xa, 1e-6 * learnt_xa);  // 9 digits in the file
     EXPECT_GT(rt->learned().samples(TANDEM_FN_WORK).jobs, 0u);
   }
+  // The file records the device's own figures; a fabric 1.3x faster still takes the learnt ones, one 4x
+  // faster (X_a far from what they were learnt on) does not, and says why. A run that observed nothing
+  // keeps the file's figures and their stamp.
+  {
+    auto rt = open_embedded(fabric(4), client::Mode::hw);
+    ASSERT_TRUE(rt);
+    EXPECT_GT(rt->learned().samples(TANDEM_FN_WORK).jobs, 0u);
+    // Another function's call, so that this run saves: work's stamp stays the 3x fabric's (re-stamped
+    // with this one's, the 12x fabric below would be within 3x of it and keep the figures).
+    std::vector<int32_t> data(4096, 1);
+    const uint64_t args[2] = {reinterpret_cast<uintptr_t>(data.data()), data.size()};
+    const funcs::FunctionInfo* fn = funcs::find_function(TANDEM_FN_ACCUMULATE);
+    funcs::Call call;
+    funcs::BufferList buffers;
+    ASSERT_EQ(funcs::describe_call(*fn, args, call, buffers), Status::ok);
+    int64_t value = 0;
+    ASSERT_EQ(rt->run(*fn, call, value), Status::ok);
+    EXPECT_EQ(value, 4096);
+  }
+  {
+    ::testing::internal::CaptureStderr();
+    auto rt = open_embedded(fabric(12), client::Mode::hw);
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    ASSERT_TRUE(rt);
+    EXPECT_NE(err.find("ignoring the learnt cost figures of work"), std::string::npos) << err;
+    EXPECT_EQ(rt->learned().samples(TANDEM_FN_WORK).jobs, 0u);  // the seed, not the file
+  }
   std::ofstream(file, std::ios::trunc) << "[calibration]\nversion = 1\ndevice = \"emu\"\n[functions.work]\nxc = -5\n";
   {
     ::testing::internal::CaptureStderr();

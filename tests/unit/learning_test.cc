@@ -206,7 +206,9 @@ TEST(LearnedCosts, RoundTripsThroughTheLearntFile) {
   for (int i = 0; i < 8; ++i) learned.observe(fn->id, o);
   EXPECT_NEAR(learned.params(fn->id).xc, 5e8, 1);
   const std::string path = ::testing::TempDir() + "/learned-emu.toml." + std::to_string(::getpid());
-  save_calibration(learned.snapshot("emu"), path);
+  Calibration snapshot = learned.snapshot("emu");
+  snapshot.learnt_on[fn->id] = LearntOnDevice{2.5e9, 3e-6};  // as Runtime::save_learned records it
+  save_calibration(snapshot, path);
   std::string warning;
   std::optional<Calibration> back = load_learned_costs(path, "emu", warning);
   ASSERT_TRUE(back) << warning;
@@ -214,6 +216,9 @@ TEST(LearnedCosts, RoundTripsThroughTheLearntFile) {
   ASSERT_TRUE(back->functions[fn->id]);
   EXPECT_NEAR(back->functions[fn->id]->xc, 5e8, 1);
   EXPECT_EQ(back->samples[fn->id].cpu, 8u);
+  ASSERT_TRUE(back->learnt_on[fn->id]);
+  EXPECT_NEAR(back->learnt_on[fn->id]->xa, 2.5e9, 1);
+  EXPECT_NEAR(back->learnt_on[fn->id]->da_s, 3e-6, 1e-12);
   LearnedCosts next;
   next.seed(fn->id, seed);
   next.restore(*back);
@@ -271,6 +276,38 @@ TEST(LearnedCosts, ForeignFileIsIgnoredWithAWarning) {
   EXPECT_TRUE(load_learned_costs(other_kind, "rtl", warning)) << warning;
   std::remove(other_kind.c_str());
   std::remove(other_host.c_str());
+}
+
+// Learnt figures correct the device's own; a device that now measures far otherwise (OpenCL's
+// access = "copy" against "job" on a GPU, another emulated speedup) does not take them.
+TEST(LearnedCosts, LearntFiguresFitOnlyADeviceThatMeasuresAlike) {
+  model::AccelModel now;
+  now.throughput = 1e9;
+  now.latency_s = 100e-6;
+  EXPECT_TRUE(learnt_figures_fit(LearntOnDevice{1e9, 100e-6}, now));
+  EXPECT_TRUE(learnt_figures_fit(LearntOnDevice{0.45e9, 180e-6}, now));  // start-up noise: within 3x
+  EXPECT_TRUE(learnt_figures_fit(LearntOnDevice{3e9, 100e-6}, now));     // exactly 3x still fits
+  EXPECT_FALSE(learnt_figures_fit(LearntOnDevice{0.3e9, 100e-6}, now));  // X_a 3.3x slower
+  EXPECT_FALSE(learnt_figures_fit(LearntOnDevice{4e9, 100e-6}, now));    // X_a 4x faster
+  EXPECT_FALSE(learnt_figures_fit(LearntOnDevice{1e9, 400e-6}, now));    // D_a 4x and 300 us longer
+  now.latency_s = 2e-6;
+  EXPECT_TRUE(learnt_figures_fit(LearntOnDevice{1e9, 15e-6}, now));  // small latencies: within 20 us
+  now.throughput = 0;
+  EXPECT_TRUE(learnt_figures_fit(LearntOnDevice{0, 2e-6}, now));  // no benefit then and now
+  EXPECT_FALSE(learnt_figures_fit(LearntOnDevice{1e9, 2e-6}, now));
+  EXPECT_FALSE(learnt_figures_fit(LearntOnDevice{0, 2e-6}, model::AccelModel{1e9, 2e-6, 0, 0}));
+  EXPECT_FALSE(learnt_figures_fit(LearntOnDevice{1e9, 2e-6}, model::AccelModel{NAN, 2e-6, 0, 0}));
+}
+
+TEST(LearnedCosts, ADeviceFigureWithoutItsPartnerIsRefused) {
+  const std::string path = temp_file("learned-half.toml", "[calibration]\nversion = 1\ndevice = \"emu\"\nhost = \"" +
+                                                              learned_host_name() +
+                                                              "\"\n[functions.accumulate]\nxc = 1e9\nxa = 2e9\no0_ns = 60.0\n"
+                                                              "oc_ns = 400.0\nda_ns = 2000.0\ndevice_xa = 2e9\n");
+  std::string warning;
+  EXPECT_FALSE(load_learned_costs(path, "emu", warning));
+  EXPECT_NE(warning.find("needs both device_xa and device_da_ns"), std::string::npos) << warning;
+  std::remove(path.c_str());
 }
 
 TEST(LearnedCosts, MissingFileIsNoWarning) {
