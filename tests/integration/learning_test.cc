@@ -406,24 +406,19 @@ TEST(SelfCalibration, PersistsPerDeviceKindAndIgnoresACorruptFile) {
     ASSERT_EQ(rt->run(*fn, call, value), Status::ok);
     EXPECT_EQ(value, 4096);
   }
-  {
+  // A runtime on a fabric of `speedup` that starts from its seed for work, saying `why` on stderr.
+  const auto expect_seed_because = [](double speedup, const std::string& why) {
     ::testing::internal::CaptureStderr();
-    auto rt = open_embedded(fabric(12), client::Mode::hw);
+    auto rt = open_embedded(fabric(speedup), client::Mode::hw);
     const std::string err = ::testing::internal::GetCapturedStderr();
     ASSERT_TRUE(rt);
-    EXPECT_NE(err.find("ignoring the learnt cost figures of work"), std::string::npos) << err;
-    EXPECT_EQ(rt->learned().samples(TANDEM_FN_WORK).jobs, 0u);  // the seed, not the file
-  }
-  std::ofstream(file, std::ios::trunc) << "[calibration]\nversion = 1\ndevice = \"emu\"\n[functions.work]\nxc = -5\n";
-  {
-    ::testing::internal::CaptureStderr();
-    auto rt = open_embedded(fabric(3), client::Mode::hw);
-    const std::string err = ::testing::internal::GetCapturedStderr();
-    ASSERT_TRUE(rt);
-    EXPECT_NE(err.find("ignoring learnt cost figures"), std::string::npos) << err;
+    EXPECT_NE(err.find(why), std::string::npos) << err;
     EXPECT_EQ(rt->learned().samples(TANDEM_FN_WORK).jobs, 0u);  // the seed, not the file
     EXPECT_DOUBLE_EQ(rt->learned().params(TANDEM_FN_WORK).xa, rt->cost_params(TANDEM_FN_WORK).xa);
-  }
+  };
+  expect_seed_because(12, "ignoring the learnt cost figures of work");
+  std::ofstream(file, std::ios::trunc) << "[calibration]\nversion = 1\ndevice = \"emu\"\n[functions.work]\nxc = -5\n";
+  expect_seed_because(3, "ignoring learnt cost figures");
   ::setenv("TANDEM_LEARNED_DIR", "off", 1);
   std::filesystem::remove_all(dir);
 }
