@@ -40,9 +40,10 @@ endif()
 #   json, CLI11 and gtest templates every such file instantiates took a quarter of its compile time
 #   (tools/cmd_chaos.cc 15.1 s, 10.6 s at -g1). libtandem and tandemd keep -O2 -g.
 # - The ASan and TSan builds compile them at -O0: the sanitizers watch the library and the daemon, at
-#   -O1, and a program's own code is only driving them. The templates of CLI11 and the json library
+#   -O1 (header-inline library code compiled into a program runs at -O0 there), and a program's own
+#   code is only driving them. The templates of CLI11 and the json library
 #   (merely including CLI11 instantiates its parser in each file) made these files most of the ASan
-#   build's compile time, and -O0 halves it (tests/opencl/test_opencl_device.cc 41 s, 19 s at -O0).
+#   build's compile time, and -O0 about halves it (docs/results/build_time.md).
 #   The fuzzing build keeps -O1: its targets are the loop that libFuzzer runs. CMake drops a repeated
 #   option, so a program that needs -O1 back must say so after -O0 some other way (-O1 is already in
 #   the list and a second one would be dropped).

@@ -153,7 +153,7 @@ std::string runtime_config(int dispatcher_cpu, bool sleepy) {
   return fmt::format("[dispatcher]\ncpu = {}\nidle_spin_us = {}\n", dispatcher_cpu, sleepy ? 0 : 2000);
 }
 
-std::unique_ptr<client::Runtime> open_runtime(int dispatcher_cpu, bool sleepy) {
+std::unique_ptr<client::Runtime> open_comm_runtime(int dispatcher_cpu, bool sleepy) {
   client::RuntimeOptions o;
   o.embedded = true;
   o.config_text = runtime_config(dispatcher_cpu, sleepy);
@@ -288,8 +288,8 @@ void run_comm(const CommOptions& o) {
   peer.cpu_b = cpus.b;
   peer.timeout = std::chrono::milliseconds(60'000);
 
-  auto awake = open_runtime(cpus.b, false);
-  auto sleepy = open_runtime(cpus.b, true);
+  auto awake = open_comm_runtime(cpus.b, false);
+  auto sleepy = open_comm_runtime(cpus.b, true);
   auto q_awake = awake->create_queue(256);
   auto q_sleepy = sleepy->create_queue(256);
   if (!q_awake || !q_sleepy) throw Error(Status::no_memory, "cannot create queues");

@@ -56,7 +56,7 @@ struct Row {
   std::string note;
 };
 
-std::unique_ptr<client::Runtime> open_runtime(int dispatcher_cpu) {
+std::unique_ptr<client::Runtime> open_dispatch_runtime(int dispatcher_cpu) {
   client::RuntimeOptions o;
   o.embedded = true;
   // The built-in fabric, with the dispatcher on its own CPU like the reference's echo thread.
@@ -270,7 +270,7 @@ void run_dispatch(const DispatchOptions& o) {
   peer.samples = o.samples;
   peer.cpu_a = cpus.a;
   peer.cpu_b = cpus.b;
-  auto rt = open_runtime(cpus.b);
+  auto rt = open_dispatch_runtime(cpus.b);
   auto q = rt->create_queue(4096);
   if (!q) throw Error(q.status(), q.message());
   client::Queue& queue = *q.value();

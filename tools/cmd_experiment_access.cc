@@ -60,7 +60,7 @@ struct AccessOptions {
 // local a resident device buffer; local_fill one written and read back around every call (AGI).
 const std::vector<std::string> kMethods = {"zero_copy", "copy", "sg", "local", "local_fill", "auto"};
 
-const char* kConfig =
+const char* kAccessConfig =
     "[device.emu]\nslots = 4\nresident = [\"accumulate\", \"sobel\", \"sobel\", \"sobel\"]\nlocal_memory_mib = 256\n"
     "[functions.accumulate]\nthroughput = 1e15\n";
 
@@ -80,7 +80,7 @@ double rapl_joules() {
 
 class AccessExperiment {
  public:
-  AccessExperiment(const AccessOptions& o) : o_(o), daemon_(kConfig) {
+  AccessExperiment(const AccessOptions& o) : o_(o), daemon_(kAccessConfig) {
     client::RuntimeOptions ro;
     ro.socket_path = daemon_.socket();
     ro.mode = client::Mode::hw;
@@ -96,7 +96,7 @@ class AccessExperiment {
     if (!rt) throw Error(rt.status(), "cannot open a session: " + rt.message());
     rt_ = std::move(rt).value();
     host_ = h;
-    config_ = config::parse_config(kConfig, "experiment");
+    config_ = config::parse_config(kAccessConfig, "experiment");
   }
 
   // ---- overhead (Fig 5) and the automatic choice ----

@@ -42,6 +42,7 @@
 #include "config/config.hpp"
 #include "daemon_launcher.hpp"
 #include "output.hpp"
+#include "plot.hpp"
 #include "support/measure.hpp"
 
 extern char** environ;
@@ -86,19 +87,13 @@ struct Variant {
   std::string wait;         // TANDEM_WAIT ("" = the runtime's default: spin 20 us, then block)
 };
 
-struct Result {
+struct VariantResult {
   std::vector<double> times;  // timed rounds (s)
   double instrumented_s = 0;  // the instrumented run's own wall time
   nlohmann::json stats;       // the shim's statistics from the instrumented run
   bool identical = true;      // the instrumented run's output equals plain cjpeg's
   double median = 0;
 };
-
-std::string executable_dir() {
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string(".") : exe.parent_path().string();
-}
 
 std::string find_shim(const std::string& given) {
   if (!given.empty()) {
@@ -182,7 +177,7 @@ void write_photo(const fs::path& path, uint32_t w, uint32_t h, uint64_t seed) {
   if (!f) throw Error(Status::io_error, "cannot write " + path.string());
 }
 
-ImageSpec parse_size(const std::string& text, const fs::path& dir) {
+ImageSpec parse_image_spec(const std::string& text, const fs::path& dir) {
   ImageSpec s;
   const size_t x = text.find('x');
   try {
@@ -316,8 +311,8 @@ class JpegExperiment {
 
   // One image: an instrumented run per variant (statistics, byte identity, warm caches), then timed
   // rounds with the variants in a fresh random order each round.
-  std::map<std::string, Result> measure_image(const ImageSpec& image, size_t rounds) {
-    std::map<std::string, Result> results;
+  std::map<std::string, VariantResult> measure_image(const ImageSpec& image, size_t rounds) {
+    std::map<std::string, VariantResult> results;
     const fs::path plain_out = scratch_ / "plain.jpg", out = scratch_ / "out.jpg", stats = scratch_ / "stats.json";
     const std::vector<Variant> vs = variants();
     Runner::run(cjpeg_args(image, plain_out), environment(vs[0], {}), "plain cjpeg");
@@ -326,7 +321,7 @@ class JpegExperiment {
       if (v.name == "plain") continue;
       fs::remove(stats);
       const double seconds = Runner::run(cjpeg_args(image, out), environment(v, stats), "cjpeg (" + v.label + ")");
-      Result& r = results[v.name];
+      VariantResult& r = results[v.name];
       r.instrumented_s = seconds;
       r.identical = read_bytes(out) == reference;
       std::ifstream f(stats);
@@ -434,7 +429,7 @@ void run_jpeg_experiment(const JpegOptions& o, const std::string& command_line) 
   std::vector<ImageSpec> images;
   uint64_t seed = 1;
   for (const std::string& s : sizes) {
-    images.push_back(parse_size(s, scratch));
+    images.push_back(parse_image_spec(s, scratch));
     write_photo(images.back().path, images.back().width, images.back().height, seed++);
   }
   fmt::print("tandem experiment jpeg: {} images, {} timed rounds, cjpeg -quality {} -dct int; dct_quant X_a {:.3g} "
@@ -452,8 +447,8 @@ void run_jpeg_experiment(const JpegOptions& o, const std::string& command_line) 
     fmt::print("{} ({} blocks)...\n", image.name, image.blocks);
     std::fflush(stdout);
     const auto results = ex.measure_image(image, rounds);
-    const Result& plain = results.at("plain");
-    const Result& measured = results.at("measure");
+    const VariantResult& plain = results.at("plain");
+    const VariantResult& measured = results.at("measure");
     const double dct_s = num(measured.stats, "call_ns") * 1e-9;
     // Against the same run's wall time: a burst of load from other tenants then stretches both.
     const double dct_share = measured.instrumented_s > 0 ? dct_s / measured.instrumented_s : 0;
@@ -464,7 +459,7 @@ void run_jpeg_experiment(const JpegOptions& o, const std::string& command_line) 
                "speedup", "same", "jobs", "MB moved", "fill", "device", "rest", "read", "open ms", "per call");
     nlohmann::ordered_json rows = nlohmann::ordered_json::object();
     for (const Variant& v : variants) {
-      const Result& r = results.at(v.name);
+      const VariantResult& r = results.at(v.name);
       const double lo = r.times.empty() ? 0 : *std::min_element(r.times.begin(), r.times.end());
       const double hi = r.times.empty() ? 0 : *std::max_element(r.times.begin(), r.times.end());
       const double speedup = r.median > 0 ? plain.median / r.median : 0;

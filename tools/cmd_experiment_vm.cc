@@ -54,7 +54,7 @@ struct VmOptions {
 
 // One slot for list_walk, one for service_chain; the TLB of seed 004's HA (64 entries, direct mapped)
 // unless changed (service_chain does not translate).
-const char* kConfig = "[device.emu]\nslots = 2\nresident = [\"list_walk\", \"service_chain\"]\n";
+const char* kVmConfig = "[device.emu]\nslots = 2\nresident = [\"list_walk\", \"service_chain\"]\n";
 
 uint64_t echo_service(void*, const uint64_t args[4]) { return args[0] + args[1]; }
 
@@ -127,7 +127,7 @@ const PaperRow* paper_row(uint64_t nodes) {
 
 class VmExperiment {
  public:
-  explicit VmExperiment(const VmOptions& o) : o_(o), daemon_(kConfig) {
+  explicit VmExperiment(const VmOptions& o) : o_(o), daemon_(kVmConfig) {
     client::RuntimeOptions ro;
     ro.socket_path = daemon_.socket();
     ro.mode = client::Mode::hw;

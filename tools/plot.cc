@@ -53,12 +53,6 @@ int spawn_and_wait(const std::vector<std::string>& argv, int& error, bool quiet)
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-std::string executable_dir() {
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string(".") : exe.parent_path().string();
-}
-
 std::string interpreter(const PlotOptions& options) {
   if (!options.python.empty()) return options.python;
   if (const char* env = std::getenv("TANDEM_PYTHON"); env != nullptr && *env != '\0') return env;
@@ -66,6 +60,12 @@ std::string interpreter(const PlotOptions& options) {
 }
 
 }  // namespace
+
+std::string executable_dir() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(".") : exe.parent_path().string();
+}
 
 std::string python_dir() {
   if (const char* env = std::getenv("TANDEM_PYTHON_DIR"); env != nullptr && *env != '\0') return env;

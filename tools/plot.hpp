@@ -12,6 +12,9 @@ struct PlotOptions {
   std::string python;  // interpreter; "" = $TANDEM_PYTHON, else python3 on PATH
 };
 
+// The folder of the running binary (from /proc/self/exe; "." if unknown).
+std::string executable_dir();
+
 // The folder of the plotting scripts: $TANDEM_PYTHON_DIR, else the source tree's python/ (compiled
 // in), else python/ next to the binary's folder.
 std::string python_dir();

@@ -1,5 +1,6 @@
 // Statistics over samples, one of each for the whole project (benchmarks, experiments, calibration,
-// the simulator): median, percentile, least-squares line, Jain's fairness index. Header-only, in the
+// the simulator): median (and the upper median, always a sample), percentile, least-squares line,
+// Jain's fairness index. Header-only, in the
 // base layer.
 #pragma once
 

@@ -225,6 +225,8 @@ void Runtime::set_cost_params(uint16_t function, const model::CostParams& params
   params_[function] = params;
   if (params_[function].granularity == 0) params_[function].granularity = 1;
   learned_.seed(function, params_[function]);  // the application's figures are the new starting point
+  restored_on_[function].reset();  // nothing of a learnt file is left to keep its stamp
+  restored_samples_[function] = SampleCounts{};
   policy_version_.fetch_add(1, std::memory_order_acq_rel);
 }
 
@@ -392,9 +394,9 @@ Status Runtime::save_learned() const {
       const DeviceSummary* host = host_device(f);
       if (host == nullptr || host->kind != d.kind) c.functions[f].reset();
       if (c.functions[f]) {
-        // Observed this run: learnt against this device. Else the figures are still the file's.
-        const SampleCounts now = c.samples[f], restored = restored_samples_[f];
-        const bool observed = now.cpu != restored.cpu || now.jobs != restored.jobs || now.overhead != restored.overhead;
+        // Jobs observed this run (only they teach X_a and D_a): learnt against this device. Else the
+        // device figures are still the file's, whatever this run's software calls taught X_c.
+        const bool observed = c.samples[f].jobs != restored_samples_[f].jobs;
         const model::AccelModel& m = host->models[f];
         const bool plausible = std::isfinite(m.throughput) && m.throughput >= 0 && std::isfinite(m.latency_s) &&
                                m.latency_s >= 0;

@@ -438,7 +438,8 @@ class Runtime {
   std::optional<model::HostAccessCosts> access_costs_;  // set once, by init_cost_params
   LearnedCosts learned_;
   // What init restored per function from a learnt file: the device figures it was learnt against and
-  // its sample counts. A function this run never observed keeps that stamp when saved.
+  // its sample counts. A function whose jobs this run never observed keeps that stamp when saved.
+  // Written by init_cost_params and set_cost_params under policy_mutex_; read by save_learned.
   std::array<std::optional<LearntOnDevice>, TANDEM_FN_MAX> restored_on_{};
   std::array<SampleCounts, TANDEM_FN_MAX> restored_samples_{};
   double cores_ = 1;  // CPUs this process may run on
