@@ -44,8 +44,10 @@ Plan plan_for(const funcs::FunctionInfo& fn, bool quick) {
   // The range of the case study (8 B to 1 MiB) for bytes; cycles cover 1 us to 0.3 ms at 3 GHz.
   const bool bytes = fn.units == "bytes";
   if (quick) {
-    p.software_sizes = bytes ? std::vector<uint64_t>{4096, 65536} : std::vector<uint64_t>{4096, 65536};
-    p.hardware_sizes = p.software_sizes;
+    p.software_sizes = {4096, 65536};
+    // A job of 64 KiB can take less than its own latency (PoCL: 28 us of work after 26 us), so on a
+    // loaded machine the two smaller jobs alone may not show X_a: a large one makes the slope plain.
+    p.hardware_sizes = {4096, 65536, 1048576};
     p.rounds = 40;
     p.max_rounds = 40;
     p.warmup = 5;
@@ -321,6 +323,7 @@ FunctionProbe probe_function(const funcs::FunctionInfo& fn, const std::string& d
     std::vector<Subject> subjects;
     std::vector<SizePoint> visible;
     double b = 0;
+    double da = 0;
     for (int attempt = 0; attempt < 3 && !(b > 0); ++attempt) {
       if (attempt > 0) say(o, "  accelerator times did not grow with the work: measuring again");
       subjects.clear();
@@ -331,8 +334,12 @@ FunctionProbe probe_function(const funcs::FunctionInfo& fn, const std::string& d
       visible.clear();
       for (size_t i = 0; i < sizes.size(); ++i) visible.push_back(SizePoint{sizes[i], median(subjects[i].visible), subjects[i].visible.size()});
       // D_a from the smallest job (what matters most for small calls); X_a the throughput that, with
-      // it, predicts the larger jobs best. The smallest job's granule of work is negligible.
-      b = fit_slope({visible.begin() + 1, visible.end()}, visible.front().median_s);
+      // it, predicts the larger jobs best. The smallest job's granule of work is negligible. A job with
+      // more work cannot take less than the latency, so a larger job's median below the smallest's
+      // (a loaded machine: threads descheduled during that size's samples) bounds D_a instead.
+      da = visible.front().median_s;
+      for (const SizePoint& v : visible) da = std::min(da, v.median_s);
+      b = fit_slope({visible.begin() + 1, visible.end()}, da);
     }
     // The pair for O_c on its own: the difference of two medians is only as good as their conditions
     // are alike, and the large hardware calls above would come between them unevenly.
@@ -345,7 +352,7 @@ FunctionProbe probe_function(const funcs::FunctionInfo& fn, const std::string& d
     for (size_t i = 0; i < sizes.size(); ++i) {
       out.hardware.push_back(SizePoint{sizes[i], median(subjects[i].samples), subjects[i].samples.size()});
     }
-    p.da = visible.front().median_s;
+    p.da = da;
     if (!(b > 0)) throw Error(Status::device_error, "accelerator times do not grow with the work: measure again");
     p.xa = 1.0 / b;
     out.hardware_visible = std::move(visible);
