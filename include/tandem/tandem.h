@@ -51,11 +51,11 @@ typedef struct tandem_options {
   tandem_mode_t mode;          /* where high-level calls run */
   tandem_wait_mode_t wait_mode;/* how high-level calls wait for accelerator jobs */
   int64_t spin_ns;             /* spin budget of TANDEM_WAIT_SPIN_THEN_BLOCK */
-  /* ---- since tandem 0.2 (struct_size tells which fields a caller knows; older sizes are accepted) ---- */
+  /* ---- appended in the second layout (struct_size tells which fields a caller knows; older sizes are accepted) ---- */
   double alpha;                /* TANDEM_MODE_ALPHA's share for the accelerators, in [0, 1] */
   const char* calibration_path;/* cost-model calibration file; NULL: $TANDEM_CALIBRATION, the config's
                                   [calibration] file or ~/.config/tandem/calibration.toml */
-  /* ---- since tandem 0.3 ---- */
+  /* ---- appended in the third layout ---- */
   int32_t access;              /* TANDEM_ACCESS_CHOOSE (default): the runtime picks each call's access
                                   method; or a tandem_access_t forced for every call (experiments).
                                   $TANDEM_ACCESS=auto|zero_copy|copy|sg|local also forces one. */
