@@ -92,6 +92,10 @@ void print_status(const nlohmann::json& j) {
   for (const auto& dev : j["devices"]) {
     fmt::print("device {} ({}): {}\n", dev["name"].get<std::string>(), dev["kind"].get<std::string>(),
                dev["description"].get<std::string>());
+    if (dev.contains("found")) {
+      fmt::print("found on this machine:\n");
+      for (const auto& line : dev["found"]) fmt::print("  {}\n", line.get<std::string>());
+    }
     if (dev.contains("activity")) fmt::print("{}\n", dev["activity"].get<std::string>());
     if (const uint64_t largest = dev.value("max_job_buffer_bytes", uint64_t{0}); largest > 0) {
       fmt::print("largest buffer of one job: {} MiB (clients make no larger job)\n", bench::fixed(static_cast<double>(largest) / (1 << 20), 1));

@@ -1057,6 +1057,7 @@ std::string Daemon::status_json() {
                        {"max_job_buffer_bytes", dv.info.memory.max_job_buffer_bytes},  // 0: any size
                        {"slots", device_slots}});
     if (!dv.activity.empty()) devices.back()["activity"] = dv.activity;
+    if (!dv.info.found.empty()) devices.back()["found"] = dv.info.found;  // every platform/device discovered
     // What the device measured (or models) of each function it can hold; the work variants share
     // work's figures.
     json models = json::array();

@@ -53,6 +53,9 @@ struct DeviceInfo {
   std::string kind;         // "emu", "rtl", "opencl", "cuda"
   std::string name;         // unique within a runtime (the kind, unless two devices share it)
   std::string description;  // one line for people: what it is and how it is timed
+  // What the device's discovery found on the machine, one line each (OpenCL: every platform and device,
+  // `clinfo -l` style), for `tandem status`; empty where there is nothing to list.
+  std::vector<std::string> found;
   uint32_t slots = 0;
   std::bitset<TANDEM_FN_MAX> loadable;                    // functions a slot can hold
   std::array<model::AccelModel, TANDEM_FN_MAX> models{};  // per function: X_a, D_a, reconfiguration, bandwidth

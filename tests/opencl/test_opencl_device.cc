@@ -164,6 +164,11 @@ TEST(OpenclDevice, AKernelThatDoesNotBuildIsNotLoadableAndTheOthersWork) {
   OpenclDevice d(settings(2), extra);
   EXPECT_FALSE(d.info().loadable[TANDEM_FN_SOBEL]);
   EXPECT_TRUE(d.info().loadable[TANDEM_FN_MATMUL]);
+  // `tandem status` says so (the activity line) with the build log's first line.
+  const std::string activity = d.activity();
+  const size_t said = activity.find("; kernels that did not build: sobel (opencl: building sobel.cl on ");
+  EXPECT_NE(said, std::string::npos) << activity;
+  EXPECT_EQ(activity.find("matmul", said), std::string::npos) << activity;
   d.configure(0, TANDEM_FN_SOBEL);  // what a misbehaving engine would do: the slot says why
   EXPECT_NE(d.slot_health(0).last_error.find("sobel did not build"), std::string::npos) << d.slot_health(0).last_error;
   auto s = KernelCase::sobel(16, 16, false, false, 1);
@@ -897,6 +902,17 @@ TEST(OpenclDaemon, ClientsChooseBetweenInPlaceAndCopiedWithTheDevicesTwoModels) 
       }
     }
     EXPECT_TRUE(shown) << status.dump();
+    // ... and what the discovery found, `clinfo -l` style: the selected device among them.
+    const auto& device = status["devices"][0];
+    ASSERT_TRUE(device.contains("found")) << device.dump(2);
+    ASSERT_GE(device["found"].size(), 2u) << device.dump(2);
+    EXPECT_EQ(device["found"][0].get<std::string>().rfind("platform 0: ", 0), 0u) << device.dump(2);
+    std::string listed;
+    for (const auto& line : device["found"]) listed += line.get<std::string>() + "\n";
+    const std::string name = device["description"].get<std::string>();
+    const size_t colon = name.find("device 0: ");
+    ASSERT_NE(colon, std::string::npos) << name;
+    EXPECT_NE(listed.find(name.substr(colon, name.find(" [", colon) - colon)), std::string::npos) << listed;
     if (!job) continue;
     rt->set_access_choice(AccessChoice::automatic);
     struct MemoryScope {  // cases in this runtime's session memory, until the scope ends

@@ -52,12 +52,14 @@ std::string_view access_name(ClAccess access) {
 // ClContext
 
 ClContext::ClContext(const ClOptions& options) : options_(options) {
-  selection_ = select_device(discover_platforms(), options.platform, options.device).expect();
+  const std::vector<ClPlatformInfo> platforms = discover_platforms();
+  selection_ = select_device(platforms, options.platform, options.device).expect();
+  found_ = describe_platforms(platforms);
   init();
 }
 
 ClContext::ClContext(const ClSelection& selection, const ClOptions& options)
-    : selection_(selection), options_(options) {
+    : selection_(selection), found_(describe_platforms({selection.platform})), options_(options) {
   init();
 }
 

@@ -69,6 +69,8 @@ class ClContext {
 
   const ClDeviceInfo& device() const { return selection_.device; }
   const ClSelection& selection() const { return selection_; }
+  // Every platform and device the discovery found (describe_platforms), the selection's among them.
+  const std::string& found() const { return found_; }
   const ClOptions& options() const { return options_; }
   cl_context context() const { return context_.get(); }
   const ClProgram& program(KernelId id) const { return programs_[static_cast<size_t>(id)]; }
@@ -107,6 +109,7 @@ class ClContext {
   void init();
 
   ClSelection selection_;
+  std::string found_;
   ClOptions options_;
   ContextPtr context_;
   std::array<ClProgram, kKernelCount> programs_{};

@@ -36,10 +36,27 @@ OpenclDevice::OpenclDevice(const config::OpenclSettings& settings, const ClOptio
   info_.name = "opencl";
   info_.description = fmt::format("OpenCL platform {} ({}), device {}: {}", sel.platform_index, sel.platform.name,
                                   sel.device_index, describe_device(sel.device));
+  for (std::string_view rest = context_.found(); !rest.empty();) {
+    const size_t end = rest.find('\n');
+    info_.found.emplace_back(rest.substr(0, end));
+    rest = end == std::string_view::npos ? std::string_view{} : rest.substr(end + 1);
+  }
   info_.slots = settings.slots;
   for (const funcs::FunctionInfo* fn : funcs::all_functions()) {
     KernelId id{};
-    if (kernel_for_function(fn->id, id) && context_.program(id).status == Status::ok) info_.loadable.set(fn->id);
+    if (!kernel_for_function(fn->id, id)) continue;
+    const ClProgram& program = context_.program(id);
+    if (program.status == Status::ok) {
+      info_.loadable.set(fn->id);
+      continue;
+    }
+    // Not loadable: the engine never places it here. Said once on stderr with the whole build log
+    // (tandemd's log), and in `tandem status` by its first line.
+    const std::string_view log = program.log;
+    fmt::print(stderr, "tandem: opencl: the {} kernel did not build; {} is not loadable on this device:\n{}\n",
+               kernel_name(id), fn->name, log);
+    if (!unbuilt_.empty()) unbuilt_ += ", ";
+    unbuilt_ += fmt::format("{} ({})", fn->name, log.substr(0, log.find('\n')));
   }
   info_.memory.reaches_host_memory = true;  // CL_MEM_USE_HOST_PTR
   // Device-local memory: one allocation, so at most the device's largest (whole aligned blocks).
@@ -510,6 +527,7 @@ std::string OpenclDevice::activity() const {
   }
   std::string buffers = fmt::format("; host buffers: {} in place (CL_MEM_USE_HOST_PTR), {} copied{}", in_place, copied,
                                     per_job_ ? " (each job's method)" : "");
+  if (!unbuilt_.empty()) buffers += "; kernels that did not build: " + unbuilt_;
   if (faults_.failed_launches + faults_.failed_rebuilds > 0) {
     buffers += fmt::format("; faults: {} launches failed on the device, {} command queues rebuilt ({} rebuilds failed)",
                            faults_.failed_launches, faults_.rebuilds, faults_.failed_rebuilds);
