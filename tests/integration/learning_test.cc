@@ -66,6 +66,12 @@ void restore_work_with_round_trip(client::Runtime& rt, double da, uint64_t sampl
   rt.learned().restore(saved);
 }
 
+// The round-trip checks below compare learnt latencies with bounds of microseconds to a millisecond. On a
+// machine overloaded for a moment (tests in parallel beside a build) a whole attempt can see round trips
+// of a millisecond: each check gets three attempts, each with a fresh runtime, and fails only if all do.
+// A real regression fails every attempt.
+constexpr int kRoundTripAttempts = 3;
+
 // Calls until the learnt X_a is within 5% of the device's; how many it took (limit + 1 if never).
 int calls_to_converge(client::Runtime& rt, int limit) {
   const double truth = rt.accel_model(TANDEM_FN_WORK).throughput;
@@ -98,21 +104,26 @@ TEST(SelfCalibration, LearntThroughputFollowsAFabricWhoseSpeedChanges) {
 // give) keep auto's calls in software, where nothing would correct them: exploration plans a call
 // with the prior figures after the first such call, the interval doubling from there.
 TEST(SelfCalibration, AutoExploresWhenLearntFiguresKeepEveryCallInSoftware) {
-  auto rt = open_embedded(fabric(4), client::Mode::auto_mode);
-  ASSERT_TRUE(rt);
-  restore_work_with_round_trip(*rt, 1e-3, 1);
-  ASSERT_GT(rt->learned().params(TANDEM_FN_WORK).da, 1e-4);
-  std::vector<uint64_t> jobs_per_call;
-  for (int i = 0; i < 40; ++i) {
-    const uint64_t before = rt->stats().hw_jobs.load();
-    work_call(*rt, 200'000);
-    jobs_per_call.push_back(rt->stats().hw_jobs.load() - before);
+  double da = 0;
+  for (int attempt = 0; attempt < kRoundTripAttempts; ++attempt) {
+    auto rt = open_embedded(fabric(4), client::Mode::auto_mode);
+    ASSERT_TRUE(rt);
+    restore_work_with_round_trip(*rt, 1e-3, 1);
+    ASSERT_GT(rt->learned().params(TANDEM_FN_WORK).da, 1e-4);
+    std::vector<uint64_t> jobs_per_call;
+    for (int i = 0; i < 40; ++i) {
+      const uint64_t before = rt->stats().hw_jobs.load();
+      work_call(*rt, 200'000);
+      jobs_per_call.push_back(rt->stats().hw_jobs.load() - before);
+    }
+    EXPECT_EQ(jobs_per_call[0], 0u) << "the learnt figures keep the first call in software";
+    EXPECT_GT(jobs_per_call[1], 0u) << "the next one explores with the prior figures";
+    // What the probes measured replaced the wild round trip (a fast emulated fabric: microseconds; half
+    // the wild figure leaves room for a slow sanitizer build on a busy machine).
+    da = rt->learned().params(TANDEM_FN_WORK).da;
+    if (da < 0.5e-3) break;
   }
-  EXPECT_EQ(jobs_per_call[0], 0u) << "the learnt figures keep the first call in software";
-  EXPECT_GT(jobs_per_call[1], 0u) << "the next one explores with the prior figures";
-  // What the probes measured replaced the wild round trip (a fast emulated fabric: microseconds; half
-  // the wild figure leaves room for a slow sanitizer build on a busy machine).
-  EXPECT_LT(rt->learned().params(TANDEM_FN_WORK).da, 0.5e-3);
+  EXPECT_LT(da, 0.5e-3) << "in each of " << kRoundTripAttempts << " attempts";
 }
 
 // D_a is a job's latency on a running engine. A call whose first job has to wake a sleeping
@@ -120,32 +131,41 @@ TEST(SelfCalibration, AutoExploresWhenLearntFiguresKeepEveryCallInSoftware) {
 // too high, and the first calls of a process kept every later one in software. Such a call's round
 // trip only bounds D_a from above: it never raises the figure.
 TEST(SelfCalibration, ACallThatWakesASleepingDispatcherDoesNotRaiseTheRoundTrip) {
-  // A monitor tick of 1 s: the idle dispatcher sleeps through the gaps instead of waking every ms.
-  auto rt = open_embedded("[monitor]\nperiod_ms = 1000\n" + fabric(4), client::Mode::hw);
-  ASSERT_TRUE(rt);
-  ASSERT_NO_FATAL_FAILURE(until_work_is_resident(*rt));
-  for (int i = 0; i < 20; ++i) work_call(*rt, 200'000);  // back to back: the dispatcher stays awake
-  const double awake_da = rt->learned().params(TANDEM_FN_WORK).da;
-  // Fewer than a window of them in a row (a full window of bounds counts as samples again).
-  for (int i = 0; i < 10; ++i) {
-    ::usleep(5'000);  // 50x the dispatcher's idle spin: it sleeps when the call comes
-    work_call(*rt, 200'000);
+  double awake_da = 0, after_da = 0;
+  for (int attempt = 0; attempt < kRoundTripAttempts; ++attempt) {
+    // A monitor tick of 1 s: the idle dispatcher sleeps through the gaps instead of waking every ms.
+    auto rt = open_embedded("[monitor]\nperiod_ms = 1000\n" + fabric(4), client::Mode::hw);
+    ASSERT_TRUE(rt);
+    ASSERT_NO_FATAL_FAILURE(until_work_is_resident(*rt));
+    for (int i = 0; i < 20; ++i) work_call(*rt, 200'000);  // back to back: the dispatcher stays awake
+    awake_da = rt->learned().params(TANDEM_FN_WORK).da;
+    // Fewer than a window of them in a row (a full window of bounds counts as samples again).
+    for (int i = 0; i < 10; ++i) {
+      ::usleep(5'000);  // 50x the dispatcher's idle spin: it sleeps when the call comes
+      work_call(*rt, 200'000);
+    }
+    after_da = rt->learned().params(TANDEM_FN_WORK).da;
+    if (after_da <= 2 * awake_da + 5e-6) break;
   }
   // Ten wake-ups as samples would own the 15-sample median; a few us of slack for a busy machine.
-  EXPECT_LE(rt->learned().params(TANDEM_FN_WORK).da, 2 * awake_da + 5e-6)
-      << "calls that woke the dispatcher raised D_a from " << awake_da * 1e6 << " us";
+  EXPECT_LE(after_da, 2 * awake_da + 5e-6) << "calls that woke the dispatcher raised D_a from " << awake_da * 1e6
+                                           << " us (the last of " << kRoundTripAttempts << " attempts)";
 }
 
 // A persisted D_a counts as one sample (and the prior): a run that ended with a starved dispatcher
 // (round trips 20-100x an idle engine's) must not make the hardware look slow for the next run's
 // first 8 calls.
 TEST(SelfCalibration, ARestoredRoundTripIsOutvotedByThisRunsOwn) {
-  auto rt = open_embedded(fabric(4), client::Mode::hw);
-  ASSERT_TRUE(rt);
-  restore_work_with_round_trip(*rt, 1e-3, 5000);
-  ASSERT_NEAR(rt->learned().params(TANDEM_FN_WORK).da, 1e-3, 1e-4);  // until this run has its own
-  for (int i = 0; i < 4; ++i) work_call(*rt, 200'000);  // a few rounds in this run
-  EXPECT_LT(rt->learned().params(TANDEM_FN_WORK).da, 0.5e-3);
+  double da = 0;
+  for (int attempt = 0; attempt < kRoundTripAttempts && !(da > 0 && da < 0.5e-3); ++attempt) {
+    auto rt = open_embedded(fabric(4), client::Mode::hw);
+    ASSERT_TRUE(rt);
+    restore_work_with_round_trip(*rt, 1e-3, 5000);
+    ASSERT_NEAR(rt->learned().params(TANDEM_FN_WORK).da, 1e-3, 1e-4);  // until this run has its own
+    for (int i = 0; i < 4; ++i) work_call(*rt, 200'000);                // a few rounds in this run
+    da = rt->learned().params(TANDEM_FN_WORK).da;
+  }
+  EXPECT_LT(da, 0.5e-3) << "in each of " << kRoundTripAttempts << " attempts";
 }
 
 // A call in automatic mode splits only when its thread has a core to itself: with every core taken by
