@@ -9,6 +9,9 @@ FUZZ_SECONDS ?= 20
 DURATION   ?= 3600
 SEED       ?= 1
 JOBS       ?= $(shell nproc)
+# The release build's CUDA device: AUTO (built where nvcc is found), ON (a configure error without it:
+# .ci/run, so that CI cannot pass without compiling the backend) or OFF.
+CUDA       ?= AUTO
 CMAKE_GEN  := -G Ninja
 # The tests learn no cost figures into the home folder (the gtest binaries set this themselves), and run
 # JOBS at a time (the chaos tier alone: RUN_SERIAL in tests/chaos).
@@ -24,6 +27,7 @@ help:
 	@echo "make test-fast build and run the unit tier only (the edit-compile loop; under a minute once built)"
 	@echo "make test-release, test-asan, test-tsan, test-fuzz  one of make test's four builds and its tests"
 	@echo "make build     build everything into $(BUILD)/ without running anything"
+	@echo "               CUDA=ON|OFF|AUTO: the release build's CUDA device (default AUTO: where nvcc is found)"
 	@echo "make setup     install what the project needs (Debian and PyPI packages, Ray, python/tandem_sim)"
 	@echo "make test-chaos DURATION=s SEED=n  the chaos tier for as long as wanted (tandem chaos; default 1 h)"
 	@echo "make rtl-area  synthesize the RTL accelerators with Yosys and write docs/results/rtl_area.md"
@@ -38,7 +42,7 @@ deps:
 setup: deps
 
 build: deps
-	@cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTANDEM_BUILD_CUDA=$(CUDA) >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS)
 
 PREFIX ?= /usr/local
@@ -54,7 +58,7 @@ test: test-release test-asan test-tsan test-fuzz
 # The unit tier alone, for the edit-compile loop: builds only what it needs (tandem_unit_tier in
 # tests/CMakeLists.txt), then runs `ctest -L unit`.
 test-fast: deps
-	@cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTANDEM_BUILD_CUDA=$(CUDA) >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS) --target tandem_unit_tier
 	@cd $(BUILD) && $(CTEST) -L unit
 
