@@ -12,6 +12,9 @@ JOBS       ?= $(shell nproc)
 # The release build's CUDA device: AUTO (built where nvcc is found), ON (a configure error without it:
 # .ci/run, so that CI cannot pass without compiling the backend) or OFF.
 CUDA       ?= AUTO
+ifeq ($(filter AUTO ON OFF,$(CUDA)),)
+  $(error CUDA=$(CUDA): use CUDA=AUTO, ON or OFF)
+endif
 CMAKE_GEN  := -G Ninja
 # The tests learn no cost figures into the home folder (the gtest binaries set this themselves), and run
 # JOBS at a time (the chaos tier alone: RUN_SERIAL in tests/chaos).

@@ -41,8 +41,9 @@ struct Plan {
 
 Plan plan_for(const funcs::FunctionInfo& fn, bool quick) {
   Plan p;
-  // The range of the case study (8 B to 1 MiB) for bytes; cycles cover 1 us to 0.3 ms at 3 GHz.
-  const bool bytes = fn.units == "bytes";
+  // The range of the case study (8 B to 1 MiB) for bytes, and likewise for pixels and multiply-adds;
+  // cycles cover 1 us to 0.3 ms at 3 GHz; blocks (64 samples each) a 256th of the bytes' range.
+  const bool bytes = fn.units != "cycles";
   if (quick) {
     p.software_sizes = {4096, 65536};
     // A job of 64 KiB can take less than its own latency (PoCL: 28 us of work after 26 us), so on a
@@ -62,7 +63,19 @@ Plan plan_for(const funcs::FunctionInfo& fn, bool quick) {
     p.budget_s = 3.0;
     p.warmup = 50;
   }
+  if (fn.units == "blocks") {
+    for (auto* sizes : {&p.software_sizes, &p.hardware_sizes}) {
+      for (uint64_t& n : *sizes) n = std::max<uint64_t>(n / 256, 1);
+    }
+  }
   return p;
+}
+
+// The step of a probe's sizes: the function's granularity, or a whole row of the image (sobel, 256
+// pixels wide) or of C (matmul, 256 multiply-adds), so that every call is a whole image or matrix.
+uint64_t probe_step(const funcs::FunctionInfo& fn) {
+  if (fn.id == TANDEM_FN_SOBEL || fn.id == TANDEM_FN_MATMUL) return 256;
+  return fn.granularity;
 }
 
 
@@ -144,25 +157,93 @@ ProbeData::ProbeData(uint64_t bytes) : values((bytes + 3) / 4) {
   for (int32_t& v : values) v = static_cast<int32_t>(rng());
 }
 
+ProbeData::ProbeData(const funcs::FunctionInfo& fn, uint64_t largest_units)
+    : ProbeData(fn.units == "bytes" ? largest_units : 0) {
+  // Input and output bytes per unit: sobel 1 pixel in and out; matmul a row of A (16 int16) and of C
+  // (16 int32) per 256 units, or for a one-row call 2 bytes of B and 4 of C per unit; dct_quant 64
+  // samples in and 64 int16 out per block.
+  uint64_t in_bytes = 0, out_bytes = 0;
+  if (fn.id == TANDEM_FN_SOBEL) {
+    in_bytes = out_bytes = largest_units;
+  } else if (fn.id == TANDEM_FN_MATMUL) {
+    in_bytes = largest_units * 2 + 16 * 16 * 2 + (largest_units + 255) / 256 * 32 + 8;
+    out_bytes = largest_units * 4;
+  } else if (fn.id == TANDEM_FN_DCT_QUANT) {
+    in_bytes = largest_units * 64;
+    out_bytes = largest_units * 128;
+    table.assign(64, 0);
+    for (size_t i = 0; i < table.size(); ++i) table[i] = static_cast<uint16_t>(1 + i % 16);
+  }
+  input.resize((in_bytes + 7) / 8);
+  output.resize((out_bytes + 7) / 8);
+  std::mt19937_64 rng(43);
+  for (uint64_t& w : input) w = rng() & 0x00ff00ff00ff00ffull;  // small values: int16 products stay in range
+}
+
 int64_t ProbeData::reference(uint64_t units) const {
   int64_t sum = 0;
   for (uint64_t i = 0; i < units / 4 && i < values.size(); ++i) sum += values[i];
   return sum;
 }
 
-funcs::Call make_call(const funcs::FunctionInfo& fn, uint64_t units, const int32_t* data) {
+bool calibratable(const funcs::FunctionInfo& fn) {
+  return fn.id == TANDEM_FN_ACCUMULATE || fn.id == TANDEM_FN_WORK || fn.id == TANDEM_FN_SOBEL ||
+         fn.id == TANDEM_FN_MATMUL || fn.id == TANDEM_FN_DCT_QUANT || fn.units == "cycles";
+}
+
+funcs::Call make_call(const funcs::FunctionInfo& fn, uint64_t units, const ProbeData& data) {
+  const auto address = [](const void* p) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p)); };
+  uint64_t args[4] = {};
+  uint32_t count = 0;
+  if (fn.units == "bytes") {
+    if (units > data.values.size() * 4) throw Error(Status::invalid_argument, "a probe call beyond its data");
+    args[0] = address(data.values.data());
+    args[1] = units / 4;
+    count = 2;
+  } else if (fn.id == TANDEM_FN_SOBEL) {
+    const uint64_t width = units % 256 == 0 ? 256 : std::max<uint64_t>(units, 1);
+    if (units > data.input.size() * 8 || units > data.output.size() * 8) {
+      throw Error(Status::invalid_argument, "a probe call beyond its data");
+    }
+    args[0] = address(data.input.data());
+    args[1] = address(data.output.data());
+    args[2] = width;
+    args[3] = units / width;
+    count = 4;
+  } else if (fn.id == TANDEM_FN_MATMUL) {
+    // C (m x 16) = A (m x 16) B (16 x 16), B at the start of the input and A after it; `units` not a
+    // multiple of 256: one row of C of `units` columns by k = 1 (B then 1 x units).
+    const bool rows = units % 256 == 0;
+    const uint64_t m = rows ? units / 256 : 1, k = rows ? 16 : 1, n = rows ? 16 : units;
+    if (m > 0xffff || n > 0xffff || (k * n + m * k) * 2 > data.input.size() * 8 || m * n * 4 > data.output.size() * 8) {
+      throw Error(Status::invalid_argument, "a probe call beyond its data");
+    }
+    const auto* b = reinterpret_cast<const uint8_t*>(data.input.data());
+    args[0] = address(b + (k * n * 2 + 7) / 8 * 8);
+    args[1] = address(b);
+    args[2] = address(data.output.data());
+    args[3] = m | (k << 16) | (n << 32);
+    count = 4;
+  } else if (fn.id == TANDEM_FN_DCT_QUANT) {
+    if (units * 64 > data.input.size() * 8 || units * 128 > data.output.size() * 8 || data.table.size() < 64) {
+      throw Error(Status::invalid_argument, "a probe call beyond its data");
+    }
+    args[0] = address(data.input.data());
+    args[1] = address(data.output.data());
+    args[2] = units | (uint64_t{TANDEM_DCT_MODE_DCT_QUANTIZE} << 32);
+    args[3] = address(data.table.data());
+    count = 4;
+  } else {
+    args[0] = units;
+    count = 1;
+  }
   funcs::Call call;
   funcs::BufferList buffers;
-  Status s;
-  if (fn.units == "bytes") {
-    const uint64_t args[2] = {reinterpret_cast<uintptr_t>(data), units / 4};
-    s = funcs::describe_call(fn, args, call, buffers);
-    call.buffers[0] = const_cast<int32_t*>(data);
-  } else {
-    const uint64_t args[1] = {units};
-    s = funcs::describe_call(fn, args, call, buffers);
-  }
+  const Status s = funcs::describe_call(fn, {args, count}, call, buffers);
   if (s != Status::ok) throw Error(s, "cannot describe a call of " + std::string(fn.name));
+  for (uint32_t i = 0; i < buffers.count; ++i) {  // in the buffer list's order, as the runtime translates them
+    call.buffers[i] = reinterpret_cast<void*>(static_cast<uintptr_t>(args[buffers.items[i].arg]));
+  }
   return call;
 }
 
@@ -232,20 +313,23 @@ FunctionProbe probe_function(const funcs::FunctionInfo& fn, const std::string& d
   if (device != "emu") {
     throw Error(Status::invalid_argument, "unknown device '" + device + "' (emu, rtl, opencl or cuda)");
   }
-  if (fn.units != "bytes" && fn.units != "cycles") {
-    throw Error(Status::invalid_argument, std::string(fn.name) + " has no work units to calibrate");
+  if (!calibratable(fn)) {
+    throw Error(Status::invalid_argument, std::string(fn.name) + " has no work units to calibrate "
+                                                                 "(accumulate, work, sobel, matmul, dct_quant)");
   }
   const Plan plan = plan_for(fn, o.quick);
-  const uint64_t g = fn.granularity;
+  const uint64_t g = probe_step(fn);
   uint64_t largest = 0;
   for (uint64_t n : plan.software_sizes) largest = std::max(largest, n);
   for (uint64_t n : plan.hardware_sizes) largest = std::max(largest, n);
-  const ProbeData data(fn.units == "bytes" ? 4 * largest : 0);
-  const bool check = fn.units == "bytes";
+  const ProbeData data(fn, fn.units == "bytes" ? 4 * largest : largest);
+  // Results checked: accumulate's sum against the reference; dct_quant's value is 0 when it ran (a
+  // valid table). Sobel's and matmul's outputs are the kernels' tests' business.
+  const bool check = fn.units == "bytes" || fn.id == TANDEM_FN_DCT_QUANT;
   bench::ScopedPin pin(o.client_cpu);
   FunctionProbe out;
   model::CostParams& p = out.params;
-  p.granularity = g;
+  p.granularity = fn.granularity;
 
   // ---- the CPU: X_c and O_0 from calls that the policy keeps in software ----
   say(o, std::string(fn.name) + ": software calls (X_c, O_0)");
@@ -260,7 +344,7 @@ FunctionProbe probe_function(const funcs::FunctionInfo& fn, const std::string& d
     // partitioned. Kept apart from the large calls, whose data would evict the call path's own state.
     std::vector<Subject> small;
     for (uint64_t n : {uint64_t{0}, 8 * g, 32 * g}) {
-      const funcs::Call call = make_call(fn, n, data.values.data());
+      const funcs::Call call = make_call(fn, n, data);
       small.emplace_back(call, data.reference(n), check, sw_part.get());
       if (hw && n > 0) small.emplace_back(call, data.reference(n), check, hw_part.get(), false);
     }
@@ -272,7 +356,7 @@ FunctionProbe probe_function(const funcs::FunctionInfo& fn, const std::string& d
     // X_c: calls of 256 B..1 MiB, likewise each followed by a hardware-only call of the same size.
     std::vector<Subject> subjects;
     for (uint64_t n : plan.software_sizes) {
-      const funcs::Call call = make_call(fn, n, data.values.data());
+      const funcs::Call call = make_call(fn, n, data);
       subjects.emplace_back(call, data.reference(n), check, sw_part.get());
       if (hw) subjects.emplace_back(call, data.reference(n), check, hw_part.get(), false);
     }
@@ -298,7 +382,8 @@ FunctionProbe probe_function(const funcs::FunctionInfo& fn, const std::string& d
   out.device_model = rt->accel_model(fn.id);
   p.bw_per_accel = out.device_model.bandwidth_bps;
   if (client::live_metrics(*rt, fn.id).n_a == 0) {
-    throw Error(Status::not_accelerated, std::string(fn.name) + " is not resident in the configuration measured");
+    throw Error(Status::not_accelerated, std::string(fn.name) + " is not resident in the configuration measured "
+                                                                "(--config: a file whose [device.emu] resident names it)");
   }
   {
     // D_a is the latency until the result is visible to the caller, the thesis's
@@ -311,7 +396,7 @@ FunctionProbe probe_function(const funcs::FunctionInfo& fn, const std::string& d
     const double expected_da = out.device_model.latency_s + 1.5e-6;
     const double sw_units = std::max(3.0 * expected_da * p.xc, 64.0 * static_cast<double>(g));
     uint64_t n_sw = model::round_up(static_cast<uint64_t>(sw_units), g);
-    if (fn.units == "bytes") n_sw = std::min(n_sw, model::round_up(largest, g) - g);
+    if (fn.units != "cycles") n_sw = std::min(n_sw, model::round_up(largest, g) - g);  // within the data
     out.overhead_units = n_sw;
     auto with_job = make_partitioner(p, engine::PartitionPolicy::fixed_alpha,
                                      static_cast<double>(g) / static_cast<double>(n_sw + g));
@@ -328,7 +413,7 @@ FunctionProbe probe_function(const funcs::FunctionInfo& fn, const std::string& d
       if (attempt > 0) say(o, "  accelerator times did not grow with the work: measuring again");
       subjects.clear();
       for (uint64_t n : sizes) {
-        subjects.emplace_back(make_call(fn, n, data.values.data()), data.reference(n), check, hw_part.get());
+        subjects.emplace_back(make_call(fn, n, data), data.reference(n), check, hw_part.get());
       }
       measure_interleaved(*rt, fn, subjects, plan);
       visible.clear();
@@ -337,15 +422,18 @@ FunctionProbe probe_function(const funcs::FunctionInfo& fn, const std::string& d
       // it, predicts the larger jobs best. The smallest job's granule of work is negligible. A job with
       // more work cannot take less than the latency, so a larger job's median below the smallest's
       // (a loaded machine: threads descheduled during that size's samples) bounds D_a instead.
+      // The largest job must take clearly longer than that latency, or nothing here shows X_a (with
+      // D_a the least median, no point lies below it, and the fit alone would always find a slope).
       da = visible.front().median_s;
       for (const SizePoint& v : visible) da = std::min(da, v.median_s);
-      b = fit_slope({visible.begin() + 1, visible.end()}, da);
+      const bool grew = da > 0 && visible.back().median_s > 1.1 * da;
+      b = grew ? fit_slope({visible.begin() + 1, visible.end()}, da) : 0;
     }
     // The pair for O_c on its own: the difference of two medians is only as good as their conditions
     // are alike, and the large hardware calls above would come between them unevenly.
     std::vector<Subject> pair;
-    pair.emplace_back(make_call(fn, n_sw + g, data.values.data()), data.reference(n_sw + g), check, with_job.get());
-    pair.emplace_back(make_call(fn, n_sw, data.values.data()), data.reference(n_sw), check, software.get());
+    pair.emplace_back(make_call(fn, n_sw + g, data), data.reference(n_sw + g), check, with_job.get());
+    pair.emplace_back(make_call(fn, n_sw, data), data.reference(n_sw), check, software.get());
     Plan half = plan;
     half.budget_s = plan.budget_s / 2;
     measure_interleaved(*rt, fn, pair, half);

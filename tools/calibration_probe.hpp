@@ -40,16 +40,27 @@ struct FunctionProbe {
   model::AccelModel device_model;    // the device's own timing model, for comparison
 };
 
-// A call of `units` work units of `fn` over `data` (accumulate: the first units/4 elements; work:
-// `units` cycles). `data` must hold at least `units` bytes for byte-unit functions.
-funcs::Call make_call(const funcs::FunctionInfo& fn, uint64_t units, const int32_t* data);
+// The functions `tandem calibrate` can measure: work counted in bytes (accumulate), cycles (work),
+// pixels (sobel), multiply-adds (matmul) or blocks (dct_quant).
+bool calibratable(const funcs::FunctionInfo& fn);
 
-// Buffer of random int32s for byte-unit functions, and its reference sum over [0, units).
+// The buffers of a function's probe calls, for calls of up to `largest_units` units: random int32s
+// (accumulate, with the reference sum over the first units), random samples and matrices for the
+// others, and their outputs. `work` needs none.
 struct ProbeData {
-  explicit ProbeData(uint64_t bytes);
+  explicit ProbeData(uint64_t bytes);  // accumulate's values alone
+  ProbeData(const funcs::FunctionInfo& fn, uint64_t largest_units);
   std::vector<int32_t> values;
+  std::vector<uint64_t> input, output;  // 8-byte aligned: every element type of the kernels fits
+  std::vector<uint16_t> table;          // dct_quant's quantization table
   int64_t reference(uint64_t units) const;
 };
+
+// A call of `units` work units of `fn` over `data`: accumulate the first units/4 values; work
+// `units` cycles; sobel an image 256 pixels wide (one row of `units` where that does not divide);
+// matmul 16x16 columns by 16 (a row of C is 256 multiply-adds; one row of `units` likewise);
+// dct_quant `units` blocks of samples, transformed and quantized.
+funcs::Call make_call(const funcs::FunctionInfo& fn, uint64_t units, const ProbeData& data);
 
 // Opens an embedded runtime for measurements: `config_text` plus the dispatcher pin, calibration in
 // memory (may be null), high-level calls waiting by spinning (the thesis measured polling).

@@ -157,7 +157,7 @@ void add_calibrate_commands(CLI::App& app) {
   auto o = std::make_shared<CalibrateOptions>();
   CLI::App* cmd = app.add_subcommand(
       "calibrate", "Measure X_c, O_0 (CPU) and X_a, D_a, O_c (device) per function; write the calibration file");
-  cmd->add_option("--function", o->functions, "Function to calibrate (repeatable; default: accumulate and work)");
+  cmd->add_option("--function", o->functions, "Function to calibrate (repeatable; default: accumulate and work; also sobel, matmul, dct_quant)");
   cmd->add_option("--out", o->out, "Calibration file (default: $XDG_CONFIG_HOME/tandem/calibration.toml)");
   cmd->add_option("--device", o->device,
                   "Device to calibrate: emu (the embedded emulated fabric), rtl (Verilated accelerators' cycles), opencl or cuda (the real device, end to end)")

@@ -158,7 +158,7 @@ class PartitionExperiment {
   SizeResult sweep(uint64_t n) {
     SizeResult r;
     r.size = n;
-    r.call = make_call(fn_, n, data_.values.data());
+    r.call = make_call(fn_, n, data_);
     r.expected = data_.reference(n);
     const uint64_t g = fn_.granularity;
     const size_t steps = static_cast<size_t>(std::llround(1.0 / settings_.alpha_step));

@@ -59,7 +59,7 @@ ClContext::ClContext(const ClOptions& options) : options_(options) {
 }
 
 ClContext::ClContext(const ClSelection& selection, const ClOptions& options)
-    : selection_(selection), found_(describe_platforms({selection.platform})), options_(options) {
+    : selection_(selection), options_(options) {  // no discovery here: nothing to list in found()
   init();
 }
 

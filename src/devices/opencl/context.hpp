@@ -69,7 +69,8 @@ class ClContext {
 
   const ClDeviceInfo& device() const { return selection_.device; }
   const ClSelection& selection() const { return selection_; }
-  // Every platform and device the discovery found (describe_platforms), the selection's among them.
+  // Every platform and device the discovery found (describe_platforms), the selection's among them;
+  // empty for a context made from a given selection.
   const std::string& found() const { return found_; }
   const ClOptions& options() const { return options_; }
   cl_context context() const { return context_.get(); }

@@ -42,6 +42,7 @@ OpenclDevice::OpenclDevice(const config::OpenclSettings& settings, const ClOptio
     rest = end == std::string_view::npos ? std::string_view{} : rest.substr(end + 1);
   }
   info_.slots = settings.slots;
+  std::bitset<kKernelCount> said;
   for (const funcs::FunctionInfo* fn : funcs::all_functions()) {
     KernelId id{};
     if (!kernel_for_function(fn->id, id)) continue;
@@ -50,13 +51,16 @@ OpenclDevice::OpenclDevice(const config::OpenclSettings& settings, const ClOptio
       info_.loadable.set(fn->id);
       continue;
     }
-    // Not loadable: the engine never places it here. Said once on stderr with the whole build log
-    // (tandemd's log), and in `tandem status` by its first line.
+    // Not loadable: the engine never places its functions here. Said once per kernel (work's serves 17
+    // functions): on stderr with the whole build log (tandemd's log), and in `tandem status` by its
+    // first line.
+    if (said[static_cast<size_t>(id)]) continue;
+    said.set(static_cast<size_t>(id));
     const std::string_view log = program.log;
-    fmt::print(stderr, "tandem: opencl: the {} kernel did not build; {} is not loadable on this device:\n{}\n",
-               kernel_name(id), fn->name, log);
+    fmt::print(stderr, "tandem: opencl: the {} kernel did not build; its functions are not loadable on this device:\n{}\n",
+               kernel_name(id), log);
     if (!unbuilt_.empty()) unbuilt_ += ", ";
-    unbuilt_ += fmt::format("{} ({})", fn->name, log.substr(0, log.find('\n')));
+    unbuilt_ += fmt::format("{} ({})", kernel_name(id), log.substr(0, log.find('\n')));
   }
   info_.memory.reaches_host_memory = true;  // CL_MEM_USE_HOST_PTR
   // Device-local memory: one allocation, so at most the device's largest (whole aligned blocks).

@@ -148,7 +148,7 @@ class OpenclDevice final : public Device {
   ClContext context_;
   ClAccess access_ = ClAccess::copy;
   bool per_job_ = false;  // access = "job"
-  std::string unbuilt_;   // functions whose kernel did not build, each with its log's first line
+  std::string unbuilt_;   // kernels that did not build, each with its log's first line
   uint64_t retired_in_place_ = 0, retired_copied_ = 0;  // host buffers counted by slot queues since rebuilt
   int64_t timeout_ns_ = 0;
   DeviceInfo info_;
