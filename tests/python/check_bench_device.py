@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Runs `tandem bench device ... --json` and checks the sharing comparison's shape: every round of both
 set-ups measured jobs, no errors or late starts, and the headline ratio is the median of the rounds'
-ratios; the chains ran on host and device-local buffers (the figures themselves are not judged: this
-machine's noise).
+ratios; the no-op round trip and the split were measured and their ratios follow from their times; the
+chains ran on host and device-local buffers (the figures themselves are not judged: this machine's
+noise).
 
 usage: check_bench_device.py TANDEM_BINARY ROUNDS BENCH_ARGS...
 """
@@ -51,6 +52,25 @@ def main():
     headline = report["aggregate_jobs_per_s_over_separate_contexts"]
     if abs(headline - statistics.median(ratios)) > 1e-9 * headline:
         fail("headline ratio %s is not the median of %s" % (headline, ratios))
+    # The no-op round trip: both medians measured, and the headline is their ratio.
+    noop = report["noop"]
+    if not (noop["raw_median_ns"] > 0 and noop["tandem_median_ns"] > 0):
+        fail("no-op medians %s" % noop)
+    expected_noop = noop["tandem_median_ns"] / noop["raw_median_ns"]
+    if abs(report["noop_rtt_over_raw"] - expected_noop) > 1e-9 * expected_noop:
+        fail("noop_rtt_over_raw %s is not tandem / raw = %s" % (report["noop_rtt_over_raw"], expected_noop))
+    # The split: accumulate and sobel at each size in every mode, and each gain the better fixed side
+    # over the split.
+    split = report["split"]
+    if sorted({r["function"] for r in split}) != ["accumulate", "sobel"]:
+        fail("split functions %s" % sorted({r["function"] for r in split}))
+    for r in split:
+        times = [r[k] for k in ("cpu_only_s", "device_only_s", "split_s", "device_packet_s")]
+        if not all(t > 0 for t in times):
+            fail("split row %s" % r)
+        gain = min(r["cpu_only_s"], r["device_only_s"]) / r["split_s"]
+        if abs(r["split_speedup_over_best_single"] - gain) > 1e-9 * gain:
+            fail("split row %s: gain is not best / split = %s" % (r, gain))
     # Chains: every size measured on both kinds of buffers (the device has local memory), and the
     # headline is the least gain.
     chain = report["chain"]
