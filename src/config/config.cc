@@ -131,7 +131,8 @@ void local_memory(Node v, std::string_view where, std::string_view source, uint6
 void apply_opencl(OpenclSettings& o, const toml::table& t, std::string_view source, Named& named) {
   check_keys(t, "device.opencl",
              {"slots", "resident", "platform", "device", "access", "job_timeout_ms", "reduction_groups", "batch_max_jobs",
-              "batch_max_job_bytes", "batch_staging", "local_memory_mib", "copy_engines", "fail_every_launches"},
+              "batch_max_job_bytes", "batch_staging", "local_memory_mib", "copy_engines", "fail_every_launches",
+               "fail_allocations_over_kib"},
              source);
   Node v{t};
   o.slots = count(v["slots"], o.slots, "device.opencl.slots", source, 1, 256);
@@ -148,6 +149,8 @@ void apply_opencl(OpenclSettings& o, const toml::table& t, std::string_view sour
   local_memory(v, "device.opencl", source, o.local_bytes, o.copy_engines);
   o.fail_every_launches = count(v["fail_every_launches"], o.fail_every_launches, "device.opencl.fail_every_launches", source,
                                 0, 1u << 30);
+  o.fail_allocations_over_kib = count(v["fail_allocations_over_kib"], o.fail_allocations_over_kib,
+                                      "device.opencl.fail_allocations_over_kib", source, 0, 1u << 30);
 }
 
 void apply_cuda(CudaSettings& c, const toml::table& t, std::string_view source, Named& named) {

@@ -98,6 +98,7 @@ struct OpenclSettings {
   // Fault injection, for testing recovery: every n-th job (or batch) launched is terminated by the
   // driver (its last command waits on an event set to an error status). 0: never.
   uint32_t fail_every_launches = 0;
+  uint32_t fail_allocations_over_kib = 0;  // testing: a staging buffer over this fails (0: never)
 };
 
 // [device.cuda]: an NVIDIA GPU through the CUDA runtime (built when the toolkit was found).

@@ -179,6 +179,27 @@ TEST(OpenclDevice, AKernelThatDoesNotBuildIsNotLoadableAndTheOthersWork) {
   EXPECT_TRUE(m->outputs_match());
 }
 
+// A job whose buffers find no device memory (fail_allocations_over_kib: a staging buffer over 256 KiB
+// fails as the driver's CL_MEM_OBJECT_ALLOCATION_FAILURE would) completes at once with NO_MEMORY, and
+// says why; its slot stays in service and serves a job that fits; `tandem status` counts it.
+TEST(OpenclDevice, AJobWithoutDeviceMemoryFailsAtOnceAndItsSlotServesOn) {
+  config::OpenclSettings s = settings(2);
+  s.fail_allocations_over_kib = 256;
+  OpenclDevice d(s);
+  d.configure(1, TANDEM_FN_ACCUMULATE);  // slot 1: the start-up measurements' staging is slot 0's
+  auto big = KernelCase::accumulate(1 << 18, 0, 51);  // 1 MiB of int32: too large for a batch
+  const DeviceCompletion failed = run_one(d, 1, 20, big->device_call());
+  EXPECT_EQ(failed.status, Status::no_memory);
+  EXPECT_NE(d.slot_health(1).last_error.find("CL_MEM_OBJECT_ALLOCATION_FAILURE"), std::string::npos)
+      << d.slot_health(1).last_error;
+  EXPECT_TRUE(d.slot_health(1).in_service);
+  EXPECT_NE(d.activity().find("; 1 jobs found no device memory for their buffers"), std::string::npos) << d.activity();
+  auto fits = KernelCase::accumulate(1 << 15, 0, 52);  // 128 KiB
+  const DeviceCompletion ok = run_one(d, 1, 21, fits->device_call());
+  EXPECT_EQ(ok.status, Status::ok);
+  EXPECT_EQ(ok.value, fits->reference_value());
+}
+
 // A job whose last command the driver terminates (fail_every_launches: it waits on an event set to an
 // error status once the job runs) fails, and its slot's queue is rebuilt and serves again. PoCL never
 // calls the callback of a terminated command (pocl/pocl#1430): the device finds the failure by asking
@@ -665,6 +686,25 @@ TEST(OpenclRuntime, RandomCallsGiveTheReferenceWhileKernelsFail) {
   EXPECT_EQ(testing::run_random_calls(*rt, 1531, 150, {}, {.device_local = true}, report, &accelerated), 0) << report;
   EXPECT_GT(accelerated, 30);
   EXPECT_GT(rt->stats().jobs_failed.load(), 5u) << "the faults struck jobs of these calls";
+}
+
+// Calls whose jobs find no device memory (every staging buffer over 64 KiB) still give the reference:
+// the failed jobs' units run on the CPU, and the smaller jobs run on the device.
+TEST(OpenclRuntime, CallsGiveTheReferenceWhenTheirJobsFindNoDeviceMemory) {
+  auto rt = testing::open_embedded(std::string(kAllResident) + "fail_allocations_over_kib = 64\n", client::Mode::hw);
+  ASSERT_TRUE(rt);
+  const funcs::FunctionInfo* fn = funcs::find_function(TANDEM_FN_ACCUMULATE);
+  for (uint64_t count : {uint64_t{1} << 20, uint64_t{1} << 12}) {  // 4 MiB (its jobs fail), 16 KiB (fit)
+    auto kc = KernelCase::accumulate(count, 0, 60 + count);
+    for (int i = 0; i < 3; ++i) {
+      funcs::Call call = kc->device_call();
+      int64_t value = 0;
+      ASSERT_EQ(rt->run(*fn, call, value), Status::ok) << count;
+      EXPECT_EQ(value, kc->reference_value()) << count;
+    }
+  }
+  EXPECT_GT(rt->stats().jobs_failed.load(), 0u) << "the 4 MiB calls' jobs found no memory";
+  EXPECT_GT(rt->stats().hw_jobs.load(), rt->stats().jobs_failed.load()) << "the small calls' jobs ran on the device";
 }
 
 TEST(OpenclDaemon, RandomCallsInEveryModeWithEveryMethodGiveTheReference) {

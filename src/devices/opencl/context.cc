@@ -270,6 +270,10 @@ Status ClSlot::ensure_staging(uint32_t role, uint64_t bytes) {
   staging_[role].reset();
   staging_bytes_[role] = 0;
   cl_int err = CL_SUCCESS;
+  if (context_.allocation_fails(bytes)) {
+    return fail(Status::no_memory, cl_message(fmt::format("staging buffer of {} bytes (injected)", bytes),
+                                              CL_MEM_OBJECT_ALLOCATION_FAILURE));
+  }
   MemPtr mem(clCreateBuffer(context_.context(), CL_MEM_READ_WRITE, size, nullptr, &err));
   if (err != CL_SUCCESS && size > bytes) mem.reset(clCreateBuffer(context_.context(), CL_MEM_READ_WRITE, bytes, nullptr, &err));
   if (err != CL_SUCCESS) return fail(status_from_cl(err), cl_message(fmt::format("staging buffer of {} bytes", bytes), err));

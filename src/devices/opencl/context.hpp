@@ -105,6 +105,11 @@ class ClContext {
   // fail_launch(event) sets its error status and releases it.
   cl_event launch_fault();
   static void fail_launch(cl_event fault);
+  // Fault injection for tests ([device.opencl] fail_allocations_over_kib): a staging buffer of more
+  // than `bytes` fails as the driver's CL_MEM_OBJECT_ALLOCATION_FAILURE would (no device memory left).
+  // 0: never. Dispatcher thread only.
+  void fail_allocations_over(uint64_t bytes) { fail_allocations_over_ = bytes; }
+  bool allocation_fails(uint64_t bytes) const { return fail_allocations_over_ > 0 && bytes > fail_allocations_over_; }
 
  private:
   void init();
@@ -120,6 +125,7 @@ class ClContext {
   uint32_t reduction_groups_ = 8;
   uint32_t fail_every_ = 0;
   uint64_t launches_ = 0;
+  uint64_t fail_allocations_over_ = 0;
 };
 
 // After a job's last command completed: ok, or the status of the first of `events` (a job's

@@ -90,6 +90,7 @@ OpenclDevice::OpenclDevice(const config::OpenclSettings& settings, const ClOptio
   for (auto& slot : slots_) slot->queue->reset_buffer_counts();  // the measurements are no job's
   failing_rebuilds_ = extra.failing_rebuilds;
   context_.fail_every_launches(settings.fail_every_launches);  // the measurements above never fail
+  context_.fail_allocations_over(uint64_t{settings.fail_allocations_over_kib} * 1024);
 }
 
 OpenclDevice::~OpenclDevice() {
@@ -239,6 +240,9 @@ void OpenclDevice::submit(uint32_t slot, const DeviceJob& job) {
 void OpenclDevice::launch(Slot& s, const funcs::Call& call, const KernelJob& plan, ClAccess access, bool small) {
   cl_event done = nullptr;
   if (Status st = s.queue->enqueue(call, plan, access, &done); st != Status::ok) {
+    // No device memory for its buffers: the job fails at once (its client runs it in software) and the
+    // slot serves on; counted for `tandem status`.
+    if (st == Status::no_memory) ++faults_.out_of_memory;
     s.job.busy = false;
     return complete_now(s.index, s.job.token, st, s.queue->last_error());
   }
@@ -532,6 +536,7 @@ std::string OpenclDevice::activity() const {
   std::string buffers = fmt::format("; host buffers: {} in place (CL_MEM_USE_HOST_PTR), {} copied{}", in_place, copied,
                                     per_job_ ? " (each job's method)" : "");
   if (!unbuilt_.empty()) buffers += "; kernels that did not build: " + unbuilt_;
+  if (faults_.out_of_memory > 0) buffers += fmt::format("; {} jobs found no device memory for their buffers", faults_.out_of_memory);
   if (faults_.failed_launches + faults_.failed_rebuilds > 0) {
     buffers += fmt::format("; faults: {} launches failed on the device, {} command queues rebuilt ({} rebuilds failed)",
                            faults_.failed_launches, faults_.rebuilds, faults_.failed_rebuilds);

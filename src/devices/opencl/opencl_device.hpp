@@ -188,6 +188,7 @@ class OpenclDevice final : public Device {
     uint64_t failed_launches = 0;
     uint64_t rebuilds = 0;
     uint64_t failed_rebuilds = 0;
+    uint64_t out_of_memory = 0;  // jobs whose buffers found no device memory (NO_MEMORY)
   };
   Faults faults_;
 };
