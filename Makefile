@@ -11,7 +11,10 @@ SEED       ?= 1
 JOBS       ?= $(shell nproc)
 # The release build's CUDA device: AUTO (built where nvcc is found), ON (a configure error without it:
 # .ci/run, so that CI cannot pass without compiling the backend) or OFF.
-CUDA       ?= AUTO
+# Only from make's command line: a CUDA variable in the environment (a toolkit's path) is not this.
+ifneq ($(origin CUDA),command line)
+  CUDA := AUTO
+endif
 ifeq ($(filter AUTO ON OFF,$(CUDA)),)
   $(error CUDA=$(CUDA): use CUDA=AUTO, ON or OFF)
 endif

@@ -317,6 +317,7 @@ void OpenclDevice::launch_held() {
   ++batch_stats_.batches;
   batch_stats_.jobs += b->slots.size();
   auto fail_all = [&](Status st, const std::string& why) {
+    if (st == Status::no_memory) faults_.out_of_memory += b->slots.size();
     for (uint32_t slot : b->slots) {
       slots_[slot]->job.busy = false;
       complete_now(slot, slots_[slot]->job.token, st, why);
