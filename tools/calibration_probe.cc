@@ -71,6 +71,9 @@ Plan plan_for(const funcs::FunctionInfo& fn, bool quick) {
   return p;
 }
 
+// matmul's probe calls: B (16 x 16 int16) at the start of the input, A after it.
+constexpr uint64_t kMatmulB = 16 * 16 * 2;
+
 // The step of a probe's sizes: the function's granularity, or a whole row of the image (sobel, 256
 // pixels wide) or of C (matmul, 256 multiply-adds), so that every call is a whole image or matrix.
 uint64_t probe_step(const funcs::FunctionInfo& fn) {
@@ -159,15 +162,14 @@ ProbeData::ProbeData(uint64_t bytes) : values((bytes + 3) / 4) {
 
 ProbeData::ProbeData(const funcs::FunctionInfo& fn, uint64_t largest_units)
     : ProbeData(fn.units == "bytes" ? largest_units : 0) {
-  // Input and output bytes per unit: sobel 1 pixel in and out; matmul a row of A (16 int16) and of C
-  // (16 int32) per 256 units, or for a one-row call 2 bytes of B and 4 of C per unit; dct_quant 64
-  // samples in and 64 int16 out per block.
+  // Input and output bytes per unit: sobel 1 pixel in and out; matmul B (16x16 int16), then a row of A
+  // (16 int16) and of C (16 int32) per 256 units; dct_quant 64 samples in and 64 int16 out per block.
   uint64_t in_bytes = 0, out_bytes = 0;
   if (fn.id == TANDEM_FN_SOBEL) {
     in_bytes = out_bytes = largest_units;
   } else if (fn.id == TANDEM_FN_MATMUL) {
-    in_bytes = largest_units * 2 + 16 * 16 * 2 + (largest_units + 255) / 256 * 32 + 8;
-    out_bytes = largest_units * 4;
+    in_bytes = kMatmulB + (largest_units + 255) / 256 * 32;
+    out_bytes = (largest_units + 255) / 256 * 64;
   } else if (fn.id == TANDEM_FN_DCT_QUANT) {
     in_bytes = largest_units * 64;
     out_bytes = largest_units * 128;
@@ -187,8 +189,8 @@ int64_t ProbeData::reference(uint64_t units) const {
 }
 
 bool calibratable(const funcs::FunctionInfo& fn) {
-  return fn.id == TANDEM_FN_ACCUMULATE || fn.id == TANDEM_FN_WORK || fn.id == TANDEM_FN_SOBEL ||
-         fn.id == TANDEM_FN_MATMUL || fn.id == TANDEM_FN_DCT_QUANT || fn.units == "cycles";
+  return fn.units == "bytes" || fn.units == "cycles" || fn.id == TANDEM_FN_SOBEL || fn.id == TANDEM_FN_MATMUL ||
+         fn.id == TANDEM_FN_DCT_QUANT;
 }
 
 funcs::Call make_call(const funcs::FunctionInfo& fn, uint64_t units, const ProbeData& data) {
@@ -200,30 +202,20 @@ funcs::Call make_call(const funcs::FunctionInfo& fn, uint64_t units, const Probe
     args[0] = address(data.values.data());
     args[1] = units / 4;
     count = 2;
-  } else if (fn.id == TANDEM_FN_SOBEL) {
-    const uint64_t width = units % 256 == 0 ? 256 : std::max<uint64_t>(units, 1);
-    if (units > data.input.size() * 8 || units > data.output.size() * 8) {
-      throw Error(Status::invalid_argument, "a probe call beyond its data");
+  } else if (fn.id == TANDEM_FN_SOBEL || fn.id == TANDEM_FN_MATMUL) {
+    // Whole rows of 256 units (probe_step): sobel an image 256 pixels wide; matmul C (m x 16) =
+    // A (m x 16) B (16 x 16), B at the start of the input and A after it.
+    const uint64_t rows = units / 256;
+    const bool sobel = fn.id == TANDEM_FN_SOBEL;
+    const uint64_t in = sobel ? units : kMatmulB + rows * 32, out = sobel ? units : rows * 64;
+    if (units % 256 != 0 || rows > 0xffff || in > data.input.size() * 8 || out > data.output.size() * 8) {
+      throw Error(Status::invalid_argument, "a probe call beyond its data, or not of whole rows");
     }
-    args[0] = address(data.input.data());
-    args[1] = address(data.output.data());
-    args[2] = width;
-    args[3] = units / width;
-    count = 4;
-  } else if (fn.id == TANDEM_FN_MATMUL) {
-    // C (m x 16) = A (m x 16) B (16 x 16), B at the start of the input and A after it; `units` not a
-    // multiple of 256: one row of C of `units` columns by k = 1 (B then 1 x units).
-    const bool rows = units % 256 == 0;
-    const uint64_t m = rows ? units / 256 : 1, k = rows ? 16 : 1, n = rows ? 16 : units;
-    const uint64_t a_offset = (k * n * 2 + 7) / 8 * 8;  // B first, then A 8-byte aligned
-    if (m > 0xffff || n > 0xffff || a_offset + m * k * 2 > data.input.size() * 8 || m * n * 4 > data.output.size() * 8) {
-      throw Error(Status::invalid_argument, "a probe call beyond its data");
-    }
-    const auto* b = reinterpret_cast<const uint8_t*>(data.input.data());
-    args[0] = address(b + a_offset);
-    args[1] = address(b);
-    args[2] = address(data.output.data());
-    args[3] = m | (k << 16) | (n << 32);
+    const auto* input = reinterpret_cast<const uint8_t*>(data.input.data());
+    args[0] = address(sobel ? input : input + kMatmulB);
+    args[1] = address(sobel ? static_cast<const void*>(data.output.data()) : input);
+    args[2] = sobel ? 256 : address(data.output.data());
+    args[3] = sobel ? rows : rows | (uint64_t{16} << 16) | (uint64_t{16} << 32);
     count = 4;
   } else if (fn.id == TANDEM_FN_DCT_QUANT) {
     if (units * 64 > data.input.size() * 8 || units * 128 > data.output.size() * 8 || data.table.size() < 64) {

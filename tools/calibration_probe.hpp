@@ -57,9 +57,8 @@ struct ProbeData {
 };
 
 // A call of `units` work units of `fn` over `data`: accumulate the first units/4 values; work
-// `units` cycles; sobel an image 256 pixels wide (one row of `units` where that does not divide);
-// matmul 16x16 columns by 16 (a row of C is 256 multiply-adds; one row of `units` likewise);
-// dct_quant `units` blocks of samples, transformed and quantized.
+// `units` cycles; sobel an image 256 pixels wide and matmul C (m x 16) = A (m x 16) B (16 x 16), both
+// in whole rows of 256 units; dct_quant `units` blocks of samples, transformed and quantized.
 funcs::Call make_call(const funcs::FunctionInfo& fn, uint64_t units, const ProbeData& data);
 
 // Opens an embedded runtime for measurements: `config_text` plus the dispatcher pin, calibration in
