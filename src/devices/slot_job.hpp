@@ -1,7 +1,8 @@
 // The job a real device's slot runs (OpenCL, CUDA) and its time limit. Neither API can cancel a running
 // kernel, so a job past its limit is completed with TIMEOUT at once and its slot leaves service until
 // the device has finished it ("abandoned"); then the slot serves again. A slot whose rebuild after a
-// fault failed is tried again later. Dispatcher thread only.
+// fault failed is tried again later. DeviceFaults counts what happened for `tandem status`. Dispatcher
+// thread only.
 #pragma once
 
 #include <fmt/format.h>
@@ -9,8 +10,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "abi/status.hpp"
 #include "devices/device.hpp"
 
 namespace tandem::devices {
@@ -85,5 +88,42 @@ struct SlotJob {
     return std::min(busy && !abandoned ? start_ns + limit_ns : INT64_MAX, rebuild_at_ns);
   }
 };
+
+// A real device's faults since it started, for `tandem status` (Device::activity()).
+struct DeviceFaults {
+  uint64_t failed_launches = 0;  // launches (a job or a batch) whose commands failed on the device
+  uint64_t rebuilds = 0;         // slots rebuilt after one (a new queue or stream)
+  uint64_t failed_rebuilds = 0;  // tries that failed (the slot stays out of service)
+  uint64_t out_of_memory = 0;    // jobs whose buffers found no device memory (NO_MEMORY)
+  std::string lost;              // why the whole device is unusable (empty while it is not)
+
+  // The clauses of the activity line ("; ..." each), empty when nothing happened. `rebuilt` names
+  // what a rebuild makes ("command queues", "streams").
+  std::string describe(std::string_view rebuilt) const {
+    std::string s;
+    if (out_of_memory > 0) s += fmt::format("; {} jobs found no device memory for their buffers", out_of_memory);
+    if (failed_launches + failed_rebuilds > 0) {
+      s += fmt::format("; faults: {} launches failed on the device, {} {} rebuilt ({} rebuilds failed)", failed_launches,
+                       rebuilds, rebuilt, failed_rebuilds);
+    }
+    if (!lost.empty()) s += "; device lost: " + lost;
+    return s;
+  }
+};
+
+// Rebuilds a slot after a fault, counted in `faults`: `make` makes its new queue or stream (throws
+// tandem::Error). On success the slot serves again ("<why>; <what>"); on failure it stays out of service
+// and is tried again later (SlotJob::rebuild_due).
+template <typename Make>
+void rebuild_slot(SlotJob& job, DeviceFaults& faults, const std::string& why, int64_t now, const char* what, Make&& make) {
+  try {
+    make();
+    job.rebuilt(why, what);
+    ++faults.rebuilds;
+  } catch (const Error& e) {
+    ++faults.failed_rebuilds;
+    job.rebuild_failed(now, why, e.what());
+  }
+}
 
 }  // namespace tandem::devices

@@ -59,6 +59,10 @@ TEST(CudaDevice, DescribesItselfAndItsMemory) {
   EXPECT_GT(info.models[TANDEM_FN_SOBEL].throughput, 0);
   EXPECT_GT(info.models[TANDEM_FN_NOP].latency_s, 0);
   EXPECT_EQ(info.models[TANDEM_FN_WORK_BASE + 3].throughput, info.models[TANDEM_FN_WORK].throughput) << "the variants share work's";
+  // Discovery's list, for `tandem status` ("found on this machine:"), names the GPU chosen.
+  ASSERT_FALSE(info.found.empty());
+  EXPECT_EQ(info.found.front().rfind("device 0: ", 0), 0u) << info.found.front();
+  EXPECT_EQ(d.activity(), "launch mode, copy access") << "nothing failed yet";
   std::printf("%s\n  copy engines: %.3g B/s, set-up %.1f us\n", info.description.c_str(), info.memory.copy_engine_bps,
               info.memory.copy_engine_setup_s * 1e6);
 }
@@ -164,6 +168,52 @@ TEST(CudaDevice, AJobPastItsTimeLimitTimesOutAndOnlyItsSlotLeavesService) {
   d.configure(0, TANDEM_FN_WORK);
   d.configure(1, TANDEM_FN_ACCUMULATE);
   testing::expect_timeout_and_recovery(d, 0, 1, units, 2);
+}
+
+// Faults injected through the real API (CudaSlot::inject). A launch the runtime refuses
+// (cudaErrorInvalidConfiguration) and an allocation that fails (cudaErrorMemoryAllocation) fail only
+// their job: the slot serves on and the activity line counts them.
+TEST(CudaDevice, ARefusedLaunchOrAllocationFailsOnlyItsJob) {
+  TANDEM_REQUIRE_GPU();
+  CudaDevice d(settings(2));
+  d.configure(0, TANDEM_FN_ACCUMULATE);
+  d.configure(1, TANDEM_FN_ACCUMULATE);
+  auto job = KernelCase::accumulate(100'000, 0, 61);
+  d.inject(0, devices::cuda::CudaFault::bad_launch);
+  EXPECT_EQ(run_one(d, 0, 1, job->device_call()).status, Status::device_error);
+  EXPECT_NE(d.slot_health(0).last_error.find("cudaErrorInvalidConfiguration"), std::string::npos) << d.slot_health(0).last_error;
+  d.inject(1, devices::cuda::CudaFault::no_memory);
+  EXPECT_EQ(run_one(d, 1, 2, job->device_call()).status, Status::no_memory);
+  for (uint32_t slot = 0; slot < 2; ++slot) {
+    EXPECT_TRUE(d.slot_health(slot).in_service) << slot;
+    const DeviceCompletion ok = run_one(d, slot, 10 + slot, job->device_call());
+    EXPECT_EQ(ok.status, Status::ok) << d.slot_health(slot).last_error;
+    EXPECT_EQ(ok.value, job->reference_value());
+  }
+  EXPECT_NE(d.activity().find("; 1 jobs found no device memory for their buffers"), std::string::npos) << d.activity();
+  EXPECT_NE(d.activity().find("; faults: 1 launches failed on the device, 0 streams rebuilt"), std::string::npos) << d.activity();
+}
+
+// A kernel that traps loses the process's context (CUDA cannot recover it): its job completes with
+// DEVICE_ERROR, every slot leaves service for good with the reason, a job on another slot is refused,
+// nothing is rebuilt, and the idle device asks the dispatcher for no wake-ups. Runs in its own process
+// (ctest runs each test alone), since the context stays lost.
+TEST(CudaDevice, AKernelThatTrapsLosesTheContextAndEverySlotLeavesService) {
+  TANDEM_REQUIRE_GPU();
+  CudaDevice d(settings(3));
+  for (uint32_t slot = 0; slot < 3; ++slot) d.configure(slot, TANDEM_FN_ACCUMULATE);
+  auto job = KernelCase::accumulate(100'000, 0, 62);
+  ASSERT_EQ(run_one(d, 1, 1, job->device_call()).status, Status::ok);
+  d.inject(0, devices::cuda::CudaFault::trap);
+  EXPECT_EQ(run_one(d, 0, 2, job->device_call()).status, Status::device_error);
+  for (uint32_t slot = 0; slot < 3; ++slot) {
+    EXPECT_FALSE(d.slot_in_service(slot)) << slot;
+    EXPECT_NE(d.slot_health(slot).last_error.find("the CUDA context is lost"), std::string::npos) << d.slot_health(slot).last_error;
+  }
+  EXPECT_NE(d.activity().find("; device lost: "), std::string::npos) << d.activity();
+  EXPECT_NE(d.activity().find("restart tandemd"), std::string::npos) << d.activity();
+  EXPECT_EQ(run_one(d, 2, 3, job->device_call()).status, Status::device_error) << "refused: the slot is out of service";
+  EXPECT_EQ(d.next_deadline(), INT64_MAX) << "no rebuild is due, no job is polled";
 }
 
 // Every function of the catalog resident, no bound on a job's modelled time.

@@ -41,6 +41,19 @@ TEST(CudaDevice, DiscoveryReportsTheDeviceOrWhyNot) {
   EXPECT_FALSE(select_cuda_device(devices.value(), "no such gpu").ok());
 }
 
+// The errors after which CUDA says "the process must be terminated and relaunched" lose the context
+// (every slot leaves service for good); errors of one launch or allocation do not. No GPU needed.
+TEST(CudaErrors, OnlyTheErrorsThatEndAProcesssContextLoseIt) {
+  for (cudaError_t e : {cudaErrorIllegalAddress, cudaErrorLaunchFailure, cudaErrorAssert, cudaErrorIllegalInstruction,
+                        cudaErrorMisalignedAddress, cudaErrorLaunchTimeout}) {
+    EXPECT_TRUE(cuda_error_loses_context(e)) << cudaGetErrorName(e);
+  }
+  for (cudaError_t e : {cudaSuccess, cudaErrorNotReady, cudaErrorInvalidConfiguration, cudaErrorMemoryAllocation,
+                        cudaErrorLaunchOutOfResources, cudaErrorInvalidValue, cudaErrorNoDevice}) {
+    EXPECT_FALSE(cuda_error_loses_context(e)) << cudaGetErrorName(e);
+  }
+}
+
 // Device-local memory on the host layer: an image copied in by a copy engine's stream stays on the GPU
 // for sobel of sobel (in both modes, in place), comes back equal to the chained reference, and an
 // overlapping copy within device memory acts as memmove.

@@ -26,6 +26,27 @@ Status status_from_cuda(cudaError_t error) {
   }
 }
 
+bool cuda_error_loses_context(int error) {
+  switch (static_cast<cudaError_t>(error)) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorAssert:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorLaunchFailure:
+    case cudaErrorECCUncorrectable:
+    case cudaErrorMpsClientTerminated:
+      return true;
+    default:
+      // Newer toolkits' (by number, so that older headers compile): cudaErrorContained (226),
+      // cudaErrorTensorMemoryLeak (721), cudaErrorExternalDevice (911).
+      return error == 226 || error == 721 || error == 911;
+  }
+}
+
 namespace {
 
 // Waits for the resident block or a stream with a bound: the device may be hung.
@@ -106,6 +127,7 @@ Result<CudaDeviceInfo> select_cuda_device(const std::vector<CudaDeviceInfo>& dev
 
 CudaContext::CudaContext(const CudaOptions& options) {
   auto devices = discover_cuda_devices();
+  for (const CudaDeviceInfo& d : devices.expect()) found_.push_back(fmt::format("device {}: {}", d.index, describe_cuda_device(d)));
   device_ = select_cuda_device(devices.expect(), options.device).expect();
   if (Status s = make_current(); s != Status::ok) throw Error(s, "cuda: cannot use device " + device_.name);
   reduction_groups_ = options.reduction_groups != 0 ? options.reduction_groups
@@ -247,6 +269,7 @@ CudaSlot::~CudaSlot() {
 
 Status CudaSlot::fail(Status status, std::string message) {
   last_error_ = fmt::format("cuda slot {}: {}", index_, message);
+  last_cuda_error_ = cudaSuccess;
   release_registrations();
   in_flight_ = false;
   return status;
@@ -256,7 +279,9 @@ Status CudaSlot::check(int error, const char* what) {
   const auto e = static_cast<cudaError_t>(error);
   if (e == cudaSuccess) return Status::ok;
   (void)cudaGetLastError();
-  return fail(status_from_cuda(e), cuda_message(what, e));
+  const Status s = fail(status_from_cuda(e), cuda_message(what, e));
+  last_cuda_error_ = e;
+  return s;
 }
 
 Status CudaSlot::ensure_device_buffer(uint32_t role, uint64_t bytes) {
@@ -327,6 +352,8 @@ void CudaSlot::release_registrations() {
 Status CudaSlot::enqueue(const funcs::Call& call, const KernelJob& job, CudaAccess access) {
   if (in_flight_) return fail(Status::device_error, "a job is already in flight on this slot");
   last_error_.clear();
+  last_cuda_error_ = cudaSuccess;
+  if (injected_ != CudaFault::none) return enqueue_fault(std::exchange(injected_, CudaFault::none));
   job_ = job;
   call_.copy_from(call);
   access_ = access;
@@ -394,6 +421,24 @@ Status CudaSlot::enqueue(const funcs::Call& call, const KernelJob& job, CudaAcce
   return Status::ok;
 }
 
+// An injected fault in place of a job, through the real API: the launch's or the allocation's error
+// returns here; a trap is in flight until query() finds the device stopped.
+Status CudaSlot::enqueue_fault(CudaFault fault) {
+  if (mode_ != CudaMode::launch) return fail(Status::invalid_argument, "faults are injected in launch mode only");
+  if (Status s = context_.make_current(); s != Status::ok) return fail(s, "cannot make the device current");
+  if (fault == CudaFault::no_memory) {
+    void* p = nullptr;
+    const cudaError_t e = cudaMalloc(&p, ~size_t{0} >> 1);  // more than any device has
+    if (e == cudaSuccess) (void)cudaFree(p);
+    return check(e == cudaSuccess ? cudaErrorMemoryAllocation : e, "cudaMalloc (injected by a test)");
+  }
+  if (Status s = check(launch_fault(fault, stream_), "kernel launch (injected by a test)"); s != Status::ok) return s;
+  job_ = KernelJob{};
+  params_ = CudaJobParams{};
+  in_flight_ = true;
+  return Status::ok;
+}
+
 Status CudaSlot::query(bool& finished) {
   finished = false;
   if (!in_flight_) return fail(Status::device_error, "no job in flight");
@@ -408,7 +453,8 @@ Status CudaSlot::query(bool& finished) {
     }
     const cudaError_t e = cudaStreamQuery(stream_);  // the resident block must still be running
     if (e == cudaErrorNotReady) return Status::ok;
-    return check(e == cudaSuccess ? cudaErrorLaunchFailure : e, "the persistent block ended");
+    if (e == cudaSuccess) return fail(Status::device_error, "the persistent block ended before the job");
+    return check(e, "the persistent block ended");
   }
   const cudaError_t e = cudaStreamQuery(stream_);
   if (e == cudaErrorNotReady) return Status::ok;

@@ -32,6 +32,10 @@ namespace tandem::devices::cuda {
 // "what: message (cudaErrorName)", and the status an error maps to (no_memory, device_error).
 std::string cuda_message(std::string_view what, cudaError_t error);
 Status status_from_cuda(cudaError_t error);
+// An error after which the process's context is unusable ("the process must be terminated and
+// relaunched", driver_types.h): an illegal address, a trap or assert, an ECC error... Every later
+// call of the process on that device fails, so the device cannot be rebuilt slot by slot.
+bool cuda_error_loses_context(int error);
 
 struct CudaDeviceInfo {
   int index = 0;
@@ -67,6 +71,8 @@ class CudaContext {
   // Selects the device and makes it current (its primary context). Throws tandem::Error.
   explicit CudaContext(const CudaOptions& options);
   const CudaDeviceInfo& device() const { return device_; }
+  // Every device discovery found, one line each ("device 0: NVIDIA H200 [sm_90, ...]"), for `tandem status`.
+  const std::vector<std::string>& found() const { return found_; }
   uint32_t reduction_groups() const { return reduction_groups_; }
   // Makes this device current on the calling thread (the runtime API's device is per thread).
   Status make_current() const;
@@ -97,6 +103,7 @@ class CudaContext {
   void free_deferred();  // with mutex_ held and no block resident
 
   CudaDeviceInfo device_;
+  std::vector<std::string> found_;
   uint32_t reduction_groups_ = 0;
   LocalWindow local_window_;
   char* local_device_ = nullptr;
@@ -129,6 +136,10 @@ class CudaSlot {
   // registrations, and returns the call's value.
   int64_t finish();
   const std::string& last_error() const { return last_error_; }
+  // The CUDA error behind the last failure (cudaSuccess when it was not CUDA's: a refused buffer...).
+  int last_cuda_error() const { return last_cuda_error_; }
+  // Tests: the next job enqueued (launch mode) does `fault` instead of its work (launch.hpp).
+  void inject(CudaFault fault) { injected_ = fault; }
 
   // The whole job synchronously, waiting at most `timeout_ns` (tests, calibration, raw baselines).
   Result<int64_t> run(const funcs::Call& call, CudaAccess access, int64_t timeout_ns = 60'000'000'000);
@@ -187,6 +198,9 @@ class CudaSlot {
   CudaAccess access_ = CudaAccess::copy;
   bool in_flight_ = false;
   std::string last_error_;
+  int last_cuda_error_ = 0;
+  CudaFault injected_ = CudaFault::none;
+  Status enqueue_fault(CudaFault fault);
 };
 
 // The CUDA runtime's answer to "is there a usable GPU?": "" if yes, else why not (the tests print

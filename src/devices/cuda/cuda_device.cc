@@ -33,6 +33,7 @@ CudaDevice::CudaDevice(const config::CudaSettings& settings)
   info_.description = fmt::format("CUDA device {}: {}, {} mode", context_.device().index,
                                   describe_cuda_device(context_.device()), mode_name(mode_));
   info_.slots = settings.slots;
+  info_.found = context_.found();
   for (const funcs::FunctionInfo* fn : funcs::all_functions()) {
     KernelId id{};
     if (kernel_for_function(fn->id, id)) info_.loadable.set(fn->id);
@@ -131,7 +132,7 @@ void CudaDevice::submit(uint32_t slot, const DeviceJob& job) {
   refused.token = job.token;
   refused.slot = slot;
   refused.status = Status::device_error;
-  if (slot >= slots_.size() || !slots_[slot]->job.health.in_service) return ready_.push_back(refused);
+  if (!slot_in_service(slot)) return ready_.push_back(refused);
   Slot& s = *slots_[slot];
   KernelJob plan;
   bool read_failed = false;
@@ -147,8 +148,15 @@ void CudaDevice::submit(uint32_t slot, const DeviceJob& job) {
     return ready_.push_back(refused);
   }
   if (Status st = s.stream->enqueue(job.call, plan, access_); st != Status::ok) {
+    // Refused before it ran (a launch, an allocation): the slot serves on, unless the error lost the context.
     refused.status = st;
     s.job.health.last_error = s.stream->last_error();
+    if (st == Status::no_memory) {
+      ++faults_.out_of_memory;
+    } else if (s.stream->last_cuda_error() != cudaSuccess) {
+      ++faults_.failed_launches;
+      if (cuda_error_loses_context(s.stream->last_cuda_error())) lose_context(s.stream->last_error());
+    }
     return ready_.push_back(refused);
   }
   s.job.start(job.token, job.start_ns);
@@ -170,13 +178,36 @@ void CudaDevice::announce(Slot& s) {
 }
 
 void CudaDevice::rebuild(Slot& s, const std::string& why, int64_t now) {
-  try {
-    s.stream.reset();
-    s.stream = std::make_unique<CudaSlot>(context_, s.index, mode_, settings_.persistent_staging_bytes);
-    s.job.rebuilt(why, "the slot's stream was rebuilt");
-  } catch (const Error& e) {
-    s.job.rebuild_failed(now, why, e.what());  // out of service; poll() tries again later
+  s.stream.reset();
+  rebuild_slot(s.job, faults_, why, now, "the slot's stream was rebuilt",
+               [&] { s.stream = std::make_unique<CudaSlot>(context_, s.index, mode_, settings_.persistent_staging_bytes); });
+}
+
+void CudaDevice::job_failed(Slot& s, const std::string& why, int64_t now) {
+  ++faults_.failed_launches;
+  if (s.stream->last_cuda_error() == cudaErrorMemoryAllocation) ++faults_.out_of_memory;
+  if (cuda_error_loses_context(s.stream->last_cuda_error())) {
+    lose_context(why);
+  } else if (faults_.lost.empty()) {
+    rebuild(s, why, now);
   }
+}
+
+// Every slot leaves service, and none is rebuilt: each later call of this process on the device
+// would fail. Jobs still in flight complete when poll() finds their streams failed.
+void CudaDevice::lose_context(const std::string& why) {
+  if (!faults_.lost.empty()) return;
+  faults_.lost = why + " (an error CUDA does not recover from: restart tandemd)";
+  for (auto& sp : slots_) {
+    SlotHealth& h = sp->job.health;
+    h.in_service = false;
+    h.last_error = "out of service for good: the CUDA context is lost: " + faults_.lost;
+    sp->job.rebuild_at_ns = INT64_MAX;  // no rebuild is tried again (nor due, which would keep the dispatcher awake)
+  }
+}
+
+std::string CudaDevice::activity() const {
+  return fmt::format("{} mode, {} access", mode_name(mode_), access_name(access_)) + faults_.describe("streams");
 }
 
 void CudaDevice::poll(int64_t now, std::vector<DeviceCompletion>& out) {
@@ -207,13 +238,14 @@ void CudaDevice::poll(int64_t now, std::vector<DeviceCompletion>& out) {
     const bool timed_out = s.job.finished(now);  // already completed, with TIMEOUT
     if (st != Status::ok) {  // after finished(): a rebuild that fails keeps the slot out of service
       c.status = st;
-      rebuild(s, s.stream->last_error(), now);
+      job_failed(s, s.stream->last_error(), now);
     }
+    if (!faults_.lost.empty()) s.job.health.in_service = false;  // finished() may have put it back
     if (timed_out) continue;
     out.push_back(c);
   }
   for (auto& sp : slots_) {
-    if (sp->job.rebuild_due(now)) rebuild(*sp, sp->job.rebuild_reason, now);
+    if (sp->job.rebuild_due(now) && faults_.lost.empty()) rebuild(*sp, sp->job.rebuild_reason, now);
   }
 }
 

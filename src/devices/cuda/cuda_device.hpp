@@ -5,9 +5,14 @@
 // the completion inbox, so that it may sleep. In persistent mode a job is an entry in the slot's ring,
 // started by the resident block without a launch; nothing can signal its end, so the dispatcher polls
 // while such jobs run (persistent mode is for short jobs).
-// Faults: a failing job completes with DEVICE_ERROR or NO_MEMORY and its slot is rebuilt (a new
-// stream, a new resident block); one running past job_timeout completes with TIMEOUT and its slot
-// leaves service until the GPU finishes it. Its cost model (X_a, D_a per function) is measured at start.
+// Faults: a job whose launch the runtime refuses completes with DEVICE_ERROR (NO_MEMORY where its
+// buffers found no device memory) and its slot serves on; a job that fails on the device completes
+// with DEVICE_ERROR and its slot is rebuilt (a new stream, a new resident block); one running past
+// job_timeout completes with TIMEOUT and its slot leaves service until the GPU finishes it. An error
+// that loses the context (cuda_error_loses_context: an illegal address, a trap) takes every slot out of
+// service for good: CUDA cannot recover a process's context, so tandemd must be restarted, and
+// `tandem status` says so. activity() counts what happened. Its cost model (X_a, D_a per function) is
+// measured at start.
 #pragma once
 
 #include <atomic>
@@ -36,7 +41,12 @@ class CudaDevice final : public Device {
   int64_t next_deadline() const override;
   const uint32_t* wake_word() const override { return sink_->inbox().wake_word(); }
   SlotHealth slot_health(uint32_t slot) const override;
-  bool slot_in_service(uint32_t slot) const override { return slot < slots_.size() && slots_[slot]->job.health.in_service; }
+  bool slot_in_service(uint32_t slot) const override {
+    return slot < slots_.size() && slots_[slot]->job.health.in_service && faults_.lost.empty();
+  }
+  std::string activity() const override;
+  // Tests: the next job submitted to `slot` does `fault` instead (launch mode; launch.hpp's CudaFault).
+  void inject(uint32_t slot, CudaFault fault) { slots_.at(slot)->stream->inject(fault); }
   // Device-local memory: one cudaMalloc allocation; its copy engines are streams of their own
   // (CudaSlot::transfer) on the engines' threads.
   void attach_local_memory(char* base, uint64_t bytes) override;
@@ -56,6 +66,9 @@ class CudaDevice final : public Device {
   void announce(Slot& s);
   static constexpr int64_t kPolledNs = 200'000;  // a launched job is polled this long before a wake-up is asked for
   void rebuild(Slot& s, const std::string& why, int64_t now);
+  // A failure of slot s's job (`why`): counted; the context lost, or the slot rebuilt.
+  void job_failed(Slot& s, const std::string& why, int64_t now);
+  void lose_context(const std::string& why);
   void measure_copy_engines();
 
   config::CudaSettings settings_;
@@ -72,6 +85,7 @@ class CudaDevice final : public Device {
   std::unique_ptr<CallbackSink> sink_;
   std::vector<DeviceCompletion> ready_, arrived_;
   int64_t last_poll_ns_ = 0;
+  DeviceFaults faults_;  // since the device started, for `tandem status` (activity())
 };
 
 }  // namespace tandem::devices::cuda

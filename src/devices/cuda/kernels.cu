@@ -172,6 +172,9 @@ __global__ void __launch_bounds__(kCudaBlock) job_kernel(CudaJobParams p) {
 
 __global__ void empty_kernel() {}
 
+// Fault injection (tests): a kernel that stops the device with an error, which loses the context.
+__global__ void trap_kernel() { __trap(); }
+
 __global__ void __launch_bounds__(kCudaBlock) persistent_kernel(CudaRing* ring) {
   // The entry is copied in 8-byte words, one per thread: a single round trip across the bus rather
   // than one per field.
@@ -270,6 +273,15 @@ cudaError_t launch_job(const CudaJobParams& p, cudaStream_t stream) {
 
 cudaError_t launch_empty(cudaStream_t stream) {
   empty_kernel<<<1, 1, 0, stream>>>();
+  return cudaGetLastError();
+}
+
+cudaError_t launch_fault(CudaFault fault, cudaStream_t stream) {
+  if (fault == CudaFault::trap) {
+    trap_kernel<<<1, 1, 0, stream>>>();
+  } else {
+    empty_kernel<<<1, 4 * kCudaBlock * kCudaBlock, 0, stream>>>();  // more threads than a block may have
+  }
   return cudaGetLastError();
 }
 

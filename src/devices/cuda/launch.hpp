@@ -41,6 +41,14 @@ cudaError_t launch_job(const CudaJobParams& params, cudaStream_t stream);
 // The raw baseline of the benchmarks: an empty kernel, one thread.
 cudaError_t launch_empty(cudaStream_t stream);
 
+// Faults a test injects in place of a job (CudaSlot::inject): a launch the runtime refuses
+// (cudaErrorInvalidConfiguration: the slot serves on), a kernel that traps (an error that loses the
+// context: every slot of the process leaves service), and a device allocation that fails
+// (cudaErrorMemoryAllocation: the job gets NO_MEMORY).
+enum class CudaFault : uint8_t { none, bad_launch, trap, no_memory };
+// Launches bad_launch's or trap's kernel on `stream`. Returns the launch's error.
+cudaError_t launch_fault(CudaFault fault, cudaStream_t stream);
+
 // ---- persistent mode: a ring in mapped pinned host memory, polled by one resident block ----
 inline constexpr uint32_t kRingDepth = 64;
 

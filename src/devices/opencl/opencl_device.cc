@@ -373,24 +373,19 @@ void OpenclDevice::finish_batch(Batch& b, const DeviceCompletion& c, int64_t now
 }
 
 void OpenclDevice::rebuild(Slot& s, const std::string& why, int64_t now) {
-  try {
-    if (s.queue) {  // its counts outlive the queue
-      retired_in_place_ += s.queue->buffers_in_place();
-      retired_copied_ += s.queue->buffers_copied();
-    }
-    s.queue.reset();
+  if (s.queue) {  // its counts outlive the queue
+    retired_in_place_ += s.queue->buffers_in_place();
+    retired_copied_ += s.queue->buffers_copied();
+  }
+  s.queue.reset();
+  rebuild_slot(s.job, faults_, why, now, "its command queue was rebuilt", [&] {
     if (failing_rebuilds_ > 0) {
       --failing_rebuilds_;
       throw Error(Status::device_error, "a failure injected by a test");
     }
     s.queue = std::make_unique<ClSlot>(context_, s.index);
     if (s.loaded_valid && s.queue->select(s.loaded) != Status::ok) s.loaded_valid = false;
-    s.job.rebuilt(why, "its command queue was rebuilt");
-    ++faults_.rebuilds;
-  } catch (const Error& e) {
-    ++faults_.failed_rebuilds;
-    s.job.rebuild_failed(now, why, e.what());
-  }
+  });
 }
 
 // A launch's commands ended: `c` from its event's callback (`announced`), or made by
@@ -537,11 +532,7 @@ std::string OpenclDevice::activity() const {
   std::string buffers = fmt::format("; host buffers: {} in place (CL_MEM_USE_HOST_PTR), {} copied{}", in_place, copied,
                                     per_job_ ? " (each job's method)" : "");
   if (!unbuilt_.empty()) buffers += "; kernels that did not build: " + unbuilt_;
-  if (faults_.out_of_memory > 0) buffers += fmt::format("; {} jobs found no device memory for their buffers", faults_.out_of_memory);
-  if (faults_.failed_launches + faults_.failed_rebuilds > 0) {
-    buffers += fmt::format("; faults: {} launches failed on the device, {} command queues rebuilt ({} rebuilds failed)",
-                           faults_.failed_launches, faults_.rebuilds, faults_.failed_rebuilds);
-  }
+  buffers += faults_.describe("command queues");
   if (!batching_) return "batching off" + buffers;
   if (!per_job_ && access_ != ClAccess::copy) return "batching off (zero_copy access)" + buffers;
   const BatchStats& b = batch_stats_;

@@ -183,14 +183,8 @@ class OpenclDevice final : public Device {
   uint64_t evicted_unannounced_ = 0;  // dropped from unannounced_ (bounded), their callbacks never seen
   uint32_t failing_rebuilds_ = 0;  // test hook (ClOptions::failing_rebuilds)
   // Since the device started, for `tandem status` (activity()): launches (jobs or batches) whose
-  // commands failed, and the rebuilds of a slot's queue that followed, successful or not.
-  struct Faults {
-    uint64_t failed_launches = 0;
-    uint64_t rebuilds = 0;
-    uint64_t failed_rebuilds = 0;
-    uint64_t out_of_memory = 0;  // jobs whose buffers found no device memory (NO_MEMORY)
-  };
-  Faults faults_;
+  // commands failed, the rebuilds of a slot's queue that followed, and jobs without device memory.
+  DeviceFaults faults_;
 };
 
 }  // namespace tandem::devices::opencl

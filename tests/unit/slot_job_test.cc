@@ -1,0 +1,77 @@
+// A real device's slot bookkeeping (devices/slot_job.hpp), shared by the OpenCL and CUDA devices: a
+// job past its limit, a rebuild that fails and is tried again with a growing wait, and the fault
+// clauses of `tandem status`'s activity line.
+#include "devices/slot_job.hpp"
+
+#include <gtest/gtest.h>
+
+namespace tandem::devices {
+namespace {
+
+TEST(SlotJob, AJobPastItsLimitTimesOutOnceAndItsSlotReturnsWhenTheDeviceFinishesIt) {
+  SlotJob job;
+  std::vector<DeviceCompletion> out;
+  job.start(7, 1'000);
+  job.expire(3, 1'000 + 999, 1'000, out);
+  EXPECT_TRUE(out.empty()) << "not yet past the limit";
+  job.expire(3, 2'000, 1'000, out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].token, 7u);
+  EXPECT_EQ(out[0].slot, 3u);
+  EXPECT_EQ(out[0].status, Status::timeout);
+  EXPECT_FALSE(job.health.in_service);
+  job.expire(3, 5'000, 1'000, out);
+  EXPECT_EQ(out.size(), 1u) << "completed once";
+  EXPECT_TRUE(job.finished(3'000'000)) << "already completed: nothing more to report";
+  EXPECT_TRUE(job.health.in_service);
+  EXPECT_NE(job.health.last_error.find("back in service"), std::string::npos) << job.health.last_error;
+  job.start(8, 4'000'000);
+  EXPECT_FALSE(job.finished(4'000'100)) << "a job on time is reported by its device";
+}
+
+TEST(SlotJob, AFailedRebuildIsTriedAgainWaitingTwiceAsLongEachTime) {
+  SlotJob job;
+  DeviceFaults faults;
+  int tries = 0;
+  const auto failing = [&] {
+    ++tries;
+    throw Error(Status::device_error, "no queue today");
+  };
+  rebuild_slot(job, faults, "slot 0: a job failed", 0, "its queue was rebuilt", failing);
+  EXPECT_FALSE(job.health.in_service);
+  EXPECT_EQ(job.rebuild_at_ns, SlotJob::kFirstRebuildWaitNs);
+  EXPECT_FALSE(job.rebuild_due(SlotJob::kFirstRebuildWaitNs - 1));
+  EXPECT_TRUE(job.rebuild_due(SlotJob::kFirstRebuildWaitNs));
+  EXPECT_EQ(job.deadline(1'000), SlotJob::kFirstRebuildWaitNs) << "the dispatcher wakes for the next try";
+  rebuild_slot(job, faults, job.rebuild_reason, 100, "its queue was rebuilt", failing);
+  EXPECT_EQ(job.rebuild_at_ns, 100 + 2 * SlotJob::kFirstRebuildWaitNs);
+  EXPECT_NE(job.health.last_error.find("slot 0: a job failed; rebuilding the slot failed 2 time(s) (last: no queue today)"),
+            std::string::npos)
+      << job.health.last_error;
+  for (int i = 0; i < 20; ++i) rebuild_slot(job, faults, job.rebuild_reason, 0, "its queue was rebuilt", failing);
+  EXPECT_EQ(job.rebuild_at_ns, SlotJob::kMaxRebuildWaitNs) << "the wait is bounded";
+  rebuild_slot(job, faults, job.rebuild_reason, 0, "its queue was rebuilt", [&] { ++tries; });
+  EXPECT_TRUE(job.health.in_service);
+  EXPECT_EQ(job.health.last_error, "slot 0: a job failed; its queue was rebuilt after 22 failed tries");
+  EXPECT_FALSE(job.rebuild_due(INT64_MAX - 1));
+  EXPECT_EQ(tries, 23);
+  EXPECT_EQ(faults.rebuilds, 1u);
+  EXPECT_EQ(faults.failed_rebuilds, 22u);
+}
+
+TEST(DeviceFaults, TheActivityLineNamesOnlyWhatHappened) {
+  DeviceFaults faults;
+  EXPECT_EQ(faults.describe("streams"), "");
+  faults.out_of_memory = 2;
+  EXPECT_EQ(faults.describe("streams"), "; 2 jobs found no device memory for their buffers");
+  faults.failed_launches = 3;
+  faults.rebuilds = 2;
+  faults.failed_rebuilds = 1;
+  faults.lost = "cudaErrorIllegalAddress";
+  EXPECT_EQ(faults.describe("command queues"),
+            "; 2 jobs found no device memory for their buffers; faults: 3 launches failed on the device, 2 command queues "
+            "rebuilt (1 rebuilds failed); device lost: cudaErrorIllegalAddress");
+}
+
+}  // namespace
+}  // namespace tandem::devices
