@@ -132,13 +132,14 @@ void apply_opencl(OpenclSettings& o, const toml::table& t, std::string_view sour
   check_keys(t, "device.opencl",
              {"slots", "resident", "platform", "device", "access", "job_timeout_ms", "reduction_groups", "batch_max_jobs",
               "batch_max_job_bytes", "batch_staging", "local_memory_mib", "copy_engines", "fail_every_launches",
-               "fail_allocations_over_kib"},
+              "fail_allocations_over_kib", "kernel_dir"},
              source);
   Node v{t};
   o.slots = count(v["slots"], o.slots, "device.opencl.slots", source, 1, 256);
   function_list(t, "device.opencl", o.resident, named.opencl_resident, source);
   text(t, "platform", "device.opencl", o.platform, source);
   text(t, "device", "device.opencl", o.device, source);
+  text(t, "kernel_dir", "device.opencl", o.kernel_dir, source);
   word(t, "access", "device.opencl", {"copy", "zero_copy", "job"}, o.access, source);
   o.job_timeout_s = number(v["job_timeout_ms"], o.job_timeout_s * 1e3, "device.opencl.job_timeout_ms", source, 1, 1e9) * 1e-3;
   o.reduction_groups = count(v["reduction_groups"], o.reduction_groups, "device.opencl.reduction_groups", source, 0, 1u << 16);

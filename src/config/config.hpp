@@ -99,6 +99,9 @@ struct OpenclSettings {
   // driver (its last command waits on an event set to an error status). 0: never.
   uint32_t fail_every_launches = 0;
   uint32_t fail_allocations_over_kib = 0;  // testing: a staging buffer over this fails (0: never)
+  // A folder whose <kernel>.cl files (accumulate.cl, sobel.cl, ...) replace the embedded OpenCL C
+  // sources, e.g. versions tuned for a device; a kernel without a file keeps the embedded one. "": none.
+  std::string kernel_dir;
 };
 
 // [device.cuda]: an NVIDIA GPU through the CUDA runtime (built when the toolkit was found).

@@ -58,6 +58,9 @@ struct DeviceInfo {
   std::vector<std::string> found;
   uint32_t slots = 0;
   std::bitset<TANDEM_FN_MAX> loadable;                    // functions a slot can hold
+  // Functions the device has a kernel for that did not build here (OpenCL): not loadable, and a
+  // configured resident one is left out with a warning rather than refused (devices::make_devices).
+  std::bitset<TANDEM_FN_MAX> not_built;
   std::array<model::AccelModel, TANDEM_FN_MAX> models{};  // per function: X_a, D_a, reconfiguration, bandwidth
   // A device that copies some methods' jobs into its own memory and works on others in place (OpenCL
   // with access = "job"): per function, X_a and D_a measured with the copies, where `models` are

@@ -1,5 +1,7 @@
 #include "devices/device_factory.hpp"
 
+#include <fmt/format.h>
+
 #include "devices/copy_engines.hpp"
 #include "devices/emu/emu_device.hpp"
 #if TANDEM_HAVE_RTL_DEVICE
@@ -71,6 +73,12 @@ std::vector<std::unique_ptr<Device>> make_devices(const config::Config& config, 
     const DeviceInfo& info = device->info();
     for (const std::string& name : resident_functions(kind, config)) {
       const funcs::FunctionInfo* fn = funcs::find_function(name);
+      if (fn != nullptr && info.not_built[fn->id]) {
+        // A kernel that did not build here (its log is above): the other functions serve, and this
+        // one's calls run on the CPU; its slot starts empty.
+        fmt::print(stderr, "tandem: device.{}.resident: '{}' is left out: its kernel did not build on this device\n", kind, name);
+        continue;
+      }
       if (fn == nullptr || !info.loadable[fn->id]) {
         throw Error(Status::invalid_argument, "device." + kind + ".resident: '" + name + "' has no accelerator on the " +
                                                   kind + " device");

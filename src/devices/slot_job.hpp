@@ -91,7 +91,8 @@ struct SlotJob {
 
 // A real device's faults since it started, for `tandem status` (Device::activity()).
 struct DeviceFaults {
-  uint64_t failed_launches = 0;  // launches (a job or a batch) whose commands failed on the device
+  // Launches (a job or a batch) whose commands failed on the device, or that the API refused (CUDA).
+  uint64_t failed_launches = 0;
   uint64_t rebuilds = 0;         // slots rebuilt after one (a new queue or stream)
   uint64_t failed_rebuilds = 0;  // tries that failed (the slot stays out of service)
   uint64_t out_of_memory = 0;    // jobs whose buffers found no device memory (NO_MEMORY)

@@ -56,7 +56,8 @@ std::unique_ptr<Dispatcher> build_dispatcher(const config::Config& config, const
     const auto& resident = devices::resident_functions(dispatcher->device_info(i).kind, config);
     const uint32_t slots = dispatcher->device_info(i).slots;
     for (uint32_t s = 0; s < resident.size() && s < slots; ++s) {
-      if (const auto* fn = funcs::find_function(resident[s])) dispatcher->preload(dispatcher->first_slot(i) + s, fn->id);
+      const auto* fn = funcs::find_function(resident[s]);
+      if (fn != nullptr && dispatcher->device_info(i).loadable[fn->id]) dispatcher->preload(dispatcher->first_slot(i) + s, fn->id);
     }
   }
   // The reconfiguration manager ([reconfig]; thesis 5.4.7), run every monitoring period. The policy

@@ -5,6 +5,7 @@
 // memory, and a job past its time limit. Needs a GPU: without one every test skips and prints why.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -60,8 +61,9 @@ TEST(CudaDevice, DescribesItselfAndItsMemory) {
   EXPECT_GT(info.models[TANDEM_FN_NOP].latency_s, 0);
   EXPECT_EQ(info.models[TANDEM_FN_WORK_BASE + 3].throughput, info.models[TANDEM_FN_WORK].throughput) << "the variants share work's";
   // Discovery's list, for `tandem status` ("found on this machine:"), names the GPU chosen.
-  ASSERT_FALSE(info.found.empty());
-  EXPECT_EQ(info.found.front().rfind("device 0: ", 0), 0u) << info.found.front();
+  const auto& chosen = d.context().device();
+  const std::string line = "device " + std::to_string(chosen.index) + ": " + devices::cuda::describe_cuda_device(chosen);
+  EXPECT_NE(std::find(info.found.begin(), info.found.end(), line), info.found.end()) << line;
   EXPECT_EQ(d.activity(), "launch mode, copy access") << "nothing failed yet";
   std::printf("%s\n  copy engines: %.3g B/s, set-up %.1f us\n", info.description.c_str(), info.memory.copy_engine_bps,
               info.memory.copy_engine_setup_s * 1e6);
@@ -196,8 +198,9 @@ TEST(CudaDevice, ARefusedLaunchOrAllocationFailsOnlyItsJob) {
 
 // A kernel that traps loses the process's context (CUDA cannot recover it): its job completes with
 // DEVICE_ERROR, every slot leaves service for good with the reason, a job on another slot is refused,
-// nothing is rebuilt, and the idle device asks the dispatcher for no wake-ups. Runs in its own process
-// (ctest runs each test alone), since the context stays lost.
+// nothing is rebuilt, and the idle device asks the dispatcher for no wake-ups. The context stays lost
+// for the rest of the process: ctest runs each test in a process of its own, and
+// scripts/cuda_device_check.sh runs this one apart from the others.
 TEST(CudaDevice, AKernelThatTrapsLosesTheContextAndEverySlotLeavesService) {
   TANDEM_REQUIRE_GPU();
   CudaDevice d(settings(3));

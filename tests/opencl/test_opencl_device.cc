@@ -1009,6 +1009,53 @@ TEST(OpenclDaemon, ProcessesGetTheReferenceWhileKernelsFail) {
   EXPECT_NE(activity.find(" launches failed on the device, "), std::string::npos) << activity;
 }
 
+// [device.opencl] kernel_dir: its sobel.cl replaces the embedded source and does not build. tandemd
+// starts all the same: sobel, configured resident, is left out (its slot starts empty), the other
+// functions serve, and every client's calls, sobel's included (on the CPU), give the reference.
+// `tandem status` names the kernel. A kernel_dir that is not a folder is refused at start.
+TEST(OpenclDaemon, AResidentKernelThatDoesNotBuildIsLeftOutAndTheOthersServe) {
+  char tmpl[] = "/tmp/tandem-kernels-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::string file = dir + "/sobel.cl";
+  FILE* f = std::fopen(file.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs("__kernel void tandem_sobel( { }\n", f);
+  std::fclose(f);
+  {
+    testing::DaemonProcess d(std::string(kAllResident) + "kernel_dir = \"" + dir + "\"\n");
+    ASSERT_TRUE(d.alive()) << "a kernel that does not build must not stop the daemon";
+    run_clients(d.socket(), 2, [](int i, client::Runtime& rt) {
+      std::string report;
+      const int failures = testing::run_random_calls(rt, 1560 + i, 60, {}, {.zero_copy_reaches = false, .device_local = true},
+                                                     report, nullptr);
+      if (failures > 0) std::fprintf(stderr, "client %d:\n%s", i, report.c_str());
+      return failures;
+    });
+    ASSERT_TRUE(d.alive());
+    const nlohmann::json status = testing::daemon_status(d);
+    const nlohmann::json& device = status["devices"][0];
+    const std::string activity = device.value("activity", "");
+    EXPECT_NE(activity.find("; kernels that did not build: sobel ("), std::string::npos) << activity;
+    int accumulate_jobs = 0;
+    for (const auto& slot : device["slots"]) {
+      EXPECT_NE(slot["function"].get<std::string>(), "sobel") << slot.dump();
+      if (slot["function"].get<std::string>() == "accumulate") accumulate_jobs += slot["jobs_done"].get<int>();
+    }
+    EXPECT_EQ(device["slots"][3]["state"].get<std::string>(), "empty") << "sobel's resident slot: " << device["slots"][3].dump();
+    EXPECT_GT(accumulate_jobs, 0) << device.dump(2);
+  }
+  std::remove(file.c_str());
+  rmdir(dir.c_str());
+  config::OpenclSettings missing = settings(1);
+  missing.kernel_dir = dir;  // removed: not a folder any more
+  try {
+    OpenclDevice d(missing);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("device.opencl.kernel_dir: '" + dir + "' is not a folder"), std::string::npos) << e.what();
+  }
+}
+
 TEST(OpenclDaemon, SeveralProcessesShareTheDeviceThroughTandemd) {
   testing::DaemonProcess d(kAllResident);
   ASSERT_TRUE(d.alive());

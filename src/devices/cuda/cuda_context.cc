@@ -37,7 +37,6 @@ bool cuda_error_loses_context(int error) {
     case cudaErrorInvalidAddressSpace:
     case cudaErrorInvalidPc:
     case cudaErrorLaunchFailure:
-    case cudaErrorECCUncorrectable:
     case cudaErrorMpsClientTerminated:
       return true;
     default:

@@ -33,7 +33,7 @@ namespace tandem::devices::cuda {
 std::string cuda_message(std::string_view what, cudaError_t error);
 Status status_from_cuda(cudaError_t error);
 // An error after which the process's context is unusable ("the process must be terminated and
-// relaunched", driver_types.h): an illegal address, a trap or assert, an ECC error... Every later
+// relaunched", driver_types.h): an illegal address, a trap or assert, a launch timeout... Every later
 // call of the process on that device fails, so the device cannot be rebuilt slot by slot.
 bool cuda_error_loses_context(int error);
 

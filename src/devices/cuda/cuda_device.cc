@@ -108,7 +108,8 @@ CudaDevice::~CudaDevice() {
   // keep the sink for any that never came rather than free what a late one would use. Their streams
   // are still busy then (a hung kernel): their slots are kept too, since freeing a slot's buffers
   // would wait for the whole device (cudaFree) while the kernel still uses them.
-  const int64_t deadline = now_ns() + 5'000'000'000;
+  // After a loss no host function will ever run (nor need the slots wait): nothing to wait for.
+  const int64_t deadline = faults_.lost.empty() ? now_ns() + 5'000'000'000 : 0;
   while (sink_->pending() > 0 && now_ns() < deadline) std::this_thread::sleep_for(std::chrono::microseconds(100));
   if (sink_->pending() > 0) {
     for (auto& s : slots_) (void)s.release();
@@ -177,24 +178,25 @@ void CudaDevice::announce(Slot& s) {
   }
 }
 
-void CudaDevice::rebuild(Slot& s, const std::string& why, int64_t now) {
+void CudaDevice::rebuild(Slot& s, std::string why, int64_t now) {
   s.stream.reset();
   rebuild_slot(s.job, faults_, why, now, "the slot's stream was rebuilt",
                [&] { s.stream = std::make_unique<CudaSlot>(context_, s.index, mode_, settings_.persistent_staging_bytes); });
 }
 
-void CudaDevice::job_failed(Slot& s, const std::string& why, int64_t now) {
+void CudaDevice::job_failed(Slot& s, std::string why, int64_t now) {
+  if (!faults_.lost.empty()) return;  // jobs in flight at the loss fail with it: counted once
   ++faults_.failed_launches;
-  if (s.stream->last_cuda_error() == cudaErrorMemoryAllocation) ++faults_.out_of_memory;
   if (cuda_error_loses_context(s.stream->last_cuda_error())) {
     lose_context(why);
-  } else if (faults_.lost.empty()) {
-    rebuild(s, why, now);
+  } else {
+    rebuild(s, std::move(why), now);
   }
 }
 
 // Every slot leaves service, and none is rebuilt: each later call of this process on the device
-// would fail. Jobs still in flight complete when poll() finds their streams failed.
+// would fail. Jobs still in flight complete at the next poll (next_deadline asks for one at once),
+// which finds their streams failed.
 void CudaDevice::lose_context(const std::string& why) {
   if (!faults_.lost.empty()) return;
   faults_.lost = why + " (an error CUDA does not recover from: restart tandemd)";
@@ -240,7 +242,10 @@ void CudaDevice::poll(int64_t now, std::vector<DeviceCompletion>& out) {
       c.status = st;
       job_failed(s, s.stream->last_error(), now);
     }
-    if (!faults_.lost.empty()) s.job.health.in_service = false;  // finished() may have put it back
+    if (!faults_.lost.empty()) {  // finished() may have put it back (a job that had timed out)
+      s.job.health.in_service = false;
+      s.job.health.last_error = "out of service for good: the CUDA context is lost: " + faults_.lost;
+    }
     if (timed_out) continue;
     out.push_back(c);
   }
@@ -258,10 +263,14 @@ int64_t CudaDevice::next_deadline() const {
     // Jobs without a wake-up (persistent ones, and launched ones while young) are looked at again at
     // once: the dispatcher spins, and sees the end within a microsecond. An abandoned job's end is
     // only seen by asking.
-    if (s->job.abandoned) {
+    if (!faults_.lost.empty()) {
+      deadline = std::min(deadline, last_poll_ns_);  // its stream has failed: the next poll completes it
+    } else if (s->job.abandoned) {
       deadline = std::min(deadline, last_poll_ns_ + 20'000);
     } else if (!s->announced) {
       deadline = std::min(deadline, last_poll_ns_ + 1'000);
+    } else {
+      deadline = std::min(deadline, last_poll_ns_ + kAnnouncedCheckNs);
     }
   }
   return deadline;

@@ -46,7 +46,10 @@ class CudaDevice final : public Device {
   }
   std::string activity() const override;
   // Tests: the next job submitted to `slot` does `fault` instead (launch mode; launch.hpp's CudaFault).
-  void inject(uint32_t slot, CudaFault fault) { slots_.at(slot)->stream->inject(fault); }
+  void inject(uint32_t slot, CudaFault fault) {
+    if (slots_.at(slot)->stream) slots_[slot]->stream->inject(fault);
+  }
+  CudaContext& context() { return context_; }
   // Device-local memory: one cudaMalloc allocation; its copy engines are streams of their own
   // (CudaSlot::transfer) on the engines' threads.
   void attach_local_memory(char* base, uint64_t bytes) override;
@@ -65,9 +68,13 @@ class CudaDevice final : public Device {
   static void on_done(void* user);
   void announce(Slot& s);
   static constexpr int64_t kPolledNs = 200'000;  // a launched job is polled this long before a wake-up is asked for
-  void rebuild(Slot& s, const std::string& why, int64_t now);
+  // An announced job is still asked for this often: its host function never runs if the job's error
+  // loses the context (cudaLaunchHostFunc), which would leave the failure unseen until job_timeout.
+  static constexpr int64_t kAnnouncedCheckNs = 5'000'000;
+  // `why` by value: it is often the old stream's last_error(), which the rebuild destroys.
+  void rebuild(Slot& s, std::string why, int64_t now);
   // A failure of slot s's job (`why`): counted; the context lost, or the slot rebuilt.
-  void job_failed(Slot& s, const std::string& why, int64_t now);
+  void job_failed(Slot& s, std::string why, int64_t now);
   void lose_context(const std::string& why);
   void measure_copy_engines();
 

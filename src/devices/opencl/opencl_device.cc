@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "base/clock.hpp"
@@ -19,6 +22,21 @@ ClOptions options_from(const config::OpenclSettings& s, ClOptions o) {
   o.device = s.device;
   o.reduction_groups = s.reduction_groups;
   o.profiling = true;
+  if (!s.kernel_dir.empty()) {
+    std::error_code error;
+    if (!std::filesystem::is_directory(s.kernel_dir, error)) {
+      throw Error(Status::invalid_argument, "device.opencl.kernel_dir: '" + s.kernel_dir + "' is not a folder");
+    }
+    for (size_t i = 0; i < kKernelCount; ++i) {
+      const std::filesystem::path file = std::filesystem::path(s.kernel_dir) / fmt::format("{}.cl", kernel_name(static_cast<KernelId>(i)));
+      if (!o.source_overrides[i].empty() || !std::filesystem::exists(file, error)) continue;
+      std::ifstream in(file, std::ios::binary);
+      std::ostringstream text;
+      text << in.rdbuf();
+      if (!in || text.str().empty()) throw Error(Status::invalid_argument, "device.opencl.kernel_dir: cannot read " + file.string());
+      o.source_overrides[i] = text.str();
+    }
+  }
   return o;
 }
 
@@ -51,10 +69,11 @@ OpenclDevice::OpenclDevice(const config::OpenclSettings& settings, const ClOptio
       info_.loadable.set(fn->id);
       continue;
     }
+    info_.not_built.set(fn->id);
     // Not loadable: the engine never places its functions here. Said once per kernel (work's serves 17
     // functions): on stderr with the whole build log (tandemd's log), and in `tandem status` by its
     // first line.
-    if (said[static_cast<size_t>(id)]) continue;
+    if (said[static_cast<size_t>(id)]) continue;  // (after not_built: work's variants are named too)
     said.set(static_cast<size_t>(id));
     const std::string_view log = program.log;
     fmt::print(stderr, "tandem: opencl: the {} kernel did not build; its functions are not loadable on this device:\n{}\n",
