@@ -285,6 +285,19 @@ std::unique_ptr<client::Runtime> open_embedded_on(const DeviceBenchOptions& o, c
   ro.config_text = device_section(o, resident, slots, extra);
   auto opened = client::Runtime::open(ro);
   if (!opened) throw Error(opened.status(), "embedded runtime: " + opened.message());
+  // A resident function whose kernel did not build is left out by the runtime (a warning on stderr):
+  // its figures would be the CPU's, so the benchmark stops instead.
+  for (size_t open_quote = resident.find('"'); open_quote != std::string::npos;) {
+    const size_t close_quote = resident.find('"', open_quote + 1);
+    const std::string name = resident.substr(open_quote + 1, close_quote - open_quote - 1);
+    const funcs::FunctionInfo* fn = funcs::find_function(name);
+    if (fn != nullptr && opened.value()->device_kind(fn->id) != o.device) {
+      throw Error(Status::not_accelerated, fmt::format("{} has no accelerator on the {} device: its kernel did not build "
+                                                       "there (the build log is above)",
+                                                       name, o.device));
+    }
+    open_quote = resident.find('"', close_quote + 1);
+  }
   return std::move(opened.value());
 }
 

@@ -71,12 +71,17 @@ std::vector<std::unique_ptr<Device>> make_devices(const config::Config& config, 
   for (const std::string& kind : config.device.kinds) {
     auto device = make_device(kind, config, context);
     const DeviceInfo& info = device->info();
+    std::bitset<TANDEM_FN_MAX> left_out;
     for (const std::string& name : resident_functions(kind, config)) {
       const funcs::FunctionInfo* fn = funcs::find_function(name);
       if (fn != nullptr && info.not_built[fn->id]) {
         // A kernel that did not build here (its log is above): the other functions serve, and this
-        // one's calls run on the CPU; its slot starts empty.
-        fmt::print(stderr, "tandem: device.{}.resident: '{}' is left out: its kernel did not build on this device\n", kind, name);
+        // one's calls run on the CPU; its slots start empty. Said once per function.
+        if (!left_out[fn->id]) {
+          fmt::print(stderr, "tandem: device.{}.resident: '{}' is left out: its kernel did not build on this device\n", kind,
+                     name);
+        }
+        left_out.set(fn->id);
         continue;
       }
       if (fn == nullptr || !info.loadable[fn->id]) {

@@ -27,7 +27,9 @@ const std::vector<std::string>& resident_functions(std::string_view kind, const 
 
 // One device per entry of config.device.kinds, in that order, then the copy engines of those that offer
 // device-local memory (a device of kind "copy" each). Set-up code: throws tandem::Error naming
-// the device when one cannot start (a kind this build lacks, a resident function it cannot hold, ...).
+// the device when one cannot start (a kind this build lacks, a resident function it has no kernel
+// for, ...). A resident function whose kernel did not build on the device (DeviceInfo::not_built) is
+// left out with a warning on stderr instead.
 std::vector<std::unique_ptr<Device>> make_devices(const config::Config& config, const DeviceContext& context = {});
 
 }  // namespace tandem::devices

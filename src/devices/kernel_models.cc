@@ -98,8 +98,9 @@ void measure_kernel_models(DeviceInfo& info, const std::function<bool(KernelId)>
     (void)kernel_for_function(fn->id, id);
     model::AccelModel& m = info.models[fn->id];
     const int64_t s0 = now_ns();
-    if (!select(id)) {
+    if (!select(id)) {  // its kernel object cannot be made: as if it had not built
       info.loadable.reset(fn->id);
+      info.not_built.set(fn->id);
       continue;
     }
     m.reconfig_s = static_cast<double>(now_ns() - s0) * 1e-9;

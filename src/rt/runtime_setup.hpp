@@ -19,9 +19,9 @@ struct SetupOptions {
 };
 
 // A dispatcher (not started) with the configured devices, each device's resident functions already
-// loaded and the configured reconfiguration policy. Set-up code: throws tandem::Error naming the
-// device or key when something cannot start (a device this build lacks, a resident function a
-// device cannot hold).
+// loaded (but those whose kernel did not build: their slots start empty) and the configured
+// reconfiguration policy. Set-up code: throws tandem::Error naming the device or key when something
+// cannot start (a device this build lacks, a resident function a device has no kernel for).
 std::unique_ptr<Dispatcher> build_dispatcher(const config::Config& config, const SetupOptions& options = {});
 
 }  // namespace tandem::rt

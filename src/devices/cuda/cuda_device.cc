@@ -141,7 +141,7 @@ void CudaDevice::submit(uint32_t slot, const DeviceJob& job) {
                                          [&](uint64_t offset, void* dst, uint64_t bytes) { return s.stream->read_local(offset, dst, bytes); });
   if (read_failed) {
     refused.status = planned;
-    s.job.health.last_error = s.stream->last_error();
+    refused_by_cuda(s, planned);
     return ready_.push_back(refused);
   }
   if (planned != Status::ok || !s.loaded_valid || plan.kernel != s.loaded) {
@@ -149,15 +149,8 @@ void CudaDevice::submit(uint32_t slot, const DeviceJob& job) {
     return ready_.push_back(refused);
   }
   if (Status st = s.stream->enqueue(job.call, plan, access_); st != Status::ok) {
-    // Refused before it ran (a launch, an allocation): the slot serves on, unless the error lost the context.
     refused.status = st;
-    s.job.health.last_error = s.stream->last_error();
-    if (st == Status::no_memory) {
-      ++faults_.out_of_memory;
-    } else if (s.stream->last_cuda_error() != cudaSuccess) {
-      ++faults_.failed_launches;
-      if (cuda_error_loses_context(s.stream->last_cuda_error())) lose_context(s.stream->last_error());
-    }
+    refused_by_cuda(s, st);
     return ready_.push_back(refused);
   }
   s.job.start(job.token, job.start_ns);
@@ -182,6 +175,18 @@ void CudaDevice::rebuild(Slot& s, std::string why, int64_t now) {
   s.stream.reset();
   rebuild_slot(s.job, faults_, why, now, "the slot's stream was rebuilt",
                [&] { s.stream = std::make_unique<CudaSlot>(context_, s.index, mode_, settings_.persistent_staging_bytes); });
+}
+
+// A job refused before it ran (a launch, an allocation, the read of dct_quant's table): the slot
+// serves on, unless CUDA's error lost the context.
+void CudaDevice::refused_by_cuda(Slot& s, Status status) {
+  s.job.health.last_error = s.stream->last_error();
+  if (status == Status::no_memory) {
+    ++faults_.out_of_memory;
+  } else if (s.stream->last_cuda_error() != cudaSuccess && faults_.lost.empty()) {
+    ++faults_.failed_launches;
+    if (cuda_error_loses_context(s.stream->last_cuda_error())) lose_context(s.stream->last_error());
+  }
 }
 
 void CudaDevice::job_failed(Slot& s, std::string why, int64_t now) {
@@ -224,7 +229,10 @@ void CudaDevice::poll(int64_t now, std::vector<DeviceCompletion>& out) {
     Slot& s = *sp;
     if (!s.job.busy) continue;
     bool done = false;
-    const Status st = s.stream->query(done);
+    Status st = s.stream->query(done);
+    if (st == Status::ok && !done && !faults_.lost.empty()) {
+      st = Status::device_error;  // its stream cannot finish it any more: completed as failed at once
+    }
     if (st == Status::ok && !done) {
       if (mode_ == CudaMode::launch && !s.announce_tried && now - s.job.start_ns > kPolledNs) announce(s);
       s.job.expire(s.index, now, timeout_ns_, out);
@@ -261,12 +269,12 @@ int64_t CudaDevice::next_deadline() const {
     deadline = std::min(deadline, s->job.deadline(timeout_ns_));  // and a failed rebuild's next try
     if (!s->job.busy) continue;
     // Jobs without a wake-up (persistent ones, and launched ones while young) are looked at again at
-    // once: the dispatcher spins, and sees the end within a microsecond. An abandoned job's end is
-    // only seen by asking.
+    // once: the dispatcher spins, and sees the end within a microsecond. An abandoned job (past
+    // job_timeout) is asked for less often: far enough apart that the dispatcher sleeps between.
     if (!faults_.lost.empty()) {
-      deadline = std::min(deadline, last_poll_ns_);  // its stream has failed: the next poll completes it
+      deadline = std::min(deadline, last_poll_ns_);  // the next poll completes it (failed)
     } else if (s->job.abandoned) {
-      deadline = std::min(deadline, last_poll_ns_ + 20'000);
+      deadline = std::min(deadline, last_poll_ns_ + (s->announced ? kAnnouncedCheckNs : kAbandonedCheckNs));
     } else if (!s->announced) {
       deadline = std::min(deadline, last_poll_ns_ + 1'000);
     } else {

@@ -71,10 +71,12 @@ class CudaDevice final : public Device {
   // An announced job is still asked for this often: its host function never runs if the job's error
   // loses the context (cudaLaunchHostFunc), which would leave the failure unseen until job_timeout.
   static constexpr int64_t kAnnouncedCheckNs = 5'000'000;
+  static constexpr int64_t kAbandonedCheckNs = 200'000;  // above the dispatcher's spin threshold (50 us)
   // `why` by value: it is often the old stream's last_error(), which the rebuild destroys.
   void rebuild(Slot& s, std::string why, int64_t now);
   // A failure of slot s's job (`why`): counted; the context lost, or the slot rebuilt.
   void job_failed(Slot& s, std::string why, int64_t now);
+  void refused_by_cuda(Slot& s, Status status);
   void lose_context(const std::string& why);
   void measure_copy_engines();
 

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -23,17 +25,25 @@ ClOptions options_from(const config::OpenclSettings& s, ClOptions o) {
   o.reduction_groups = s.reduction_groups;
   o.profiling = true;
   if (!s.kernel_dir.empty()) {
+    const auto refuse = [&](const std::string& what) {
+      throw Error(Status::invalid_argument, "device.opencl.kernel_dir: " + what);
+    };
     std::error_code error;
-    if (!std::filesystem::is_directory(s.kernel_dir, error)) {
-      throw Error(Status::invalid_argument, "device.opencl.kernel_dir: '" + s.kernel_dir + "' is not a folder");
-    }
+    const bool folder = std::filesystem::is_directory(s.kernel_dir, error);
+    if (error) refuse(fmt::format("'{}': {}", s.kernel_dir, error.message()));
+    if (!folder) refuse(fmt::format("'{}' is not a folder", s.kernel_dir));
     for (size_t i = 0; i < kKernelCount; ++i) {
-      const std::filesystem::path file = std::filesystem::path(s.kernel_dir) / fmt::format("{}.cl", kernel_name(static_cast<KernelId>(i)));
-      if (!o.source_overrides[i].empty() || !std::filesystem::exists(file, error)) continue;
+      if (!o.source_overrides[i].empty()) continue;  // a test's override comes first
+      const std::filesystem::path file =
+          std::filesystem::path(s.kernel_dir) / fmt::format("{}.cl", kernel_name(static_cast<KernelId>(i)));
+      const bool present = std::filesystem::exists(file, error);
+      if (error) refuse(fmt::format("{}: {}", file.string(), error.message()));
+      if (!present) continue;  // the embedded source
       std::ifstream in(file, std::ios::binary);
       std::ostringstream text;
       text << in.rdbuf();
-      if (!in || text.str().empty()) throw Error(Status::invalid_argument, "device.opencl.kernel_dir: cannot read " + file.string());
+      if (!in) refuse(fmt::format("cannot read {}: {}", file.string(), std::strerror(errno)));
+      if (text.str().empty()) refuse(file.string() + " is empty");
       o.source_overrides[i] = text.str();
     }
   }
