@@ -96,7 +96,9 @@ struct DeviceFaults {
   uint64_t rebuilds = 0;         // slots rebuilt after one (a new queue or stream)
   uint64_t failed_rebuilds = 0;  // tries that failed (the slot stays out of service)
   uint64_t out_of_memory = 0;    // jobs whose buffers found no device memory (NO_MEMORY)
-  std::string lost;              // why the whole device is unusable (empty while it is not)
+  std::string lost;              // why the whole device is out of service (empty while it is not)
+  uint64_t losses = 0;           // times it went out of service as a whole (DeviceBreaker, a lost CUDA context)
+  std::string last_loss;         // the last one's reason, once it serves again
 
   // The clauses of the activity line ("; ..." each), empty when nothing happened. `rebuilt` names
   // what a rebuild makes ("command queues", "streams").
@@ -107,8 +109,55 @@ struct DeviceFaults {
       s += fmt::format("; faults: {} launches failed on the device, {} {} rebuilt ({} rebuilds failed)", failed_launches,
                        rebuilds, rebuilt, failed_rebuilds);
     }
-    if (!lost.empty()) s += "; device lost: " + lost;
+    if (!lost.empty()) {
+      s += "; device lost: " + lost;
+    } else if (losses > 0) {
+      s += fmt::format("; device lost {} time(s), serving again (the last: {})", losses, last_loss);
+    }
     return s;
+  }
+};
+
+// A device on which every launch fails (a GPU reset or a context the driver dropped: each slot's new
+// queue fails as the old one did) is taken out of service as a whole after kFailuresInARow failed
+// launches without a success between: its jobs are then refused at once (the client runs them on the
+// CPU) instead of each paying a launch, a failure and a rebuild. After a wait (100 ms, doubling to
+// 10 s while it keeps failing) every slot serves again on probation: a success ends the probation,
+// the first failure takes the device out again. The device asks slot_in_service() through
+// DeviceFaults::lost. Dispatcher thread only.
+struct DeviceBreaker {
+  static constexpr uint32_t kFailuresInARow = 8;
+  uint32_t failures_in_a_row = 0;
+  bool probation = false;
+  int64_t wait_ns = 0;
+  int64_t retry_at_ns = INT64_MAX;  // when the slots serve again (while out of service)
+
+  // A launch (a job or a batch) ended: failed, or not.
+  void launch_ended(bool failed, std::string_view why, int64_t now, DeviceFaults& faults) {
+    if (!failed) {
+      failures_in_a_row = 0;
+      probation = false;
+      if (faults.lost.empty()) wait_ns = 0;  // (a job in flight at the loss that succeeds changes nothing)
+      return;
+    }
+    ++failures_in_a_row;
+    if (!faults.lost.empty()) return;  // a job in flight at the loss
+    if (!probation && failures_in_a_row < kFailuresInARow) return;
+    wait_ns = probation ? std::min(wait_ns * 2, SlotJob::kMaxRebuildWaitNs) : SlotJob::kFirstRebuildWaitNs;
+    probation = false;
+    retry_at_ns = now + wait_ns;
+    ++faults.losses;
+    faults.lost = fmt::format("{} launches in a row failed (the last: {}); every slot is out of service for {:.0f} ms, "
+                              "then serves on probation",
+                              failures_in_a_row, why, static_cast<double>(wait_ns) / 1e6);
+  }
+  // Ends the wait once it is over: every slot serves again, on probation.
+  void poll(int64_t now, DeviceFaults& faults) {
+    if (faults.lost.empty() || now < retry_at_ns) return;
+    faults.last_loss = std::move(faults.lost);
+    faults.lost.clear();
+    probation = true;
+    retry_at_ns = INT64_MAX;
   }
 };
 

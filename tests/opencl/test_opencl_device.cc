@@ -8,11 +8,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -230,6 +232,42 @@ TEST(OpenclDevice, AJobWhoseCommandTheDriverTerminatesFailsAndItsSlotIsRebuilt) 
   EXPECT_EQ(run_one(d, 1, 21, nop->device_call()).status, Status::ok);
   EXPECT_EQ(run_one(d, 2, 22, image->device_call()).status, Status::ok);
   EXPECT_TRUE(image->outputs_match());
+}
+
+// A device whose every launch fails (every job terminated by the driver, as after a GPU reset) leaves
+// service as a whole after 8 failures in a row: a job is then refused at once without a launch (one that
+// would now succeed: the fault is off), the slots and `tandem status` say why, and after 100 ms the
+// slots serve again on probation and a job succeeds.
+TEST(OpenclDevice, ADeviceWhoseEveryLaunchFailsLeavesServiceAndServesAgainAfterAWait) {
+  OpenclDevice d(settings(2, 5));
+  d.configure(0, TANDEM_FN_ACCUMULATE);
+  d.configure(1, TANDEM_FN_ACCUMULATE);
+  auto big = KernelCase::accumulate(100'000, 0, 43);  // too large for a batch: one launch per job
+  d.context().fail_every_launches(1);
+  for (uint32_t i = 0; i < devices::DeviceBreaker::kFailuresInARow; ++i) {
+    EXPECT_TRUE(d.slot_in_service(i % 2)) << i;
+    const Status st = run_one(d, i % 2, 100 + i, big->device_call()).status;
+    EXPECT_TRUE(st == Status::device_error || st == Status::no_memory) << i << ": " << to_string(st);
+  }
+  EXPECT_FALSE(d.slot_in_service(0));
+  EXPECT_FALSE(d.slot_in_service(1));
+  const std::string why = d.slot_health(1).last_error;
+  EXPECT_NE(why.find("out of service: the device is lost: 8 launches in a row failed (the last: "), std::string::npos) << why;
+  EXPECT_NE(why.find("terminated on the device"), std::string::npos) << why;
+  EXPECT_NE(d.activity().find("; device lost: 8 launches in a row failed"), std::string::npos) << d.activity();
+  d.context().fail_every_launches(0);
+  EXPECT_EQ(run_one(d, 0, 200, big->device_call()).status, Status::device_error) << "refused, not launched";
+  std::this_thread::sleep_for(std::chrono::milliseconds(120));
+  std::vector<DeviceCompletion> none;
+  d.poll(now_ns(), none);
+  EXPECT_TRUE(none.empty());
+  EXPECT_TRUE(d.slot_in_service(0));
+  EXPECT_TRUE(d.slot_in_service(1));
+  const DeviceCompletion ok = run_one(d, 1, 201, big->device_call());
+  EXPECT_EQ(ok.status, Status::ok) << d.slot_health(1).last_error;
+  EXPECT_EQ(ok.value, big->reference_value());
+  EXPECT_NE(d.activity().find("; device lost 1 time(s), serving again (the last: 8 launches in a row failed"), std::string::npos)
+      << d.activity();
 }
 
 // A failed launch found by asking its event completes at once; a conforming driver may still run its

@@ -73,5 +73,57 @@ TEST(DeviceFaults, TheActivityLineNamesOnlyWhatHappened) {
             "rebuilt (1 rebuilds failed); device lost: cudaErrorIllegalAddress");
 }
 
+TEST(DeviceBreaker, EightFailuresInARowTakeTheDeviceOutUntilItsWaitIsOver) {
+  DeviceBreaker breaker;
+  DeviceFaults faults;
+  for (int i = 0; i < 7; ++i) breaker.launch_ended(true, "CL_OUT_OF_RESOURCES", 0, faults);
+  breaker.launch_ended(false, "", 0, faults);
+  EXPECT_EQ(breaker.failures_in_a_row, 0u) << "a success between failures: the device works";
+  for (int i = 0; i < 7; ++i) breaker.launch_ended(true, "CL_OUT_OF_RESOURCES", 0, faults);
+  EXPECT_TRUE(faults.lost.empty());
+  breaker.launch_ended(true, "CL_OUT_OF_RESOURCES", 1'000, faults);
+  EXPECT_EQ(faults.lost,
+            "8 launches in a row failed (the last: CL_OUT_OF_RESOURCES); every slot is out of service for 100 ms, then serves "
+            "on probation");
+  EXPECT_EQ(faults.losses, 1u);
+  EXPECT_EQ(breaker.retry_at_ns, 1'000 + SlotJob::kFirstRebuildWaitNs);
+  breaker.launch_ended(true, "in flight at the loss", 2'000, faults);
+  breaker.launch_ended(false, "", 2'000, faults);  // also in flight: the wait runs its course
+  breaker.poll(breaker.retry_at_ns - 1, faults);
+  EXPECT_FALSE(faults.lost.empty());
+  breaker.poll(1'000 + SlotJob::kFirstRebuildWaitNs, faults);
+  EXPECT_TRUE(faults.lost.empty()) << "serves again, on probation";
+  EXPECT_EQ(faults.describe("queues"), "; device lost 1 time(s), serving again (the last: 8 launches in a row failed (the last: "
+                                       "CL_OUT_OF_RESOURCES); every slot is out of service for 100 ms, then serves on probation)");
+}
+
+TEST(DeviceBreaker, OnProbationOneFailureTakesItOutAgainForTwiceAsLong) {
+  DeviceBreaker breaker;
+  DeviceFaults faults;
+  const auto lose = [&](int64_t now) {
+    for (uint32_t i = 0; i < DeviceBreaker::kFailuresInARow; ++i) breaker.launch_ended(true, "lost", now, faults);
+  };
+  lose(0);
+  breaker.poll(SlotJob::kFirstRebuildWaitNs, faults);
+  ASSERT_TRUE(faults.lost.empty());
+  breaker.launch_ended(true, "still lost", 500'000'000, faults);
+  EXPECT_NE(faults.lost.find("9 launches in a row failed (the last: still lost); every slot is out of service for 200 ms"),
+            std::string::npos)
+      << faults.lost;
+  EXPECT_EQ(breaker.retry_at_ns, 500'000'000 + 2 * SlotJob::kFirstRebuildWaitNs);
+  for (int i = 0; i < 10; ++i) {  // the wait is bounded
+    breaker.poll(breaker.retry_at_ns, faults);
+    breaker.launch_ended(true, "still lost", 0, faults);
+  }
+  EXPECT_EQ(breaker.wait_ns, SlotJob::kMaxRebuildWaitNs);
+  breaker.poll(breaker.retry_at_ns, faults);
+  breaker.launch_ended(false, "", 0, faults);  // it works again: the probation ends
+  breaker.launch_ended(true, "a single fault", 0, faults);
+  EXPECT_TRUE(faults.lost.empty()) << "one failure after the probation is a slot's own affair";
+  lose(0);
+  EXPECT_EQ(breaker.wait_ns, SlotJob::kFirstRebuildWaitNs) << "a new loss waits as the first did";
+  EXPECT_EQ(faults.losses, 13u);
+}
+
 }  // namespace
 }  // namespace tandem::devices

@@ -205,6 +205,7 @@ void CudaDevice::job_failed(Slot& s, std::string why, int64_t now) {
 void CudaDevice::lose_context(const std::string& why) {
   if (!faults_.lost.empty()) return;
   faults_.lost = why + " (an error CUDA does not recover from: restart tandemd)";
+  ++faults_.losses;
   for (auto& sp : slots_) {
     SlotHealth& h = sp->job.health;
     h.in_service = false;

@@ -242,8 +242,9 @@ bool OpenclDevice::batchable(const DeviceJob& job, const KernelJob& plan) const 
 void OpenclDevice::submit(uint32_t slot, const DeviceJob& job) {
   if (slot >= slots_.size()) return complete_now(slot, job.token, Status::device_error);
   Slot& s = *slots_[slot];
-  if (!s.job.health.in_service) {
-    return complete_now(slot, job.token, Status::device_error);  // its last job is still on the device
+  if (!slot_in_service(slot)) {
+    // Its last job is still on the device, its queue awaits a rebuild, or the device is out of service.
+    return complete_now(slot, job.token, Status::device_error);
   }
   KernelJob plan;
   bool read_failed = false;
@@ -393,6 +394,7 @@ void OpenclDevice::finish_batch(Batch& b, const DeviceCompletion& c, int64_t now
     out.push_back(m);
   }
   b.in_flight = false;
+  breaker_.launch_ended(failed, why, now, faults_);
   if (failed) {  // after finished(): a rebuild that fails keeps the slot out of service
     ++faults_.failed_launches;
     rebuild(*slots_[b.slots.front()],
@@ -465,6 +467,7 @@ void OpenclDevice::launch_ended(DeviceCompletion c, bool announced, int64_t now,
     why = cl_message("its last command failed", static_cast<cl_int>(c.value));
   }
   const bool timed_out = s.job.finished(now);  // already completed, with TIMEOUT
+  breaker_.launch_ended(status != Status::ok, why, now, faults_);
   if (status != Status::ok) {  // after finished(): a rebuild that fails keeps the slot out of service
     ++faults_.failed_launches;
     rebuild(s, fmt::format("opencl slot {}: a job failed on the device: {}", c.slot, why), now);
@@ -525,6 +528,7 @@ void OpenclDevice::poll(int64_t now, std::vector<DeviceCompletion>& out) {
     next_event_check_ns_ = now + kEventCheckNs;
     find_unannounced_failures(now, out);
   }
+  breaker_.poll(now, faults_);  // a device out of service serves again once its wait is over
   // Jobs past their time limit: complete them now; the slot waits for the device to finish them.
   for (auto& s : slots_) s->job.expire(s->index, now, timeout_ns_, out);
   for (auto& s : slots_) {
@@ -545,6 +549,7 @@ int64_t OpenclDevice::next_deadline() const {
   int64_t deadline = held_.empty() ? INT64_MAX : held_since_ + kMaxHoldNs;
   for (const auto& s : slots_) deadline = std::min(deadline, s->job.deadline(timeout_ns_));
   if (launches_in_flight()) deadline = std::min(deadline, next_event_check_ns_);
+  if (!faults_.lost.empty()) deadline = std::min(deadline, breaker_.retry_at_ns);
   return deadline;
 }
 
@@ -578,6 +583,7 @@ std::string OpenclDevice::activity() const {
 
 SlotHealth OpenclDevice::slot_health(uint32_t slot) const {
   if (slot >= slots_.size()) return SlotHealth{false, "no such slot"};
+  if (!faults_.lost.empty()) return SlotHealth{false, "out of service: the device is lost: " + faults_.lost};
   return slots_[slot]->job.health;
 }
 

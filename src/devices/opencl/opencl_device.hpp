@@ -30,7 +30,9 @@
 // slot's queue is rebuilt (a failed rebuild is tried again, backing off, while the slot is out of
 // service); a job running
 // longer than job_timeout completes with TIMEOUT and its slot leaves service until the device
-// finishes the job (OpenCL cannot cancel a kernel), then returns. slot_health() says what happened.
+// finishes the job (OpenCL cannot cancel a kernel), then returns. A device whose every launch fails
+// (8 in a row: DeviceBreaker) leaves service as a whole for a while (DeviceBreaker). slot_health() and
+// activity() say what happened.
 #pragma once
 
 #include <array>
@@ -63,7 +65,9 @@ class OpenclDevice final : public Device {
   int64_t next_deadline() const override;
   const uint32_t* wake_word() const override { return sink_->inbox().wake_word(); }
   SlotHealth slot_health(uint32_t slot) const override;
-  bool slot_in_service(uint32_t slot) const override { return slot < slots_.size() && slots_[slot]->job.health.in_service; }
+  bool slot_in_service(uint32_t slot) const override {
+    return slot < slots_.size() && slots_[slot]->job.health.in_service && faults_.lost.empty();
+  }
   std::string activity() const override;
   // Device-local memory: one buffer in the device's memory; its copy engines are command queues of
   // their own (ClSlot::transfer) on the engines' threads.
@@ -185,6 +189,7 @@ class OpenclDevice final : public Device {
   // Since the device started, for `tandem status` (activity()): launches (jobs or batches) whose
   // commands failed, the rebuilds of a slot's queue that followed, and jobs without device memory.
   DeviceFaults faults_;
+  DeviceBreaker breaker_;  // the whole device out of service while every launch fails
 };
 
 }  // namespace tandem::devices::opencl
