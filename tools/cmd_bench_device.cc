@@ -289,6 +289,7 @@ std::unique_ptr<client::Runtime> open_embedded_on(const DeviceBenchOptions& o, c
   // its figures would be the CPU's, so the benchmark stops instead.
   for (size_t open_quote = resident.find('"'); open_quote != std::string::npos;) {
     const size_t close_quote = resident.find('"', open_quote + 1);
+    if (close_quote == std::string::npos) break;
     const std::string name = resident.substr(open_quote + 1, close_quote - open_quote - 1);
     const funcs::FunctionInfo* fn = funcs::find_function(name);
     if (fn != nullptr && opened.value()->device_kind(fn->id) != o.device) {

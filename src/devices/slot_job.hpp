@@ -1,8 +1,8 @@
 // The job a real device's slot runs (OpenCL, CUDA) and its time limit. Neither API can cancel a running
 // kernel, so a job past its limit is completed with TIMEOUT at once and its slot leaves service until
 // the device has finished it ("abandoned"); then the slot serves again. A slot whose rebuild after a
-// fault failed is tried again later. DeviceFaults counts what happened for `tandem status`. Dispatcher
-// thread only.
+// fault failed is tried again later. DeviceFaults counts what happened for `tandem status`, and
+// DeviceBreaker takes a device whose every launch fails out of service as a whole. Dispatcher thread only.
 #pragma once
 
 #include <fmt/format.h>
@@ -118,46 +118,60 @@ struct DeviceFaults {
   }
 };
 
-// A device on which every launch fails (a GPU reset or a context the driver dropped: each slot's new
-// queue fails as the old one did) is taken out of service as a whole after kFailuresInARow failed
-// launches without a success between: its jobs are then refused at once (the client runs them on the
-// CPU) instead of each paying a launch, a failure and a rebuild. After a wait (100 ms, doubling to
-// 10 s while it keeps failing) every slot serves again on probation: a success ends the probation,
-// the first failure takes the device out again. The device asks slot_in_service() through
-// DeviceFaults::lost. Dispatcher thread only.
+// A device on which every launch fails on the device (a GPU reset or a context the driver dropped:
+// each slot's new queue fails as the old one did) is taken out of service as a whole after
+// kFailuresInARow failed launches without a success between: its jobs are then refused at once (the
+// client runs them on the CPU) instead of each paying a launch, a failure and a rebuild. After a wait
+// (100 ms, doubling to 10 s while it keeps failing) every slot serves again on probation: a success
+// ends the probation, the first failure takes the device out again. The device asks
+// slot_in_service() through DeviceFaults::lost.
+//
+// Launch order, not completion order, counts: each launch takes a number (launch_started), and an
+// outcome counts only if its launch started after the last failure counted was seen. Launches in
+// flight together that fail together (found by one event check, say) count once, so a working device
+// with several slots is not taken out by one burst; on a dead device each round counts once. On
+// probation only launches started since it began count. Dispatcher thread only.
 struct DeviceBreaker {
   static constexpr uint32_t kFailuresInARow = 8;
   uint32_t failures_in_a_row = 0;
   bool probation = false;
   int64_t wait_ns = 0;
   int64_t retry_at_ns = INT64_MAX;  // when the slots serve again (while out of service)
+  uint64_t launches = 0;            // numbers given so far
+  uint64_t counted_after = 0;       // outcomes of launches numbered up to this one no longer count
 
-  // A launch (a job or a batch) ended: failed, or not.
-  void launch_ended(bool failed, std::string_view why, int64_t now, DeviceFaults& faults) {
+  uint64_t launch_started() { return ++launches; }
+
+  // Launch number `launch` (a job or a batch) ended: failed on the device, or not.
+  void launch_ended(uint64_t launch, bool failed, std::string_view why, int64_t now, DeviceFaults& faults) {
+    if (launch <= counted_after || !faults.lost.empty()) return;  // older than what was counted, or in flight at the loss
     if (!failed) {
       failures_in_a_row = 0;
       probation = false;
-      if (faults.lost.empty()) wait_ns = 0;  // (a job in flight at the loss that succeeds changes nothing)
+      wait_ns = 0;
       return;
     }
     ++failures_in_a_row;
-    if (!faults.lost.empty()) return;  // a job in flight at the loss
+    counted_after = launches;  // those in flight now failed with this one, or will be judged by their peers'
     if (!probation && failures_in_a_row < kFailuresInARow) return;
-    wait_ns = probation ? std::min(wait_ns * 2, SlotJob::kMaxRebuildWaitNs) : SlotJob::kFirstRebuildWaitNs;
+    const bool again = probation;
+    wait_ns = again ? std::min(wait_ns * 2, SlotJob::kMaxRebuildWaitNs) : SlotJob::kFirstRebuildWaitNs;
     probation = false;
     retry_at_ns = now + wait_ns;
     ++faults.losses;
-    faults.lost = fmt::format("{} launches in a row failed (the last: {}); every slot is out of service for {:.0f} ms, "
-                              "then serves on probation",
-                              failures_in_a_row, why, static_cast<double>(wait_ns) / 1e6);
+    faults.lost = fmt::format("{} (the last: {}); every slot is out of service for {:.0f} ms, then serves on probation",
+                              again ? std::string("a launch on probation failed")
+                                    : fmt::format("{} launches in a row failed", failures_in_a_row),
+                              why, static_cast<double>(wait_ns) / 1e6);
   }
-  // Ends the wait once it is over: every slot serves again, on probation.
+  // Ends the wait once it is over: every slot serves again, on probation (judged by launches from now).
   void poll(int64_t now, DeviceFaults& faults) {
     if (faults.lost.empty() || now < retry_at_ns) return;
     faults.last_loss = std::move(faults.lost);
     faults.lost.clear();
     probation = true;
     retry_at_ns = INT64_MAX;
+    counted_after = launches;
   }
 };
 

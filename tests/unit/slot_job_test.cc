@@ -73,22 +73,30 @@ TEST(DeviceFaults, TheActivityLineNamesOnlyWhatHappened) {
             "rebuilt (1 rebuilds failed); device lost: cudaErrorIllegalAddress");
 }
 
+// One launch at a time, each failed or not, ended at `now`.
+void one_launch(DeviceBreaker& b, DeviceFaults& f, bool failed, int64_t now = 0, std::string_view why = "CL_OUT_OF_RESOURCES") {
+  b.launch_ended(b.launch_started(), failed, why, now, f);
+}
+
 TEST(DeviceBreaker, EightFailuresInARowTakeTheDeviceOutUntilItsWaitIsOver) {
   DeviceBreaker breaker;
   DeviceFaults faults;
-  for (int i = 0; i < 7; ++i) breaker.launch_ended(true, "CL_OUT_OF_RESOURCES", 0, faults);
-  breaker.launch_ended(false, "", 0, faults);
+  breaker.poll(INT64_MAX - 1, faults);
+  EXPECT_TRUE(faults.lost.empty()) << "nothing to end";
+  for (int i = 0; i < 7; ++i) one_launch(breaker, faults, true);
+  one_launch(breaker, faults, false);
   EXPECT_EQ(breaker.failures_in_a_row, 0u) << "a success between failures: the device works";
-  for (int i = 0; i < 7; ++i) breaker.launch_ended(true, "CL_OUT_OF_RESOURCES", 0, faults);
+  for (int i = 0; i < 7; ++i) one_launch(breaker, faults, true);
   EXPECT_TRUE(faults.lost.empty());
-  breaker.launch_ended(true, "CL_OUT_OF_RESOURCES", 1'000, faults);
+  const uint64_t in_flight = breaker.launch_started();  // in flight when the device leaves service
+  one_launch(breaker, faults, true, 1'000);
   EXPECT_EQ(faults.lost,
             "8 launches in a row failed (the last: CL_OUT_OF_RESOURCES); every slot is out of service for 100 ms, then serves "
             "on probation");
   EXPECT_EQ(faults.losses, 1u);
   EXPECT_EQ(breaker.retry_at_ns, 1'000 + SlotJob::kFirstRebuildWaitNs);
-  breaker.launch_ended(true, "in flight at the loss", 2'000, faults);
-  breaker.launch_ended(false, "", 2'000, faults);  // also in flight: the wait runs its course
+  breaker.launch_ended(in_flight, false, "", 2'000, faults);  // the wait runs its course all the same
+  EXPECT_EQ(breaker.wait_ns, SlotJob::kFirstRebuildWaitNs);
   breaker.poll(breaker.retry_at_ns - 1, faults);
   EXPECT_FALSE(faults.lost.empty());
   breaker.poll(1'000 + SlotJob::kFirstRebuildWaitNs, faults);
@@ -97,28 +105,51 @@ TEST(DeviceBreaker, EightFailuresInARowTakeTheDeviceOutUntilItsWaitIsOver) {
                                        "CL_OUT_OF_RESOURCES); every slot is out of service for 100 ms, then serves on probation)");
 }
 
+// Launches in flight together that fail together (one event check finds them all) count once: a
+// working device with many slots is not taken out by one burst.
+TEST(DeviceBreaker, LaunchesThatFailTogetherCountOnce) {
+  DeviceBreaker breaker;
+  DeviceFaults faults;
+  std::vector<uint64_t> burst;
+  for (int i = 0; i < 16; ++i) burst.push_back(breaker.launch_started());
+  for (uint64_t l : burst) breaker.launch_ended(l, true, "terminated", 0, faults);
+  EXPECT_EQ(breaker.failures_in_a_row, 1u);
+  EXPECT_TRUE(faults.lost.empty());
+  // A dead device: each round of launches after the last failure seen counts once.
+  for (int round = 1; round < 8; ++round) {
+    burst.clear();
+    for (int i = 0; i < 4; ++i) burst.push_back(breaker.launch_started());
+    for (uint64_t l : burst) breaker.launch_ended(l, true, "terminated", 0, faults);
+  }
+  EXPECT_EQ(breaker.failures_in_a_row, 8u);
+  EXPECT_FALSE(faults.lost.empty());
+}
+
 TEST(DeviceBreaker, OnProbationOneFailureTakesItOutAgainForTwiceAsLong) {
   DeviceBreaker breaker;
   DeviceFaults faults;
   const auto lose = [&](int64_t now) {
-    for (uint32_t i = 0; i < DeviceBreaker::kFailuresInARow; ++i) breaker.launch_ended(true, "lost", now, faults);
+    for (uint32_t i = 0; i < DeviceBreaker::kFailuresInARow; ++i) one_launch(breaker, faults, true, now, "lost");
   };
   lose(0);
+  const uint64_t before_probation = breaker.launch_started();
   breaker.poll(SlotJob::kFirstRebuildWaitNs, faults);
   ASSERT_TRUE(faults.lost.empty());
-  breaker.launch_ended(true, "still lost", 500'000'000, faults);
-  EXPECT_NE(faults.lost.find("9 launches in a row failed (the last: still lost); every slot is out of service for 200 ms"),
-            std::string::npos)
-      << faults.lost;
+  breaker.launch_ended(before_probation, true, "launched before", 400'000'000, faults);
+  EXPECT_TRUE(faults.lost.empty()) << "only launches since the probation began judge it";
+  one_launch(breaker, faults, true, 500'000'000, "still lost");
+  EXPECT_EQ(faults.lost,
+            "a launch on probation failed (the last: still lost); every slot is out of service for 200 ms, then serves on "
+            "probation");
   EXPECT_EQ(breaker.retry_at_ns, 500'000'000 + 2 * SlotJob::kFirstRebuildWaitNs);
   for (int i = 0; i < 10; ++i) {  // the wait is bounded
     breaker.poll(breaker.retry_at_ns, faults);
-    breaker.launch_ended(true, "still lost", 0, faults);
+    one_launch(breaker, faults, true, 0, "still lost");
   }
   EXPECT_EQ(breaker.wait_ns, SlotJob::kMaxRebuildWaitNs);
   breaker.poll(breaker.retry_at_ns, faults);
-  breaker.launch_ended(false, "", 0, faults);  // it works again: the probation ends
-  breaker.launch_ended(true, "a single fault", 0, faults);
+  one_launch(breaker, faults, false);  // it works again: the probation ends
+  one_launch(breaker, faults, true, 0, "a single fault");
   EXPECT_TRUE(faults.lost.empty()) << "one failure after the probation is a slot's own affair";
   lose(0);
   EXPECT_EQ(breaker.wait_ns, SlotJob::kFirstRebuildWaitNs) << "a new loss waits as the first did";

@@ -277,6 +277,7 @@ void OpenclDevice::launch(Slot& s, const funcs::Call& call, const KernelJob& pla
     return complete_now(s.index, s.job.token, st, s.queue->last_error());
   }
   s.done.reset(done);
+  s.launch = breaker_.launch_started();
   sink_->expect();
   const cl_int err = clSetEventCallback(done, CL_COMPLETE, &OpenclDevice::on_complete, sink_->slot_target(s.index));
   s.queue->inject_fault();  // a test's fault (fail_every_launches): waits for the job's commands, then fails its marker
@@ -327,6 +328,14 @@ void OpenclDevice::drop_expired_held() {
 // A job the batch has no room for (its bytes) runs on its own.
 void OpenclDevice::launch_held() {
   if (held_.empty()) return;
+  if (!faults_.lost.empty()) {  // held before the device left service: refused now, as a new job would be
+    for (const Held& h : held_) {
+      slots_[h.slot]->job.busy = false;
+      complete_now(h.slot, slots_[h.slot]->job.token, Status::device_error);
+    }
+    held_.clear();
+    return;
+  }
   Batch* b = held_.size() > 1 ? free_batch() : nullptr;
   if (b == nullptr) {
     for (const Held& h : held_) launch(*slots_[h.slot], h.call, h.plan, h.access, true);
@@ -359,6 +368,7 @@ void OpenclDevice::launch_held() {
   }
   b->done.reset(done);
   b->in_flight = true;
+  b->launch = breaker_.launch_started();
   sink_->expect();
   const cl_int err = clSetEventCallback(done, CL_COMPLETE, &OpenclDevice::on_complete, sink_->batch_target());
   b->work->inject_fault();
@@ -394,7 +404,7 @@ void OpenclDevice::finish_batch(Batch& b, const DeviceCompletion& c, int64_t now
     out.push_back(m);
   }
   b.in_flight = false;
-  breaker_.launch_ended(failed, why, now, faults_);
+  breaker_.launch_ended(b.launch, failed, why, now, faults_);
   if (failed) {  // after finished(): a rebuild that fails keeps the slot out of service
     ++faults_.failed_launches;
     rebuild(*slots_[b.slots.front()],
@@ -467,7 +477,7 @@ void OpenclDevice::launch_ended(DeviceCompletion c, bool announced, int64_t now,
     why = cl_message("its last command failed", static_cast<cl_int>(c.value));
   }
   const bool timed_out = s.job.finished(now);  // already completed, with TIMEOUT
-  breaker_.launch_ended(status != Status::ok, why, now, faults_);
+  breaker_.launch_ended(s.launch, status != Status::ok, why, now, faults_);
   if (status != Status::ok) {  // after finished(): a rebuild that fails keeps the slot out of service
     ++faults_.failed_launches;
     rebuild(s, fmt::format("opencl slot {}: a job failed on the device: {}", c.slot, why), now);
@@ -583,8 +593,12 @@ std::string OpenclDevice::activity() const {
 
 SlotHealth OpenclDevice::slot_health(uint32_t slot) const {
   if (slot >= slots_.size()) return SlotHealth{false, "no such slot"};
-  if (!faults_.lost.empty()) return SlotHealth{false, "out of service: the device is lost: " + faults_.lost};
-  return slots_[slot]->job.health;
+  const SlotHealth& own = slots_[slot]->job.health;
+  if (faults_.lost.empty()) return own;
+  // The device's state first; the slot's own, where it is out of service itself (a job past its time
+  // limit, a queue to rebuild), stays visible: it still holds once the device serves again.
+  return SlotHealth{false, "the device is lost: " + faults_.lost +
+                               (own.in_service ? std::string() : "; the slot itself: " + own.last_error)};
 }
 
 }  // namespace tandem::devices::opencl

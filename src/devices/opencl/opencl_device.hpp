@@ -31,7 +31,7 @@
 // service); a job running
 // longer than job_timeout completes with TIMEOUT and its slot leaves service until the device
 // finishes the job (OpenCL cannot cancel a kernel), then returns. A device whose every launch fails
-// (8 in a row: DeviceBreaker) leaves service as a whole for a while (DeviceBreaker). slot_health() and
+// (8 in a row) leaves service as a whole for a while (DeviceBreaker). slot_health() and
 // activity() say what happened.
 #pragma once
 
@@ -117,6 +117,7 @@ class OpenclDevice final : public Device {
     SlotJob job;    // the job in flight
     EventPtr done;  // its launch's last command (a lone job; a batch has its own)
     bool small_launch = false;  // its job is a lone small (batchable) one
+    uint64_t launch = 0;        // its launch's number (DeviceBreaker)
   };
   // A batch in flight: its jobs' slots in order (the first one's queue runs it).
   struct Batch {
@@ -124,6 +125,7 @@ class OpenclDevice final : public Device {
     std::vector<uint32_t> slots;
     EventPtr done;
     bool in_flight = false;
+    uint64_t launch = 0;  // DeviceBreaker's number
   };
   // A job held for the next batch.
   struct Held {
