@@ -1111,6 +1111,25 @@ TEST(OpenclDaemon, AResidentKernelThatDoesNotBuildIsLeftOutAndTheOthersServe) {
   EXPECT_EQ(refused(s), "device.opencl.kernel_dir: '" + file + "' is not a folder");
 }
 
+// Every launch fails (the driver terminates each: a dead device). Clients still get the reference for
+// every call, the device leaves service as a whole, and `tandem status` says so; the daemon lives on.
+TEST(OpenclDaemon, ProcessesGetTheReferenceFromADeviceWhoseEveryLaunchFails) {
+  testing::DaemonProcess d(std::string(kAllResident) + "fail_every_launches = 1\n");
+  ASSERT_TRUE(d.alive());
+  run_clients(d.socket(), 2, [](int i, client::Runtime& rt) {
+    std::string report;
+    const int failures = testing::run_random_calls(rt, 1580 + i, 60, {}, {.zero_copy_reaches = false, .device_local = true},
+                                                   report, nullptr);
+    if (failures > 0) std::fprintf(stderr, "client %d:\n%s", i, report.c_str());
+    return failures;
+  });
+  ASSERT_TRUE(d.alive());
+  const nlohmann::json status = testing::daemon_status(d);
+  const std::string activity = status["devices"][0].value("activity", "");
+  EXPECT_NE(activity.find("; device lost"), std::string::npos) << activity;
+  EXPECT_NE(activity.find(" launches in a row failed (the last: "), std::string::npos) << activity;
+}
+
 TEST(OpenclDaemon, SeveralProcessesShareTheDeviceThroughTandemd) {
   testing::DaemonProcess d(kAllResident);
   ASSERT_TRUE(d.alive());
