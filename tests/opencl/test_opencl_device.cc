@@ -617,6 +617,18 @@ constexpr const char* kAllResident =
     "[fabric]\nmax_job_ms = 0\n[device]\nkinds = [\"opencl\"]\n[device.opencl]\nslots = 6\n"
     "resident = [\"nop\", \"accumulate\", \"work\", \"sobel\", \"matmul\", \"dct_quant\"]\n";
 
+// `clients` processes of tandemd `d`, each making `calls` random calls (seeds from `seed`) on its heap
+// and local buffers; every call must give the reference (a failure prints the client's report).
+void random_calls_of_clients(testing::DaemonProcess& d, int clients, uint64_t seed, int calls) {
+  run_clients(d.socket(), clients, [seed, calls](int i, client::Runtime& rt) {
+    std::string report;
+    const int failures = testing::run_random_calls(rt, seed + static_cast<uint64_t>(i), calls, {},
+                                                   {.zero_copy_reaches = false, .device_local = true}, report, nullptr);
+    if (failures > 0) std::fprintf(stderr, "client %d:\n%s", i, report.c_str());
+    return failures;
+  });
+}
+
 TEST(OpenclRuntime, EveryKernelThroughTheEmbeddedRuntime) {
   for (const char* access : {"copy", "zero_copy", "job"}) {
     auto rt = testing::open_embedded(std::string(kAllResident) + "access = \"" + access + "\"\n", client::Mode::hw);
@@ -1028,13 +1040,7 @@ TEST(OpenclDaemon, ClientsChooseBetweenInPlaceAndCopiedWithTheDevicesTwoModels) 
 TEST(OpenclDaemon, ProcessesGetTheReferenceWhileKernelsFail) {
   testing::DaemonProcess d(std::string(kAllResident) + "fail_every_launches = 5\n");
   ASSERT_TRUE(d.alive());
-  run_clients(d.socket(), 3, [](int i, client::Runtime& rt) {
-    std::string report;
-    const int failures = testing::run_random_calls(rt, 1540 + i, 80, {}, {.zero_copy_reaches = false, .device_local = true},
-                                                   report, nullptr);
-    if (failures > 0) std::fprintf(stderr, "client %d:\n%s", i, report.c_str());
-    return failures;
-  });
+  random_calls_of_clients(d, 3, 1540, 80);
   ASSERT_TRUE(d.alive());
   const nlohmann::json status = testing::daemon_status(d);
   int rebuilt = 0;
@@ -1075,13 +1081,7 @@ TEST(OpenclDaemon, AResidentKernelThatDoesNotBuildIsLeftOutAndTheOthersServe) {
   {
     testing::DaemonProcess d(std::string(kAllResident) + "kernel_dir = \"" + dir + "\"\n");
     ASSERT_TRUE(d.alive()) << "a kernel that does not build must not stop the daemon";
-    run_clients(d.socket(), 2, [](int i, client::Runtime& rt) {
-      std::string report;
-      const int failures = testing::run_random_calls(rt, 1560 + i, 60, {}, {.zero_copy_reaches = false, .device_local = true},
-                                                     report, nullptr);
-      if (failures > 0) std::fprintf(stderr, "client %d:\n%s", i, report.c_str());
-      return failures;
-    });
+    random_calls_of_clients(d, 2, 1560, 60);
     ASSERT_TRUE(d.alive());
     const nlohmann::json status = testing::daemon_status(d);
     const nlohmann::json& device = status["devices"][0];
@@ -1116,13 +1116,7 @@ TEST(OpenclDaemon, AResidentKernelThatDoesNotBuildIsLeftOutAndTheOthersServe) {
 TEST(OpenclDaemon, ProcessesGetTheReferenceFromADeviceWhoseEveryLaunchFails) {
   testing::DaemonProcess d(std::string(kAllResident) + "fail_every_launches = 1\n");
   ASSERT_TRUE(d.alive());
-  run_clients(d.socket(), 2, [](int i, client::Runtime& rt) {
-    std::string report;
-    const int failures = testing::run_random_calls(rt, 1580 + i, 60, {}, {.zero_copy_reaches = false, .device_local = true},
-                                                   report, nullptr);
-    if (failures > 0) std::fprintf(stderr, "client %d:\n%s", i, report.c_str());
-    return failures;
-  });
+  random_calls_of_clients(d, 2, 1580, 60);
   ASSERT_TRUE(d.alive());
   const nlohmann::json status = testing::daemon_status(d);
   const std::string activity = status["devices"][0].value("activity", "");
