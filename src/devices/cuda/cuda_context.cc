@@ -427,7 +427,7 @@ Status CudaSlot::enqueue_fault(CudaFault fault) {
   if (Status s = context_.make_current(); s != Status::ok) return fail(s, "cannot make the device current");
   if (fault == CudaFault::no_memory) {
     void* p = nullptr;
-    const cudaError_t e = cudaMalloc(&p, ~size_t{0} >> 1);  // more than any device has
+    const cudaError_t e = cudaMalloc(&p, context_.device().global_mem_bytes * 2);  // twice what the GPU has
     if (e == cudaSuccess) (void)cudaFree(p);
     return check(e == cudaSuccess ? cudaErrorMemoryAllocation : e, "cudaMalloc (injected by a test)");
   }
