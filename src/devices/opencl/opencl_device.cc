@@ -36,13 +36,18 @@ ClOptions options_from(const config::OpenclSettings& s, ClOptions o) {
       if (!o.source_overrides[i].empty()) continue;  // a test's override comes first
       const std::filesystem::path file =
           std::filesystem::path(s.kernel_dir) / fmt::format("{}.cl", kernel_name(static_cast<KernelId>(i)));
-      const bool present = std::filesystem::exists(file, error);
+      const auto kind = std::filesystem::status(file, error).type();  // follows links
+      if (kind == std::filesystem::file_type::not_found) {
+        if (std::filesystem::is_symlink(file, error)) refuse(file.string() + " is a link to nothing");
+        continue;  // the embedded source
+      }
       if (error) refuse(fmt::format("{}: {}", file.string(), error.message()));
-      if (!present) continue;  // the embedded source
+      if (kind != std::filesystem::file_type::regular) refuse(file.string() + " is not a regular file");
       std::ifstream in(file, std::ios::binary);
+      if (!in) refuse(fmt::format("cannot open {}: {}", file.string(), std::strerror(errno)));
       std::ostringstream text;
       text << in.rdbuf();
-      if (!in) refuse(fmt::format("cannot read {}: {}", file.string(), std::strerror(errno)));
+      if (in.bad()) refuse("cannot read " + file.string());  // (text fails on an empty file: said below)
       if (text.str().empty()) refuse(file.string() + " is empty");
       o.source_overrides[i] = text.str();
     }
