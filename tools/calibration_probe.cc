@@ -375,11 +375,7 @@ FunctionProbe probe_function(const funcs::FunctionInfo& fn, const std::string& d
   out.device_model = rt->accel_model(fn.id);
   p.bw_per_accel = out.device_model.bandwidth_bps;
   if (client::live_metrics(*rt, fn.id).n_a == 0) {
-    if (!o.device_label.empty()) {  // a real device, configured with the function resident
-      throw Error(Status::not_accelerated, fmt::format("{} has no accelerator on the {} device: its kernel did not build "
-                                                       "there (the build log is above)",
-                                                       fn.name, o.device_label));
-    }
+    if (!o.device_label.empty()) throw devices::kernel_not_built(fn.name, o.device_label);  // a real device, resident
     throw Error(Status::not_accelerated, std::string(fn.name) + " is not resident in the configuration measured "
                                                                 "(--config: a file whose [device.emu] resident names it)");
   }

@@ -34,12 +34,14 @@
 #include <optional>
 #include <cstring>
 #include <fstream>
+#include <initializer_list>
 #include <thread>
 #include <vector>
 
 #include "base/clock.hpp"
 #include "base/stats.hpp"
 #include "client/runtime.hpp"
+#include "devices/device_factory.hpp"
 #include "commands.hpp"
 #include "daemon_launcher.hpp"
 #include "funcs/function.hpp"
@@ -276,28 +278,21 @@ std::string device_section(const DeviceBenchOptions& o, const std::string& resid
                      resident, extra, o.access.empty() ? "" : fmt::format("access = \"{}\"\n", o.access));
 }
 
-// An embedded runtime on the benchmarked device, `resident` in `slots` slots.
-std::unique_ptr<client::Runtime> open_embedded_on(const DeviceBenchOptions& o, const std::string& resident, uint32_t slots,
-                                                  client::Mode mode, const std::string& extra = "") {
+// An embedded runtime on the benchmarked device, the `resident` functions in `slots` slots.
+std::unique_ptr<client::Runtime> open_embedded_on(const DeviceBenchOptions& o, std::initializer_list<uint16_t> resident,
+                                                  uint32_t slots, client::Mode mode, const std::string& extra = "") {
+  std::string names;
+  for (uint16_t f : resident) names += fmt::format("{}\"{}\"", names.empty() ? "" : ", ", funcs::find_function(f)->name);
   client::RuntimeOptions ro;
   ro.embedded = true;
   ro.mode = mode;
-  ro.config_text = device_section(o, resident, slots, extra);
+  ro.config_text = device_section(o, names, slots, extra);
   auto opened = client::Runtime::open(ro);
   if (!opened) throw Error(opened.status(), "embedded runtime: " + opened.message());
   // A resident function whose kernel did not build is left out by the runtime (a warning on stderr):
   // its figures would be the CPU's, so the benchmark stops instead.
-  for (size_t open_quote = resident.find('"'); open_quote != std::string::npos;) {
-    const size_t close_quote = resident.find('"', open_quote + 1);
-    if (close_quote == std::string::npos) break;
-    const std::string name = resident.substr(open_quote + 1, close_quote - open_quote - 1);
-    const funcs::FunctionInfo* fn = funcs::find_function(name);
-    if (fn != nullptr && opened.value()->device_kind(fn->id) != o.device) {
-      throw Error(Status::not_accelerated, fmt::format("{} has no accelerator on the {} device: its kernel did not build "
-                                                       "there (the build log is above)",
-                                                       name, o.device));
-    }
-    open_quote = resident.find('"', close_quote + 1);
+  for (uint16_t f : resident) {
+    if (opened.value()->device_kind(f) != o.device) throw devices::kernel_not_built(funcs::find_function(f)->name, o.device);
   }
   return std::move(opened.value());
 }
@@ -459,7 +454,7 @@ nlohmann::ordered_json bench_noop(const DeviceBenchOptions& o, RawDevice& raw) {
   plan.warmup = o.noop_samples / 10;
   auto raw_samples = bench::sample_loop_status(plan, [&] { return raw.noop(); });
   if (!raw_samples) throw Error(raw_samples.status(), "raw no-op: " + raw_samples.message());
-  auto rt = open_embedded_on(o, "\"nop\"", 1, client::Mode::hw);
+  auto rt = open_embedded_on(o, {TANDEM_FN_NOP}, 1, client::Mode::hw);
   auto tandem_samples = noop_round_trips(*rt, rt->default_queue(), rt::WaitMode::spin, o.noop_samples, -1);
   if (!tandem_samples) throw Error(tandem_samples.status(), "no-op through tandem: " + tandem_samples.message());
   const bench::Summary r = bench::summarize(raw_samples.value()), t = bench::summarize(tandem_samples.value());
@@ -471,7 +466,7 @@ nlohmann::ordered_json bench_noop(const DeviceBenchOptions& o, RawDevice& raw) {
   j["noop_rtt_over_raw"] = r.median > 0 ? t.median / r.median : 0;
   rt.reset();
   if (o.device == "cuda") {  // the persistent block: a job starts from the ring, without a launch
-    auto persistent = open_embedded_on(o, "\"nop\"", 1, client::Mode::hw, "mode = \"persistent\"\n");
+    auto persistent = open_embedded_on(o, {TANDEM_FN_NOP}, 1, client::Mode::hw, "mode = \"persistent\"\n");
     auto p = noop_round_trips(*persistent, persistent->default_queue(), rt::WaitMode::spin, o.noop_samples, -1);
     if (!p) throw Error(p.status(), "no-op through tandem (persistent): " + p.message());
     const bench::Summary ps = bench::summarize(p.value());
@@ -484,7 +479,7 @@ nlohmann::ordered_json bench_noop(const DeviceBenchOptions& o, RawDevice& raw) {
 
 // Phase 3: one function at one size in three modes.
 nlohmann::ordered_json bench_split(const DeviceBenchOptions& o) {
-  auto runtime = open_embedded_on(o, "\"accumulate\", \"sobel\"", 2, client::Mode::auto_mode);
+  auto runtime = open_embedded_on(o, {TANDEM_FN_ACCUMULATE, TANDEM_FN_SOBEL}, 2, client::Mode::auto_mode);
   client::Runtime& rt = *runtime;
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   std::vector<uint64_t> sizes = {1 << 10, 16 << 10, 256 << 10, 4 << 20, 64 << 20};
@@ -575,7 +570,7 @@ nlohmann::ordered_json bench_split(const DeviceBenchOptions& o) {
 constexpr uint32_t kChainJobs = 8;
 
 nlohmann::ordered_json bench_chain(const DeviceBenchOptions& o) {
-  auto runtime = open_embedded_on(o, "\"sobel\"", 1, client::Mode::hw);
+  auto runtime = open_embedded_on(o, {TANDEM_FN_SOBEL}, 1, client::Mode::hw);
   client::Runtime& rt = *runtime;
   const funcs::FunctionInfo& fn = *funcs::find_function(TANDEM_FN_SOBEL);
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();

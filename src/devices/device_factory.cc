@@ -66,6 +66,12 @@ bool device_kind_available(std::string_view kind) {
   return false;
 }
 
+Error kernel_not_built(std::string_view function, std::string_view kind) {
+  return Error(Status::not_accelerated, fmt::format("{} has no accelerator on the {} device: its kernel did not build there "
+                                                    "(the build log is above)",
+                                                    function, kind));
+}
+
 std::vector<std::unique_ptr<Device>> make_devices(const config::Config& config, const DeviceContext& context) {
   std::vector<std::unique_ptr<Device>> devices, copy_engines;
   for (const std::string& kind : config.device.kinds) {

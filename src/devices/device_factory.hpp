@@ -32,4 +32,8 @@ const std::vector<std::string>& resident_functions(std::string_view kind, const 
 // left out with a warning on stderr instead.
 std::vector<std::unique_ptr<Device>> make_devices(const config::Config& config, const DeviceContext& context = {});
 
+// The error of a tool that measures `function` on a device of `kind` configured with it resident, where
+// make_devices left it out (its kernel did not build): figures taken anyway would be the CPU's.
+Error kernel_not_built(std::string_view function, std::string_view kind);
+
 }  // namespace tandem::devices
