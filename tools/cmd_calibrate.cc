@@ -15,6 +15,7 @@
 #include "daemon_launcher.hpp"
 #include "base/clock.hpp"
 #include "base/stats.hpp"
+#include "config/text_file.hpp"
 #include "rt/host_access.hpp"
 #include "client/access.hpp"
 #include "rt/completion.hpp"
@@ -48,11 +49,7 @@ bool exists(const std::string& path) {
 
 std::string read_config_text(const std::string& path) {
   if (path.empty()) return {};
-  std::ifstream in(path);
-  if (!in) throw Error(Status::io_error, "cannot read configuration file '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return config::read_text_file(path, "configuration file");
 }
 
 void run_calibrate(const CalibrateOptions& o) {

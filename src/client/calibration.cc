@@ -11,6 +11,7 @@
 #include <toml++/toml.h>
 
 #include "config/toml_checks.hpp"
+#include "config/text_file.hpp"
 #include "abi/status.hpp"
 
 namespace tandem::client {
@@ -175,11 +176,7 @@ Calibration parse_calibration(std::string_view text_in, std::string_view source)
 }
 
 Calibration load_calibration(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(Status::io_error, "cannot read calibration file '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_calibration(ss.str(), path);
+  return parse_calibration(config::read_text_file(path, "calibration file"), path);
 }
 
 std::string format_calibration(const Calibration& c) {

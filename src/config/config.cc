@@ -1,4 +1,5 @@
 #include "config/config.hpp"
+#include "config/text_file.hpp"
 
 #include <algorithm>
 #include <fstream>
@@ -516,11 +517,7 @@ Config parse_config(std::string_view text, std::string_view source) {
 
 Config load_config(const std::string& path) {
   if (path.empty()) return parse_config(default_config_text(), "<built-in default>");
-  std::ifstream in(path);
-  if (!in) throw Error(Status::io_error, "cannot read configuration file '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_config(ss.str(), path);
+  return parse_config(read_text_file(path, "configuration file"), path);
 }
 
 // ---------------------------------------------------------------- the reconfiguration policy

@@ -12,6 +12,7 @@
 #include "abi/status.hpp"
 #include "config/toml_checks.hpp"
 #include "config/config.hpp"
+#include "config/text_file.hpp"
 #include "sim/toml_text.hpp"
 #include "tandem/tandem_abi.h"
 
@@ -431,14 +432,11 @@ Scenario parse_scenario(std::string_view text, std::string_view source, const Sc
 }
 
 Scenario load_scenario(const std::string& path, const CalibrationReader& read_calibration) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(Status::io_error, "cannot read scenario file '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
+  const std::string text = config::read_text_file(path, "scenario file");
   ScenarioOptions o;
   o.base_dir = std::filesystem::path(path).parent_path().string();
   o.read_calibration = read_calibration;
-  return parse_scenario(ss.str(), path, o);
+  return parse_scenario(text, path, o);
 }
 
 std::vector<std::string> scenario_keys() {

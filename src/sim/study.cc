@@ -21,6 +21,7 @@
 #include "abi/status.hpp"
 #include "base/stats.hpp"
 #include "config/toml_checks.hpp"
+#include "config/text_file.hpp"
 #include "model/cost_model.hpp"
 #include "sim/toml_text.hpp"
 
@@ -31,14 +32,6 @@ namespace {
 namespace fs = std::filesystem;
 using config::check_keys;
 using config::toml_fail;
-
-std::string read_text(const std::string& path, std::string_view what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(Status::io_error, "cannot read " + std::string(what) + " '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 
 
@@ -170,7 +163,7 @@ Study parse_study(std::string_view text, std::string_view source, const Scenario
       if (!sc->is_string()) toml_fail(source, "sweep.scenario: must be a file name");
       fs::path p(sc->as_string()->get());
       if (p.is_relative() && !options.base_dir.empty()) p = fs::path(options.base_dir) / p;
-      base = parse_toml_text(read_text(p.string(), "scenario file"), p.string());
+      base = parse_toml_text(config::read_text_file(p.string(), "scenario file"), p.string());
       if (base.contains("axis") || base.contains("sweep") || base.contains("figure")) {
         toml_fail(source, "sweep.scenario: '" + p.string() + "' must be a scenario, not a study");
       }
@@ -251,7 +244,7 @@ Study load_study(const std::string& path, const CalibrationReader& read_calibrat
   ScenarioOptions o;
   o.base_dir = fs::path(path).parent_path().string();
   o.read_calibration = read_calibration;
-  return parse_study(read_text(path, "study file"), path, o);
+  return parse_study(config::read_text_file(path, "study file"), path, o);
 }
 
 std::vector<StudyPoint> expand_study(const Study& study, bool quick) {

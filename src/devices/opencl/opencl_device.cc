@@ -3,15 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "base/clock.hpp"
+#include "config/text_file.hpp"
 #include "devices/copy_engines.hpp"
 #include "devices/kernel_models.hpp"
 
@@ -43,13 +40,8 @@ ClOptions options_from(const config::OpenclSettings& s, ClOptions o) {
       }
       if (error) refuse(fmt::format("{}: {}", file.string(), error.message()));
       if (kind != std::filesystem::file_type::regular) refuse(file.string() + " is not a regular file");
-      std::ifstream in(file, std::ios::binary);
-      if (!in) refuse(fmt::format("cannot open {}: {}", file.string(), std::strerror(errno)));
-      std::ostringstream text;
-      text << in.rdbuf();
-      if (in.bad()) refuse("cannot read " + file.string());  // (text fails on an empty file: said below)
-      if (text.str().empty()) refuse(file.string() + " is empty");
-      o.source_overrides[i] = text.str();
+      o.source_overrides[i] = config::read_text_file(file.string(), "device.opencl.kernel_dir's file");
+      if (o.source_overrides[i].empty()) refuse(file.string() + " is empty");
     }
   }
   return o;
