@@ -209,10 +209,13 @@ void CudaDevice::lose_context(const std::string& why) {
   for (auto& sp : slots_) {
     SlotHealth& h = sp->job.health;
     h.in_service = false;
-    h.last_error = "out of service for good: the CUDA context is lost: " + faults_.lost;
+    h.last_error = lost_context_error();
     sp->job.rebuild_at_ns = INT64_MAX;  // no rebuild is tried again (nor due, which would keep the dispatcher awake)
   }
 }
+
+// A slot's last error once the context is lost; `tandem status` prints it after "OUT OF SERVICE: ".
+std::string CudaDevice::lost_context_error() const { return "the CUDA context is lost for good: " + faults_.lost; }
 
 std::string CudaDevice::activity() const {
   return fmt::format("{} mode, {} access", mode_name(mode_), access_name(access_)) + faults_.describe("streams");
@@ -253,7 +256,7 @@ void CudaDevice::poll(int64_t now, std::vector<DeviceCompletion>& out) {
     }
     if (!faults_.lost.empty()) {  // finished() may have put it back (a job that had timed out)
       s.job.health.in_service = false;
-      s.job.health.last_error = "out of service for good: the CUDA context is lost: " + faults_.lost;
+      s.job.health.last_error = lost_context_error();
     }
     if (timed_out) continue;
     out.push_back(c);

@@ -78,6 +78,7 @@ class CudaDevice final : public Device {
   void job_failed(Slot& s, std::string why, int64_t now);
   void refused_by_cuda(Slot& s, Status status);
   void lose_context(const std::string& why);
+  std::string lost_context_error() const;
   void measure_copy_engines();
 
   config::CudaSettings settings_;
