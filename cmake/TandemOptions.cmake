@@ -38,7 +38,7 @@ endif()
 # - The release build compiles them with line tables only (-g1 after the build type's -g: the last one
 #   counts). Backtraces and sanitizer reports keep function, file and line; the full debug info of the
 #   json, CLI11 and gtest templates every such file instantiates took a quarter of its compile time
-#   (tools/cmd_chaos.cc 15.1 s, 10.6 s at -g1). libtandem and tandemd keep -O2 -g.
+#   (tools/cmd_chaos.cc 15.1 s, 10.6 s at -g1). libtandem and the daemon library keep -O2 -g.
 # - The ASan and TSan builds compile them at -O0: the sanitizers watch the library and the daemon, at
 #   -O1 (header-inline library code compiled into a program runs at -O0 there), and a program's own
 #   code is only driving them. The templates of CLI11 and the json library
@@ -47,11 +47,17 @@ endif()
 #   The fuzzing build keeps -O1: its targets are the loop that libFuzzer runs. CMake drops a repeated
 #   option, so a program that needs -O1 back must say so after -O0 some other way (-O1 is already in
 #   the list and a second one would be dropped).
+set(TANDEM_PROGRAM_CODEGEN $<$<AND:$<CONFIG:RelWithDebInfo>,$<COMPILE_LANGUAGE:C,CXX>>:-g1>)
+if(NOT TANDEM_SANITIZE STREQUAL "" AND NOT TANDEM_FUZZ)
+  list(APPEND TANDEM_PROGRAM_CODEGEN $<$<COMPILE_LANGUAGE:C,CXX>:-O0>)
+endif()
 function(tandem_program_codegen)
-  add_compile_options($<$<AND:$<CONFIG:RelWithDebInfo>,$<COMPILE_LANGUAGE:C,CXX>>:-g1>)
-  if(NOT TANDEM_SANITIZE STREQUAL "" AND NOT TANDEM_FUZZ)
-    add_compile_options($<$<COMPILE_LANGUAGE:C,CXX>:-O0>)
-  endif()
+  add_compile_options(${TANDEM_PROGRAM_CODEGEN})
+endfunction()
+# The same for a program's files in a library's directory: tandemd's main.cc, which only parses the
+# command line (CLI11: 21 s in release at -O2 -g, 33 s under ASan) and calls the daemon library.
+function(tandem_program_sources)
+  set_source_files_properties(${ARGN} PROPERTIES COMPILE_OPTIONS "${TANDEM_PROGRAM_CODEGEN}")
 endfunction()
 
 # Fuzzing builds (clang): every library is instrumented for coverage, so libFuzzer sees into decode,
