@@ -246,11 +246,10 @@ std::unique_ptr<client::Runtime> open_probe_runtime(const ProbeOptions& o, const
   ro.embedded = true;
   ro.mode = mode;
   ro.partition = tuning;
-  ro.config_text = o.config_text;
-  // TOML allows a table once: a configuration with its own [dispatcher] keeps its placement.
-  if (o.config_text.find("[dispatcher]") == std::string::npos) {
-    ro.config_text += "\n[dispatcher]\ncpu = " + std::to_string(o.dispatcher_cpu) + "\n";
-  }
+  // The dispatcher's pin under the configuration: one that sets [dispatcher] cpu keeps its placement.
+  ro.config_text = config::overlay_config_text("[dispatcher]\ncpu = " + std::to_string(o.dispatcher_cpu) + "\n",
+                                               "the probe's dispatcher pin", o.config_text, o.config_source);
+  ro.config_source = o.config_source;
   ro.wait.mode = rt::WaitMode::spin;  // the thesis polled; a blocking wait would measure the futex
   if (calibration != nullptr) ro.calibration = *calibration;
   auto rt = client::Runtime::open(ro);
@@ -297,10 +296,13 @@ FunctionProbe probe_function(const funcs::FunctionInfo& fn, const std::string& d
     if (!devices::device_kind_available(device)) {
       throw Error(Status::not_accelerated, "--device " + device + ": this tandem was built without it");
     }
+    // Over the configuration's own [device.<kind>] settings (its selector, time limit, access...).
     ProbeOptions real = o;
     real.device_label = device;
-    real.config_text += fmt::format("\n[device]\nkinds = [\"{0}\"]\n[device.{0}]\nslots = 2\nresident = [\"{1}\", \"{1}\"]\n",
-                                    device, fn.name);
+    real.config_text = config::overlay_config_text(
+        o.config_text, o.config_source,
+        fmt::format("[device]\nkinds = [\"{0}\"]\n[device.{0}]\nslots = 2\nresident = [\"{1}\", \"{1}\"]\n", device, fn.name),
+        "the probe's device");
     return probe_function(fn, "emu", real);
   }
   if (device != "emu") {

@@ -18,6 +18,7 @@ struct ProbeOptions {
   int client_cpu = -1;       // pin the measuring thread (-1: no pinning)
   int dispatcher_cpu = -1;   // pin the embedded dispatcher (-1: no pinning)
   std::string config_text;   // configuration of the runtime measured (TOML; "" = built-in default)
+  std::string config_source = "<calibration configuration>";  // what its errors name (the --config file)
   std::function<void(const std::string&)> progress;  // one line per phase; may be empty
   std::string device_label;  // the device the progress lines name ("" = the probed kind)
 };

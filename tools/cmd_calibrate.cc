@@ -82,6 +82,7 @@ void run_calibrate(const CalibrateOptions& o) {
   po.client_cpu = cpus.a;
   po.dispatcher_cpu = cpus.distinct ? cpus.b : -1;
   po.config_text = read_config_text(o.config);
+  if (!o.config.empty()) po.config_source = o.config;
   if (!o.json_output) po.progress = [](const std::string& line) { fmt::print("  measuring {}\n", line); };
 
   nlohmann::json j;

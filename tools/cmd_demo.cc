@@ -6,8 +6,6 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <fstream>
-#include <iterator>
 #include <atomic>
 #include <numeric>
 #include <random>
@@ -20,6 +18,8 @@
 #include <unistd.h>
 
 #include "commands.hpp"
+#include "config/config.hpp"
+#include "config/text_file.hpp"
 #include "daemon_launcher.hpp"
 #include "base/clock.hpp"
 #include "status_report.hpp"
@@ -145,12 +145,11 @@ int daemon_client(const DemoOptions& o, const std::string& socket, unsigned proc
 }
 
 void run_daemon_phase(const DemoOptions& o) {
-  std::string config_text;
-  if (!o.config.empty()) {
-    std::ifstream in(o.config);
-    config_text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  std::string config_text = o.config.empty() ? std::string() : config::read_text_file(o.config, "configuration file");
+  if (!o.trace_dir.empty()) {  // over the file's own [trace] settings
+    config_text = config::overlay_config_text(config_text, o.config.empty() ? "<built-in default>" : o.config,
+                                              "[trace]\nenabled = true\n", "--trace");
   }
-  if (!o.trace_dir.empty()) config_text += "\n[trace]\nenabled = true\n";
   DaemonLauncher daemon(config_text);
   fmt::print("\n== many processes, one fabric: tandemd (pid {}, {}), {} client processes x {} threads\n\n",
              daemon.pid(), daemon.socket(), o.processes, o.threads);

@@ -30,7 +30,9 @@ Result<std::unique_ptr<Runtime>> EmbeddedRuntime::create(const RuntimeOptions& o
   config::Config config;
   try {
     config = options.config_text.empty() ? config::load_config(path)
-                                         : config::parse_config(options.config_text, "<options.config_text>");
+                                         : config::parse_config(options.config_text, options.config_source.empty()
+                                                                                          ? "<options.config_text>"
+                                                                                          : options.config_source);
   } catch (const Error& e) {
     return Result<std::unique_ptr<Runtime>>(e.status(), e.what());
   }

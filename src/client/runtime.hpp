@@ -63,6 +63,7 @@ struct PartitionTuning {
 struct RuntimeOptions {
   std::string config_path;  // embedded: configuration file ("" = $TANDEM_CONFIG or built-in default)
   std::string config_text;  // embedded: configuration as TOML text (wins over config_path)
+  std::string config_source;  // the name config_text's errors give ("" = "<options.config_text>")
   std::string socket_path;  // daemon socket ("" = $TANDEM_SOCKET or default socket if present)
   bool embedded = false;    // never use a daemon
   Mode mode = Mode::auto_mode;  // auto: $TANDEM_MODE may override it

@@ -2,6 +2,7 @@
 #include "config/text_file.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <initializer_list>
 #include <sstream>
@@ -25,7 +26,7 @@ double number(const Node& n, double fallback, std::string_view name, std::string
   if (!n) return fallback;
   auto v = n.value<double>();
   if (!v) fail(source, std::string(name) + " must be a number");
-  if (*v < min || *v > max) {
+  if (!(*v >= min && *v <= max)) {  // so written, nan is out of range too
     std::ostringstream os;
     os << name << " = " << *v << " is out of range [" << min << ", " << max << "]";
     fail(source, os.str());
@@ -42,6 +43,14 @@ uint32_t count(const Node& n, uint32_t fallback, std::string_view name, std::str
                      "]");
   }
   return static_cast<uint32_t>(*v);
+}
+
+// A size in MiB, as bytes: a whole number (a fraction would be dropped without a word).
+uint64_t mebibytes(const Node& n, uint64_t fallback_bytes, std::string_view name, std::string_view source, double min,
+                   double max) {
+  const double mib = number(n, static_cast<double>(fallback_bytes >> 20), name, source, min, max);
+  if (mib != std::floor(mib)) fail(source, std::string(name) + " must be a whole number of MiB");
+  return static_cast<uint64_t>(mib) << 20;
 }
 
 // A key that must be true or false: node_view::value<bool>() would take an integer's truth value.
@@ -120,9 +129,7 @@ void text(const toml::table& t, std::string_view key, std::string_view where, st
 // A device's local memory and the copy engines that fill it: local_memory_mib, copy_engines.
 void local_memory(Node v, std::string_view where, std::string_view source, uint64_t& bytes, uint32_t& engines) {
   const std::string w(where);
-  bytes = static_cast<uint64_t>(number(v["local_memory_mib"], static_cast<double>(bytes >> 20), w + ".local_memory_mib",
-                                       source, 0, 1 << 20))
-          << 20;
+  bytes = mebibytes(v["local_memory_mib"], bytes, w + ".local_memory_mib", source, 0, 1 << 20);
   engines = count(v["copy_engines"], engines, w + ".copy_engines", source, 0, 64);
   if (bytes > 0 && engines == 0) {
     fail(source, w + ": local memory needs copy engines to fill it (copy_engines >= 1, or local_memory_mib = 0)");
@@ -365,10 +372,8 @@ void apply_limits(DaemonSettings& d, const toml::table& t, std::string_view sour
   d.max_sessions = count(v["sessions"], d.max_sessions, "limits.sessions", source, 1, 65536);
   d.queues_per_session = count(v["queues_per_session"], d.queues_per_session, "limits.queues_per_session", source,
                                1, 4096);
-  d.registered_bytes_per_session =
-      static_cast<uint64_t>(number(v["registered_mib_per_session"],
-                                   static_cast<double>(d.registered_bytes_per_session >> 20),
-                                   "limits.registered_mib_per_session", source, 1, 1 << 22)) << 20;
+  d.registered_bytes_per_session = mebibytes(v["registered_mib_per_session"], d.registered_bytes_per_session,
+                                             "limits.registered_mib_per_session", source, 1, 1 << 22);
   d.jobs_in_flight_per_session = count(v["jobs_in_flight_per_session"], d.jobs_in_flight_per_session,
                                        "limits.jobs_in_flight_per_session", source, 1, 1u << 20);
   d.max_queue_capacity = count(v["max_queue_capacity"], d.max_queue_capacity, "limits.max_queue_capacity", source,
@@ -427,16 +432,20 @@ void apply_metrics(MetricsSettings& m, const toml::table& table, std::string_vie
       number(v["min_interval_ms"], m.min_interval_s * 1e3, "metrics.min_interval_ms", source, 0, 6e4) * 1e-3;
 }
 
-// Applies one TOML document on top of `c`.
-void apply_config(Config& c, std::string_view text, std::string_view source, Named& named) {
-  toml::table root;
+// One TOML document; a syntax error names the source and the line.
+toml::table parse_document(std::string_view text, std::string_view source) {
   try {
-    root = toml::parse(text, source);
+    return toml::parse(text, source);
   } catch (const toml::parse_error& e) {
     std::ostringstream os;
     os << e.description() << " (line " << e.source().begin.line << ")";
     fail(source, os.str());
   }
+}
+
+// Applies one TOML document on top of `c`.
+void apply_config(Config& c, std::string_view text, std::string_view source, Named& named) {
+  const toml::table root = parse_document(text, source);
   check_keys(root, "top level",
              {"fabric", "functions", "dispatcher", "daemon", "monitor", "limits", "reconfig", "calibration", "device",
               "energy", "trace", "metrics"},
@@ -513,6 +522,28 @@ Config parse_config(std::string_view text, std::string_view source) {
   check_resident(c.device.opencl.resident, c.device.opencl.slots, user.opencl_resident, "device.opencl", source);
   check_resident(c.device.cuda.resident, c.device.cuda.slots, user.cuda_resident, "device.cuda", source);
   return c;
+}
+
+namespace {
+void overlay_table(toml::table& base, const toml::table& upper) {
+  for (const auto& [key, node] : upper) {
+    toml::node* mine = base.get(key);
+    if (mine != nullptr && mine->is_table() && node.is_table()) {
+      overlay_table(*mine->as_table(), *node.as_table());
+    } else {
+      node.visit([&, k = key](const auto& value) { base.insert_or_assign(k, value); });
+    }
+  }
+}
+}  // namespace
+
+std::string overlay_config_text(std::string_view base, std::string_view base_source, std::string_view upper,
+                                std::string_view upper_source) {
+  toml::table merged = parse_document(base, base_source);
+  overlay_table(merged, parse_document(upper, upper_source));
+  std::ostringstream os;
+  os << merged;
+  return os.str();
 }
 
 Config load_config(const std::string& path) {

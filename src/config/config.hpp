@@ -218,6 +218,11 @@ std::string_view default_config_text();
 Config parse_config(std::string_view text, std::string_view source_name);
 // Reads and parses a file; an empty path gives the built-in default.
 Config load_config(const std::string& path);
+// One TOML document of `base` with `upper`'s keys set over it (tables merged key by key, any other
+// value replaced): a tool's own settings over a user's file, which TOML would refuse as a second
+// [table] of the same name. Throws tandem::Error(invalid_argument) naming the source of a syntax error.
+std::string overlay_config_text(std::string_view base, std::string_view base_source, std::string_view upper,
+                                std::string_view upper_source);
 
 // A function's timing from [functions], else the catalog's defaults.
 FunctionTiming function_timing(const Config& config, uint16_t function);

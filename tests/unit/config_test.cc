@@ -188,6 +188,13 @@ TEST(Config, ErrorsNameTheKey) {
       {"[device.opencl]\nbatch_staging = \"gpu\"", "device.opencl.batch_staging must be one of \"auto\", \"svm\", \"copies\""},
       {"[device.opencl]\ncopy_engines = 0", "device.opencl: local memory needs copy engines to fill it"},
       {"[device.opencl]\nlocal_memory_mib = -1", "device.opencl.local_memory_mib = -1 is out of range"},
+      {"[device.opencl]\nlocal_memory_mib = 0.5", "device.opencl.local_memory_mib must be a whole number of MiB"},
+      {"[device.cuda]\nlocal_memory_mib = 1.5", "device.cuda.local_memory_mib must be a whole number of MiB"},
+      {"[limits]\nregistered_mib_per_session = 1.5", "limits.registered_mib_per_session must be a whole number of MiB"},
+      {"[device.opencl]\njob_timeout_ms = nan", "device.opencl.job_timeout_ms = nan is out of range"},
+      {"[device.cuda]\njob_timeout_ms = nan", "device.cuda.job_timeout_ms = nan is out of range"},
+      {"[device]\nreconfig_setup_us = nan", "device.reconfig_setup_us = nan is out of range"},
+      {"[fabric]\nmax_job_ms = -nan", "fabric.max_job_ms = nan is out of range"},
       {"[device.emu]\ncopy_engines = 0", "device.emu: local memory needs copy engines to fill it"},
       {"[device.cuda]\npersistent_staging_mib = 0", "device.cuda.persistent_staging_mib must be an integer in [1, 4096]"},
       {"[device.cuda]\npersistent_staging_mib = 1.5", "device.cuda.persistent_staging_mib must be an integer"},
@@ -218,6 +225,34 @@ TEST(Config, ErrorsNameTheKey) {
     EXPECT_NE(message.find(c.expected), std::string::npos) << c.text << "\n  gave: " << message;
   }
   EXPECT_THROW(load_config("/nonexistent/tandem.toml"), Error);
+}
+
+// A tool's settings over a user's file (calibrate's device, demo's --trace): tables merge key by key,
+// the upper document's values win, and the user's other settings stay.
+TEST(Config, OverlayedSettingsMergeTablesAndKeepTheOthers) {
+  const std::string user = "# a user's file\n[device]\nkinds = [\"emu\"]\n[device.opencl]\njob_timeout_ms = 60000\n"
+                           "slots = 3\n[dispatcher]\ncpu = 1\n";
+  const std::string merged = overlay_config_text(
+      user, "user.toml", "[device]\nkinds = [\"opencl\"]\n[device.opencl]\nslots = 2\nresident = [\"accumulate\", \"accumulate\"]\n",
+      "probe");
+  const Config c = parse_config(merged, "merged");
+  EXPECT_EQ(c.device.kinds, (std::vector<std::string>{"opencl"}));
+  EXPECT_EQ(c.device.opencl.slots, 2u);
+  EXPECT_EQ(c.device.opencl.resident, (std::vector<std::string>{"accumulate", "accumulate"}));
+  EXPECT_DOUBLE_EQ(c.device.opencl.job_timeout_s, 60.0) << "the user's own key stays";
+  EXPECT_EQ(c.dispatcher.cpu, 1);
+  // Under the user's file instead: the user's value wins where both set one.
+  const Config pinned = parse_config(overlay_config_text("[dispatcher]\ncpu = 0\nbatch = 4\n", "pin", user, "user.toml"), "m");
+  EXPECT_EQ(pinned.dispatcher.cpu, 1);
+  EXPECT_EQ(pinned.dispatcher.batch, 4u);
+  // A syntax error names its document; an empty one changes nothing.
+  try {
+    (void)overlay_config_text("[device\n", "user.toml", "", "probe");
+    ADD_FAILURE() << "a syntax error was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("user.toml: "), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(parse_config(overlay_config_text(user, "user.toml", "", "probe"), "m").device.opencl.slots, 3u);
 }
 
 // A configuration that parses but names a device that cannot start: the error names the device.
