@@ -1071,6 +1071,7 @@ TEST(OpenclDaemon, AResidentKernelThatDoesNotBuildIsLeftOutAndTheOthersServe) {
     const std::string& file;
     ~Cleanup() {
       std::remove(file.c_str());
+      std::remove((dir + "/Sobel.cl").c_str());
       rmdir(dir.c_str());
     }
   } cleanup{dir, file};
@@ -1117,6 +1118,16 @@ TEST(OpenclDaemon, AResidentKernelThatDoesNotBuildIsLeftOutAndTheOthersServe) {
   ASSERT_EQ(symlink((dir + "/nowhere.cl").c_str(), file.c_str()), 0);
   EXPECT_EQ(refused(s), "device.opencl.kernel_dir: " + file + " is a link to nothing");
   ASSERT_EQ(std::remove(file.c_str()), 0);
+  const std::string misnamed = dir + "/Sobel.cl";  // a typo: the file would replace nothing
+  {
+    std::FILE* f = std::fopen(misnamed.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fclose(f);
+  }
+  EXPECT_EQ(refused(s).rfind("device.opencl.kernel_dir: " + misnamed + " names no kernel (the files it may hold: ", 0), 0u)
+      << refused(s);
+  EXPECT_NE(refused(s).find("sobel.cl"), std::string::npos) << refused(s);
+  ASSERT_EQ(std::remove(misnamed.c_str()), 0);
   ASSERT_TRUE(write("__kernel void tandem_sobel() {}\n"));
   s.kernel_dir = file;
   EXPECT_EQ(refused(s), "device.opencl.kernel_dir: '" + file + "' is not a folder");

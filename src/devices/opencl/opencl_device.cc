@@ -43,6 +43,18 @@ ClOptions options_from(const config::OpenclSettings& s, ClOptions o) {
       o.source_overrides[i] = config::read_text_file(file.string(), "device.opencl.kernel_dir's file");
       if (o.source_overrides[i].empty()) refuse(file.string() + " is empty");
     }
+    // A .cl file that names no kernel (Sobel.cl, dct.cl) would otherwise be ignored without a word.
+    std::string names;
+    for (size_t i = 0; i < kKernelCount; ++i) names += fmt::format("{}{}.cl", i == 0 ? "" : ", ", kernel_name(static_cast<KernelId>(i)));
+    for (auto it = std::filesystem::directory_iterator(s.kernel_dir, error); !error && it != std::filesystem::directory_iterator();
+         it.increment(error)) {
+      const std::filesystem::path& path = it->path();
+      if (path.extension() != ".cl") continue;
+      bool named = false;
+      for (size_t i = 0; i < kKernelCount; ++i) named = named || path.stem() == kernel_name(static_cast<KernelId>(i));
+      if (!named) refuse(fmt::format("{} names no kernel (the files it may hold: {})", path.string(), names));
+    }
+    if (error) refuse(fmt::format("'{}': {}", s.kernel_dir, error.message()));
   }
   return o;
 }
