@@ -133,7 +133,9 @@ CudaContext::CudaContext(const CudaOptions& options) {
                                                     : static_cast<uint32_t>(std::max(device_.multiprocessors, 1) * 4);
 }
 
-Status CudaContext::make_current() const { return cudaSetDevice(device_.index) == cudaSuccess ? Status::ok : Status::device_error; }
+int CudaContext::select_device() const { return cudaSetDevice(device_.index); }
+
+Status CudaContext::make_current() const { return select_device() == cudaSuccess ? Status::ok : Status::device_error; }
 
 CudaContext::~CudaContext() {
   if (make_current() != Status::ok) return;
@@ -362,7 +364,7 @@ Status CudaSlot::enqueue(const funcs::Call& call, const KernelJob& job, CudaAcce
     in_flight_ = true;
     return Status::ok;
   }
-  if (Status s = context_.make_current(); s != Status::ok) return fail(s, "cannot make the device current");
+  if (Status s = check(context_.select_device(), "making the device current"); s != Status::ok) return s;
   shape_job(job, context_.reduction_groups(), params_);
   const uint32_t words = partial_words(job.kernel, params_.groups);
   if (words > partial_capacity_) {
@@ -424,7 +426,7 @@ Status CudaSlot::enqueue(const funcs::Call& call, const KernelJob& job, CudaAcce
 // returns here; a trap is in flight until query() finds the device stopped.
 Status CudaSlot::enqueue_fault(CudaFault fault) {
   if (mode_ != CudaMode::launch) return fail(Status::invalid_argument, "faults are injected in launch mode only");
-  if (Status s = context_.make_current(); s != Status::ok) return fail(s, "cannot make the device current");
+  if (Status s = check(context_.select_device(), "making the device current"); s != Status::ok) return s;
   if (fault == CudaFault::no_memory) {
     void* p = nullptr;
     const cudaError_t e = cudaMalloc(&p, context_.device().global_mem_bytes * 2);  // twice what the GPU has
@@ -477,7 +479,7 @@ int64_t CudaSlot::finish() {
 
 Status CudaSlot::transfer(void* dst, const void* src, uint64_t bytes, int64_t timeout_ns) {
   last_error_.clear();
-  if (Status s = context_.make_current(); s != Status::ok) return fail(s, "cannot make the device current");
+  if (Status s = check(context_.select_device(), "making the device current"); s != Status::ok) return s;
   const LocalWindow& local = context_.local();
   const uint64_t to = local.offset_of(dst, bytes), from = local.offset_of(src, bytes);
   const bool to_local = to != LocalWindow::kNotLocal, from_local = from != LocalWindow::kNotLocal;
@@ -550,7 +552,7 @@ void CudaSlot::reserve_bounce() {
 }
 
 Status CudaSlot::read_local(uint64_t offset, void* dst, uint64_t bytes) {
-  if (Status s = context_.make_current(); s != Status::ok) return fail(s, "cannot make the device current");
+  if (Status s = check(context_.select_device(), "making the device current"); s != Status::ok) return s;
   return check(cudaMemcpy(dst, context_.local_device() + offset, bytes, cudaMemcpyDeviceToHost), "reading device-local memory");
 }
 

@@ -76,6 +76,9 @@ class CudaContext {
   uint32_t reduction_groups() const { return reduction_groups_; }
   // Makes this device current on the calling thread (the runtime API's device is per thread).
   Status make_current() const;
+  // The same, with CUDA's error (a cudaError_t; cudaSuccess is 0): a lost context's sticky error may
+  // first show here, and CudaSlot::check classifies it like any other call's.
+  int select_device() const;
 
   ~CudaContext();
   CudaContext(const CudaContext&) = delete;
