@@ -541,8 +541,9 @@ std::string overlay_config_text(std::string_view base, std::string_view base_sou
                                 std::string_view upper_source) {
   toml::table merged = parse_document(base, base_source);
   overlay_table(merged, parse_document(upper, upper_source));
+  // Strings with a newline stay basic strings: a multi-line literal would lose a leading newline.
   std::ostringstream os;
-  os << merged;
+  os << toml::toml_formatter{merged, toml::toml_formatter::default_flags & ~toml::format_flags::allow_multi_line_strings};
   return os.str();
 }
 

@@ -1060,7 +1060,8 @@ TEST(OpenclDaemon, ProcessesGetTheReferenceWhileKernelsFail) {
 // starts all the same: sobel, configured resident, is left out (its slot starts empty), the other
 // functions serve, and every client's calls, sobel's included (on the CPU), give the reference.
 // `tandem status` names the kernel. An empty file, a folder or a dangling link in the place of a file,
-// and a kernel_dir that is not a folder, are refused at start.
+// a .cl file that names no kernel (hidden files aside), and a kernel_dir that is not a folder, are
+// refused at start.
 TEST(OpenclDaemon, AResidentKernelThatDoesNotBuildIsLeftOutAndTheOthersServe) {
   char tmpl[] = "/tmp/tandem-kernels-XXXXXX";
   ASSERT_NE(mkdtemp(tmpl), nullptr) << std::strerror(errno);
@@ -1072,6 +1073,7 @@ TEST(OpenclDaemon, AResidentKernelThatDoesNotBuildIsLeftOutAndTheOthersServe) {
     ~Cleanup() {
       std::remove(file.c_str());
       std::remove((dir + "/Sobel.cl").c_str());
+      std::remove((dir + "/.#sobel.cl").c_str());
       rmdir(dir.c_str());
     }
   } cleanup{dir, file};
@@ -1119,6 +1121,8 @@ TEST(OpenclDaemon, AResidentKernelThatDoesNotBuildIsLeftOutAndTheOthersServe) {
   EXPECT_EQ(refused(s), "device.opencl.kernel_dir: " + file + " is a link to nothing");
   ASSERT_EQ(std::remove(file.c_str()), 0);
   const std::string misnamed = dir + "/Sobel.cl";  // a typo: the file would replace nothing
+  const std::string hidden = dir + "/.#sobel.cl";   // an editor's lock file: not refused
+  ASSERT_EQ(symlink("nobody@host.1234", hidden.c_str()), 0);
   {
     std::FILE* f = std::fopen(misnamed.c_str(), "w");
     ASSERT_NE(f, nullptr);
@@ -1128,6 +1132,7 @@ TEST(OpenclDaemon, AResidentKernelThatDoesNotBuildIsLeftOutAndTheOthersServe) {
       << refused(s);
   EXPECT_NE(refused(s).find("sobel.cl"), std::string::npos) << refused(s);
   ASSERT_EQ(std::remove(misnamed.c_str()), 0);
+  ASSERT_EQ(std::remove(hidden.c_str()), 0);
   ASSERT_TRUE(write("__kernel void tandem_sobel() {}\n"));
   s.kernel_dir = file;
   EXPECT_EQ(refused(s), "device.opencl.kernel_dir: '" + file + "' is not a folder");

@@ -46,10 +46,12 @@ ClOptions options_from(const config::OpenclSettings& s, ClOptions o) {
     // A .cl file that names no kernel (Sobel.cl, dct.cl) would otherwise be ignored without a word.
     std::string names;
     for (size_t i = 0; i < kKernelCount; ++i) names += fmt::format("{}{}.cl", i == 0 ? "" : ", ", kernel_name(static_cast<KernelId>(i)));
+    error.clear();  // the loop above leaves ENOENT for a kernel without a file
     for (auto it = std::filesystem::directory_iterator(s.kernel_dir, error); !error && it != std::filesystem::directory_iterator();
          it.increment(error)) {
       const std::filesystem::path& path = it->path();
-      if (path.extension() != ".cl") continue;
+      // Hidden files are an editor's or a file system's (.#sobel.cl, ._sobel.cl), not the user's kernels.
+      if (path.extension() != ".cl" || path.filename().string().starts_with('.')) continue;
       bool named = false;
       for (size_t i = 0; i < kKernelCount; ++i) named = named || path.stem() == kernel_name(static_cast<KernelId>(i));
       if (!named) refuse(fmt::format("{} names no kernel (the files it may hold: {})", path.string(), names));
