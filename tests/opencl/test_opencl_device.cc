@@ -273,6 +273,23 @@ TEST(OpenclDevice, ADeviceWhoseEveryLaunchFailsLeavesServiceAndServesAgainAfterA
       << d.activity();
 }
 
+// The fault-injection settings are for tests: a device started with one says so on stderr.
+TEST(OpenclDevice, FaultInjectionSettingsAreAnnouncedAtStart) {
+  const auto start_output = [](const config::OpenclSettings& s) {
+    ::testing::internal::CaptureStderr();
+    { OpenclDevice d(s); }
+    return ::testing::internal::GetCapturedStderr();
+  };
+  config::OpenclSettings s = settings(1);
+  EXPECT_EQ(start_output(s).find("fault injection"), std::string::npos);
+  s.fail_every_launches = 7;
+  s.fail_allocations_over_kib = 64;
+  const std::string said = start_output(s);
+  EXPECT_NE(said.find("tandem: opencl: fault injection is on (fail_every_launches = 7, fail_allocations_over_kib = 64)"),
+            std::string::npos)
+      << said;
+}
+
 // A failed launch found by asking its event completes at once; a conforming driver may still run its
 // callback later (PoCL never does). That late callback is dropped by its event: nothing completes a
 // second time, the kept event is released, the callback no longer counts as pending (the device's end

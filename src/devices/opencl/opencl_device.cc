@@ -131,6 +131,13 @@ OpenclDevice::OpenclDevice(const config::OpenclSettings& settings, const ClOptio
   failing_rebuilds_ = extra.failing_rebuilds;
   context_.fail_every_launches(settings.fail_every_launches);  // the measurements above never fail
   context_.fail_allocations_over(uint64_t{settings.fail_allocations_over_kib} * 1024);
+  // Settings for tests: a configuration that keeps one by mistake fails jobs on purpose, so say so.
+  if (settings.fail_every_launches > 0 || settings.fail_allocations_over_kib > 0) {
+    fmt::print(stderr,
+               "tandem: opencl: fault injection is on (fail_every_launches = {}, fail_allocations_over_kib = {}): "
+               "jobs fail on purpose; these settings are for tests\n",
+               settings.fail_every_launches, settings.fail_allocations_over_kib);
+  }
 }
 
 OpenclDevice::~OpenclDevice() {
