@@ -26,10 +26,11 @@ inline void check_keys(const toml::table& t, std::string_view where, std::initia
   }
 }
 
-// An integer's value, or nothing: value<int64_t>() alone would also take true and false as 1 and 0.
+// An integer's value, or nothing: value<int64_t>() alone would also take true and false as 1 and 0,
+// and a float with a whole value (slots = 2.0). TOML tells integers from floats; so does tandem.
 template <typename Node>
 std::optional<int64_t> toml_integer(const Node& n) {
-  if (n.is_boolean()) return std::nullopt;
+  if (!n.is_integer()) return std::nullopt;
   return n.template value<int64_t>();
 }
 
