@@ -62,8 +62,49 @@ TEST(OpenclPlatform, SelectsByIndexAndByName) {
   EXPECT_NE(missing.message().find("no such vendor"), std::string::npos) << missing.message();
   EXPECT_NE(missing.message().find("Portable Computing Language"), std::string::npos) << missing.message();
   EXPECT_FALSE(select_device(platforms, "7", "").ok());
-  EXPECT_FALSE(select_device(platforms, "0", "3").ok());
+  EXPECT_FALSE(select_device(platforms, "0", "no such device").ok());
   EXPECT_FALSE(select_device({}, "", "").ok());
+  // PoCL by its vendor's name ("The pocl project"): its platform name does not say "pocl".
+  auto by_vendor = select_device(platforms, "POCL", "");
+  ASSERT_TRUE(by_vendor.ok()) << by_vendor.message();
+  EXPECT_EQ(by_vendor->platform.name, "Portable Computing Language");
+}
+
+// Selection alone, over a made-up machine (no OpenCL call is made): digits are an index where the
+// list has one, else a part of a name.
+TEST(OpenclPlatform, DigitsAreAnIndexOnlyWhereTheListHasOne) {
+  auto device = [](const char* name) {
+    ClDeviceInfo d;
+    d.name = name;
+    d.available = true;
+    d.compiler_available = true;
+    return d;
+  };
+  std::vector<ClPlatformInfo> platforms(2);
+  platforms[0].name = "Vendor A OpenCL";
+  platforms[0].vendor = "Vendor A";
+  platforms[0].devices = {device("Accelerator 7"), device("GeForce RTX 4090")};
+  platforms[1].name = "Portable Computing Language";
+  platforms[1].vendor = "The pocl project";
+  platforms[1].devices = {device("cpu")};
+
+  auto by_index = select_device(platforms, "1", "0");
+  ASSERT_TRUE(by_index.ok()) << by_index.message();
+  EXPECT_EQ(by_index->device.name, "cpu");
+  auto second = select_device(platforms, "0", "1");
+  ASSERT_TRUE(second.ok()) << second.message();
+  EXPECT_EQ(second->device.name, "GeForce RTX 4090");
+  auto by_number_in_name = select_device(platforms, "", "4090");
+  ASSERT_TRUE(by_number_in_name.ok()) << by_number_in_name.message();
+  EXPECT_EQ(by_number_in_name->device.name, "GeForce RTX 4090");
+  auto digit_past_the_list = select_device(platforms, "", "7");
+  ASSERT_TRUE(digit_past_the_list.ok()) << digit_past_the_list.message();
+  EXPECT_EQ(digit_past_the_list->device.name, "Accelerator 7");
+  auto by_vendor = select_device(platforms, "pocl", "");
+  ASSERT_TRUE(by_vendor.ok()) << by_vendor.message();
+  EXPECT_EQ(by_vendor->platform.vendor, "The pocl project");
+  EXPECT_FALSE(select_device(platforms, "", "5").ok());
+  EXPECT_FALSE(select_device(platforms, "2", "").ok());
 }
 
 TEST(OpenclPlatform, NoPlatformIsAClearMessage) {

@@ -113,7 +113,7 @@ std::string describe_cuda_device(const CudaDeviceInfo& d) {
 
 Result<CudaDeviceInfo> select_cuda_device(const std::vector<CudaDeviceInfo>& devices, std::string_view selector) {
   for (const CudaDeviceInfo& d : devices) {
-    if (selector_matches(selector, static_cast<uint32_t>(d.index), d.name)) return d;
+    if (selector_matches(selector, static_cast<uint32_t>(d.index), devices.size(), {d.name})) return d;
   }
   std::string found;
   for (const CudaDeviceInfo& d : devices) found += fmt::format("\n  device {}: {}", d.index, describe_cuda_device(d));

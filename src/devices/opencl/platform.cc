@@ -133,10 +133,10 @@ Result<ClSelection> select_device(const std::vector<ClPlatformInfo>& platforms, 
                                   std::string_view device_selector) {
   if (platforms.empty()) return Result<ClSelection>(Status::device_error, "opencl: " + describe_platforms(platforms));
   for (uint32_t p = 0; p < platforms.size(); ++p) {
-    if (!selector_matches(platform_selector, p, platforms[p].name)) continue;
+    if (!selector_matches(platform_selector, p, platforms.size(), {platforms[p].name, platforms[p].vendor})) continue;
     for (uint32_t d = 0; d < platforms[p].devices.size(); ++d) {
       const ClDeviceInfo& dev = platforms[p].devices[d];
-      if (!dev.available || !dev.compiler_available || !selector_matches(device_selector, d, dev.name)) continue;
+      if (!dev.available || !dev.compiler_available || !selector_matches(device_selector, d, platforms[p].devices.size(), {dev.name, dev.vendor})) continue;
       return ClSelection{p, d, platforms[p], dev};
     }
   }
