@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <numeric>
 #include <random>
 #include <string>
@@ -150,7 +151,7 @@ void run_daemon_phase(const DemoOptions& o) {
     config_text = config::overlay_config_text(config_text, o.config.empty() ? "<built-in default>" : o.config,
                                               "[trace]\nenabled = true\n", "--trace");
   }
-  DaemonLauncher daemon(config_text);
+  DaemonLauncher daemon(config_text, true, o.config.empty() ? "<built-in default>" : o.config);
   fmt::print("\n== many processes, one fabric: tandemd (pid {}, {}), {} client processes x {} threads\n\n",
              daemon.pid(), daemon.socket(), o.processes, o.threads);
   auto* times = static_cast<double*>(mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
@@ -248,14 +249,20 @@ void add_demo_commands(CLI::App& app) {
   demo->add_option("--calls", o->calls, "Calls per thread and function")->check(CLI::Range(1u, 1000000u))->capture_default_str();
   demo->add_option("--elements", o->elements, "int32 elements per accumulate call")->check(CLI::Range(1u, 1u << 26))->capture_default_str();
   demo->add_option("--work-units", o->work_units, "CPU cycles per work call")->capture_default_str();
-  demo->add_option("--config", o->config, "Fabric configuration (TOML); default: built in")->check(CLI::ExistingFile);
+  demo->add_option("--config", o->config, "Fabric configuration (TOML); default: $TANDEM_CONFIG, else built in")->check(CLI::ExistingFile);
   demo->add_option("--rounds", o->rounds, "Rounds of the embedded phase (each mode once per round; medians)")
       ->check(CLI::Range(1u, 100u))
       ->capture_default_str();
   demo->add_option("--processes", o->processes, "Client processes of the daemon phase")->check(CLI::Range(1u, 64u))->capture_default_str();
   demo->add_option("--trace", o->trace_dir, "Trace the daemon phase; its Perfetto trace, CSV and latency breakdown go here");
   demo->add_flag("!--no-daemon", o->daemon, "Skip the phase with client processes of a private tandemd");
-  demo->callback([o] { run_demo(*o); });
+  demo->callback([o] {
+    // As tandem_open would: both phases, and the banner, use the same file.
+    if (const char* env = std::getenv("TANDEM_CONFIG"); o->config.empty() && env != nullptr && *env != '\0') {
+      o->config = env;
+    }
+    run_demo(*o);
+  });
 }
 
 }  // namespace tandem::tools

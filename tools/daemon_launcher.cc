@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <thread>
+#include <utility>
 
 #include "abi/status.hpp"
 #include "base/clock.hpp"
@@ -31,12 +32,14 @@ std::string DaemonLauncher::find_binary() {
   return "tandemd";  // execvp searches PATH
 }
 
-DaemonLauncher::DaemonLauncher(const std::string& config_toml, bool quiet) {
+DaemonLauncher::DaemonLauncher(const std::string& config_toml, bool quiet, std::string config_source)
+    : config_source_(std::move(config_source)) {
   char tmpl[] = "/tmp/tandem-run-XXXXXX";
   if (mkdtemp(tmpl) == nullptr) throw Error(Status::io_error, "cannot create a temporary directory");
   dir_ = tmpl;
   socket_ = dir_ + "/tandem.sock";
   config_ = dir_ + "/tandem.toml";
+  log_ = dir_ + "/tandemd.log";
   if (FILE* f = std::fopen(config_.c_str(), "w")) {
     std::fputs(config_toml.c_str(), f);
     std::fclose(f);
@@ -54,6 +57,7 @@ void DaemonLauncher::remove_files() {
   unlink(socket_.c_str());  // a daemon that was killed leaves its socket and lock behind
   unlink((socket_ + ".lock").c_str());
   unlink(config_.c_str());
+  unlink(log_.c_str());
   rmdir(dir_.c_str());
 }
 
@@ -64,9 +68,9 @@ void DaemonLauncher::start() {
   pid_ = fork();
   if (pid_ == 0) {
     prctl(PR_SET_PDEATHSIG, SIGTERM);  // the daemon does not outlive the tool that started it
-    if (quiet) {
-      const int null = open("/dev/null", O_WRONLY);
-      dup2(null, STDERR_FILENO);
+    if (quiet) {  // kept, so that a failed start can say why
+      const int log = open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+      if (log >= 0) dup2(log, STDERR_FILENO);
     }
     execlp(binary.c_str(), "tandemd", "--foreground", "--socket", socket_.c_str(), "--config", config_.c_str(),
            static_cast<char*>(nullptr));
@@ -100,12 +104,35 @@ void DaemonLauncher::start() {
                                                 " (a tandemd of another version?)");
       }
     }
-    if (!alive()) throw Error(Status::io_error, "tandemd (" + binary + ") exited during start-up");
+    if (!alive()) throw Error(Status::io_error, start_failure("tandemd (" + binary + ") exited during start-up"));
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   // SIGKILL: tandemd blocks SIGTERM until its devices are set up, where it may be stuck.
   kill_hard();
-  throw Error(Status::timeout, "tandemd did not answer within 60 s of starting");
+  throw Error(Status::timeout, start_failure("tandemd did not answer within 60 s of starting"));
+}
+
+std::string DaemonLauncher::start_failure(const std::string& what) const {
+  if (!quiet_) return what;  // tandemd's stderr is the tool's: the user has seen it
+  std::string said;
+  if (FILE* f = std::fopen(log_.c_str(), "r")) {
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) {
+      said.append(buf, n);
+      if (said.size() > 16384) said.erase(0, said.size() - 4096);  // the end says why
+    }
+    std::fclose(f);
+  }
+  if (said.size() > 4096) said = "..." + said.substr(said.size() - 4096);
+  while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.pop_back();
+  if (said.empty()) return what + " (it said nothing on stderr)";
+  if (!config_source_.empty()) {
+    for (size_t at = said.find(config_); at != std::string::npos; at = said.find(config_, at + config_source_.size())) {
+      said.replace(at, config_.size(), config_source_);
+    }
+  }
+  return what + "; it said:\n" + said;
 }
 
 bool DaemonLauncher::alive() {

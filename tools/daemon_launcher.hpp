@@ -12,8 +12,10 @@ namespace tandem::tools {
 class DaemonLauncher {
  public:
   // Returns once tandemd answers a status request (its devices are set up). Throws tandem::Error if
-  // tandemd cannot be found, exits, or does not answer within 60 s.
-  explicit DaemonLauncher(const std::string& config_toml, bool quiet = true);
+  // tandemd cannot be found, exits, or does not answer within 60 s; the error then ends with what
+  // tandemd said on stderr (quiet: kept in a log beside the socket), the temporary configuration's path
+  // in it replaced by `config_source` where one is given (the file the tool's user named).
+  explicit DaemonLauncher(const std::string& config_toml, bool quiet = true, std::string config_source = {});
   ~DaemonLauncher();
   DaemonLauncher(const DaemonLauncher&) = delete;
   DaemonLauncher& operator=(const DaemonLauncher&) = delete;
@@ -35,12 +37,13 @@ class DaemonLauncher {
   static std::string find_binary();
 
  private:
-  std::string dir_, socket_, config_;
+  std::string dir_, socket_, config_, log_, config_source_;
   bool quiet_ = true;
   pid_t pid_ = -1;
   int64_t startup_ns_ = 0;
 
   bool alive();  // not exited; reaps it if it did (pid_ = -1)
+  std::string start_failure(const std::string& what) const;  // `what`, and the end of tandemd's stderr
   void remove_files();  // the temporary folder and what is in it
 };
 

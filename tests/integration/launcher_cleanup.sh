@@ -1,7 +1,9 @@
 #!/bin/sh
 # The tools' private tandemd (tools/daemon_launcher.cc) that fails to start leaves nothing behind: the
 # tool exits with a clear error (not a crash) and its temporary folder is gone. A copy of `tandem`
-# beside a fake tandemd that records its socket path and exits is run through `tandem demo`.
+# beside a fake tandemd that records its socket path, says why it cannot start and exits is run
+# through `tandem demo`: the error repeats what the daemon said, naming the configuration as the
+# user knows it, not the launcher's temporary copy.
 # usage: launcher_cleanup.sh TANDEM_BINARY
 set -u
 work=$(mktemp -d)
@@ -9,7 +11,12 @@ trap 'rm -rf "$work"' EXIT
 cp "$1" "$work/tandem"
 cat > "$work/tandemd" <<'FAKE'
 #!/bin/sh
-while [ $# -gt 0 ]; do [ "$1" = "--socket" ] && echo "$2" > "$(dirname "$0")/socket_path"; shift; done
+while [ $# -gt 0 ]; do
+  [ "$1" = "--socket" ] && echo "$2" > "$(dirname "$0")/socket_path"
+  [ "$1" = "--config" ] && config="$2"
+  shift
+done
+echo "fake tandemd: $config: cannot start" >&2
 exit 3
 FAKE
 chmod +x "$work/tandemd"
@@ -18,6 +25,8 @@ rc=$?
 fail() { echo "launcher_cleanup: FAIL: $1"; cat "$work/out"; exit 1; }
 [ "$rc" -ne 0 ] && [ "$rc" -lt 126 ] || fail "exit status $rc (want a clean failure)"
 grep -q "exited during start-up" "$work/out" || fail "no message saying tandemd exited"
+grep -q "fake tandemd: <built-in default>: cannot start" "$work/out" || fail "the error does not repeat what tandemd said"
+! grep -q "tandem.toml" "$work/out" || fail "the error names the launcher's temporary configuration"
 [ -f "$work/socket_path" ] || fail "the fake tandemd never ran"
 folder=$(dirname "$(cat "$work/socket_path")")
 [ ! -e "$folder" ] || fail "$folder was left behind"
