@@ -128,7 +128,10 @@ CudaContext::CudaContext(const CudaOptions& options) {
   auto devices = discover_cuda_devices();
   for (const CudaDeviceInfo& d : devices.expect()) found_.push_back(fmt::format("device {}: {}", d.index, describe_cuda_device(d)));
   device_ = select_cuda_device(devices.expect(), options.device).expect();
-  if (Status s = make_current(); s != Status::ok) throw Error(s, "cuda: cannot use device " + device_.name);
+  if (const auto e = static_cast<cudaError_t>(select_device()); e != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw CudaError(e, "cuda: making device " + device_.name + " current");
+  }
   reduction_groups_ = options.reduction_groups != 0 ? options.reduction_groups
                                                     : static_cast<uint32_t>(std::max(device_.multiprocessors, 1) * 4);
 }
@@ -146,12 +149,12 @@ CudaContext::~CudaContext() {
 }
 
 void CudaContext::reserve_local(uint64_t bytes) {
-  if (make_current() != Status::ok) throw Error(Status::device_error, "cuda: cannot use device " + device_.name);
   void* p = nullptr;
-  const cudaError_t e = cudaMalloc(&p, bytes);
+  cudaError_t e = static_cast<cudaError_t>(select_device());
+  if (e == cudaSuccess) e = cudaMalloc(&p, bytes);
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
-    throw Error(status_from_cuda(e), cuda_message(fmt::format("cuda: device-local memory of {} MiB", bytes >> 20), e));
+    throw CudaError(e, fmt::format("cuda: device-local memory of {} MiB", bytes >> 20));
   }
   if (local_device_ != nullptr) free_device(local_device_);
   local_device_ = static_cast<char*>(p);
@@ -197,13 +200,17 @@ void CudaContext::free_deferred() {
 
 CudaSlot::CudaSlot(CudaContext& context, uint32_t index, CudaMode mode, uint64_t persistent_staging_bytes)
     : context_(context), index_(index), mode_(mode) {
-  if (context.make_current() != Status::ok) throw Error(Status::device_error, "cuda: cannot make the device current");
-  cudaError_t e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
+  cudaError_t e = static_cast<cudaError_t>(context.select_device());
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw CudaError(e, fmt::format("cuda slot {}: making the device current", index));
+  }
+  e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
   if (e == cudaSuccess) e = cudaEventCreateWithFlags(&done_, cudaEventDisableTiming);
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
     if (stream_ != nullptr) (void)cudaStreamDestroy(stream_);
-    throw Error(status_from_cuda(e), cuda_message(fmt::format("cuda slot {}: stream", index), e));
+    throw CudaError(e, fmt::format("cuda slot {}: stream", index));
   }
   if (mode == CudaMode::persistent) {
     // Everything the block's jobs use is allocated before it starts, so that nothing of it is ever
@@ -229,13 +236,12 @@ CudaSlot::CudaSlot(CudaContext& context, uint32_t index, CudaMode mode, uint64_t
     if (e == cudaSuccess) e = launch_persistent(ring_device_, stream_);
     if (e != cudaSuccess) {
       (void)cudaGetLastError();
-      const std::string message = cuda_message(fmt::format("cuda slot {}: persistent block", index), e);
       for (void*& p : pinned_buffers_) context.free_host(std::exchange(p, nullptr));
       context.free_host(std::exchange(partials_, nullptr));
       context.free_host(std::exchange(ring_, nullptr));
       (void)cudaEventDestroy(done_);
       (void)cudaStreamDestroy(stream_);
-      throw Error(status_from_cuda(e), message);
+      throw CudaError(e, fmt::format("cuda slot {}: persistent block", index));
     }
     block_resident_ = true;
     context.block_started();
@@ -542,12 +548,12 @@ Status CudaSlot::transfer(void* dst, const void* src, uint64_t bytes, int64_t ti
 
 void CudaSlot::reserve_bounce() {
   if (bounce_ != nullptr) return;
-  if (context_.make_current() != Status::ok) throw Error(Status::device_error, "cuda: cannot make the device current");
-  const cudaError_t e = cudaMalloc(&bounce_, kBounceBytes);
+  cudaError_t e = static_cast<cudaError_t>(context_.select_device());
+  if (e == cudaSuccess) e = cudaMalloc(&bounce_, kBounceBytes);
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
     bounce_ = nullptr;
-    throw Error(status_from_cuda(e), cuda_message(fmt::format("cuda copy engine {}: bounce buffer", index_), e));
+    throw CudaError(e, fmt::format("cuda copy engine {}: bounce buffer", index_));
   }
 }
 

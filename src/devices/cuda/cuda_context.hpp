@@ -37,6 +37,17 @@ Status status_from_cuda(cudaError_t error);
 // call of the process on that device fails, so the device cannot be rebuilt slot by slot.
 bool cuda_error_loses_context(int error);
 
+// A set-up that failed in CUDA (a slot's stream or persistent block, a copy engine's bounce buffer),
+// with CUDA's error: a slot's rebuild that fails tells a lost context from a passing shortage by it.
+class CudaError : public Error {
+ public:
+  CudaError(cudaError_t error, std::string_view what) : Error(status_from_cuda(error), cuda_message(what, error)), error_(error) {}
+  cudaError_t cuda_error() const { return error_; }
+
+ private:
+  cudaError_t error_;
+};
+
 struct CudaDeviceInfo {
   int index = 0;
   std::string name;

@@ -101,7 +101,21 @@ void CudaDevice::measure_copy_engines() {
 // The memory and its copy engines were made at start (before persistent blocks): this names the window.
 void CudaDevice::attach_local_memory(char* base, uint64_t bytes) { context_.attach_local(base, bytes); }
 
-LocalTransfer CudaDevice::local_transfer() { return timed_transfers(copy_streams_, timeout_ns_); }
+// A copy engine's transfer runs on the copy engines' thread; an error there that loses the context
+// is handed to poll(), which takes the device out of service as a slot's would.
+LocalTransfer CudaDevice::local_transfer() {
+  return [this, timed = timed_transfers(copy_streams_, timeout_ns_)](uint32_t engine, void* dst, const void* src,
+                                                                     uint64_t bytes) {
+    TransferDone done = timed(engine, dst, src, bytes);
+    if (done.status != Status::ok && engine < copy_streams_.size() &&
+        cuda_error_loses_context(copy_streams_[engine]->last_cuda_error())) {
+      std::lock_guard lock(copy_loss_mutex_);
+      if (copy_loss_.empty()) copy_loss_ = copy_streams_[engine]->last_error();
+      copy_lost_.store(true, std::memory_order_release);
+    }
+    return done;
+  };
+}
 
 CudaDevice::~CudaDevice() {
   // The host functions of jobs still running name a target of the sink: wait for them (bounded), and
@@ -173,8 +187,16 @@ void CudaDevice::announce(Slot& s) {
 
 void CudaDevice::rebuild(Slot& s, std::string why, int64_t now) {
   s.stream.reset();
-  rebuild_slot(s.job, faults_, why, now, "the slot's stream was rebuilt",
-               [&] { s.stream = std::make_unique<CudaSlot>(context_, s.index, mode_, settings_.persistent_staging_bytes); });
+  std::string lost;  // the new stream failed on a lost context's sticky error: no slot can be rebuilt
+  rebuild_slot(s.job, faults_, why, now, "the slot's stream was rebuilt", [&] {
+    try {
+      s.stream = std::make_unique<CudaSlot>(context_, s.index, mode_, settings_.persistent_staging_bytes);
+    } catch (const CudaError& e) {
+      if (cuda_error_loses_context(e.cuda_error())) lost = e.what();
+      throw;
+    }
+  });
+  if (!lost.empty()) lose_context(lost);
 }
 
 // A job refused before it ran (a launch, an allocation, the read of dct_quant's table): the slot
@@ -223,6 +245,14 @@ std::string CudaDevice::activity() const {
 
 void CudaDevice::poll(int64_t now, std::vector<DeviceCompletion>& out) {
   last_poll_ns_ = now;
+  if (copy_lost_.load(std::memory_order_acquire) && faults_.lost.empty()) {
+    std::string why;
+    {
+      std::lock_guard lock(copy_loss_mutex_);
+      why = copy_loss_;
+    }
+    lose_context(why);
+  }
   if (!ready_.empty()) {
     out.insert(out.end(), ready_.begin(), ready_.end());
     ready_.clear();

@@ -17,6 +17,8 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
+#include <string>
 #include <vector>
 
 #include "config/config.hpp"
@@ -96,6 +98,10 @@ class CudaDevice final : public Device {
   std::vector<DeviceCompletion> ready_, arrived_;
   int64_t last_poll_ns_ = 0;
   DeviceFaults faults_;  // since the device started, for `tandem status` (activity())
+  // A copy engine's transfer that lost the context (the copy engines' thread), for poll().
+  std::atomic<bool> copy_lost_{false};
+  std::mutex copy_loss_mutex_;
+  std::string copy_loss_;
 };
 
 }  // namespace tandem::devices::cuda
