@@ -192,8 +192,9 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const DaemonOptions& options) {
   d->started_ns_ = tandem::now_ns();
   if (Status s = d->open_socket(); s != Status::ok) {
     return Result<std::unique_ptr<Daemon>>(s, "cannot listen on " + d->socket_path_ + ": " +
-                                                  (s == Status::permission_denied ? "another tandemd owns it"
-                                                                                  : std::string(std::strerror(errno))));
+                                                  (!d->open_socket_error_.empty()       ? d->open_socket_error_
+                                                   : s == Status::permission_denied ? "another tandemd owns it"
+                                                                                    : std::string(std::strerror(errno))));
   }
   // The metrics page lives in a memfd: the daemon writes it, clients map a read-only descriptor of it.
   const size_t metrics_bytes = rt::round_to_pages(sizeof(tandem_metrics_page_t));
@@ -247,9 +248,24 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const DaemonOptions& options) {
 Status Daemon::open_socket() {
   // One daemon per socket: an exclusive lock on a file beside it decides, so a stale socket (a daemon
   // that was killed) is replaced while a live one is never stolen.
+  // Only a stale socket and an empty lock file are tandemd's to replace: another file at either path
+  // is someone's data, which a mistyped --socket must not delete.
+  struct stat st {};
+  if (lstat(socket_path_.c_str(), &st) == 0 && !S_ISSOCK(st.st_mode)) {
+    open_socket_error_ = "it exists and is not a socket (tandemd replaces only a socket a killed tandemd left)";
+    return Status::invalid_argument;
+  }
   lock_path_ = socket_path_ + ".lock";
-  lock_fd_.reset(open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
-  if (!lock_fd_.valid()) return Status::io_error;
+  if (lstat(lock_path_.c_str(), &st) == 0 && (!S_ISREG(st.st_mode) || st.st_size != 0)) {
+    open_socket_error_ = lock_path_ + " exists and is not tandemd's lock file (an empty regular file)";
+    lock_path_.clear();  // not ours to remove
+    return Status::invalid_argument;
+  }
+  lock_fd_.reset(open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!lock_fd_.valid()) {
+    lock_path_.clear();
+    return Status::io_error;
+  }
   if (flock(lock_fd_.get(), LOCK_EX | LOCK_NB) != 0) {
     lock_fd_.reset();
     lock_path_.clear();  // not ours to remove

@@ -100,6 +100,7 @@ class Daemon {
 
   explicit Daemon(const DaemonOptions& options);
   Status open_socket();
+  std::string open_socket_error_;  // open_socket()'s reason where errno does not say it
   void accept_clients();
   void on_readable(Connection& c);
   // Handles one request; false when the connection must be closed.

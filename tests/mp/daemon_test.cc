@@ -10,6 +10,7 @@
 #include <sys/prctl.h>
 
 #include <atomic>
+#include <cstdio>
 #include <numeric>
 #include <random>
 #include <string>
@@ -451,6 +452,59 @@ TEST(Daemon, SecondDaemonOnTheSameSocketIsRefused) {
   }
   EXPECT_EQ(join(pid), 1);
   EXPECT_TRUE(d.connectable()) << "the first daemon still owns the socket";
+}
+
+// A --socket that names someone's file, or whose ".lock" does, is refused and the file kept: tandemd
+// replaces only a socket (and an empty lock file) that a killed tandemd left behind.
+TEST(Daemon, ASocketPathThatIsNotASocketIsRefusedAndTheFileKept) {
+  char dir[] = "/tmp/tandem-sockpath-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string folder = dir;
+  const auto write_file = [](const std::string& path, const char* text) {
+    FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(text, f);
+    std::fclose(f);
+  };
+  const auto read_file = [](const std::string& path) {
+    std::string text;
+    if (FILE* f = std::fopen(path.c_str(), "r")) {
+      char buf[512];
+      size_t n;
+      while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+      std::fclose(f);
+    }
+    return text;
+  };
+  const auto run_tandemd = [&](const std::string& socket) {
+    const std::string err = folder + "/stderr";
+    const pid_t pid = fork();
+    if (pid == 0) {
+      alarm(20);  // a tandemd that took the path would serve for ever: the test fails instead of hanging
+      FILE* log = std::freopen(err.c_str(), "w", stderr);
+      (void)log;
+      execl(TANDEM_TANDEMD_PATH, "tandemd", "--foreground", "--socket", socket.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    EXPECT_EQ(join(pid), 1);
+    return read_file(err);
+  };
+  const std::string file = folder + "/precious.txt";
+  write_file(file, "precious\n");
+  std::string said = run_tandemd(file);
+  EXPECT_NE(said.find("exists and is not a socket"), std::string::npos) << said;
+  EXPECT_EQ(read_file(file), "precious\n");
+  EXPECT_NE(access((file + ".lock").c_str(), F_OK), 0) << "no lock file was made beside it";
+
+  const std::string socket = folder + "/tandem.sock";
+  write_file(socket + ".lock", "not a lock\n");
+  said = run_tandemd(socket);
+  EXPECT_NE(said.find("is not tandemd's lock file"), std::string::npos) << said;
+  EXPECT_EQ(read_file(socket + ".lock"), "not a lock\n");
+  EXPECT_NE(access(socket.c_str(), F_OK), 0) << "no socket was made";
+
+  for (const char* name : {"/precious.txt", "/tandem.sock.lock", "/stderr"}) unlink((folder + name).c_str());
+  EXPECT_EQ(rmdir(dir), 0) << "tandemd left something in " << folder;
 }
 
 // A client process's CPU share counts the other client processes' callers (docs/model.md, "CPU
