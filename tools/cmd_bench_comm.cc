@@ -584,7 +584,7 @@ void add_comm_bench(CLI::App& bench) {
   cmd->add_option("--tlb-words", o->tlb_words, "Word counts of the device-TLB cells (default 1..32)");
   cmd->add_flag("--quick", o->quick, "1, 4 and 16 words (TLB cells: 1, 4, 16, 32), few samples, one round (seconds; for tests)");
   cmd->add_flag("--json", o->json_output, "Print JSON instead of tables");
-  cmd->add_option("--out", o->out, "Also write the JSON to this file");
+  cmd->add_option("--out", o->out, "Also write the JSON to this file")->check(writable_file());
   cmd->callback([o] { run_comm(*o); });
 }
 

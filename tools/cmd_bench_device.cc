@@ -734,7 +734,7 @@ void add_device_bench(CLI::App& bench) {
       ->check(CLI::IsMember({"copy", "zero_copy", "job"}));
   cmd->add_flag("--quick", o->quick, "seconds instead of a minute (the tests run it)");
   cmd->add_flag("--json", o->json_output, "print the JSON report");
-  cmd->add_option("--out", o->out, "write the JSON report to this file");
+  cmd->add_option("--out", o->out, "write the JSON report to this file")->check(writable_file());
   cmd->callback([o] { run_device_bench(*o); });
 }
 

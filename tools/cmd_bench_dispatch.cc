@@ -459,9 +459,11 @@ void add_dispatch_bench(CLI::App& bench) {
                                                    "futex, io_uring and StarPU, in one run");
   cmd->add_option("--samples", o->samples, "Round trips per measurement and round")->capture_default_str();
   cmd->add_option("--rounds", o->rounds, "Interleaved rounds of subject and references")->capture_default_str();
-  cmd->add_option("--throughput-jobs", o->throughput_jobs, "Jobs per throughput run")->capture_default_str();
+  cmd->add_option("--throughput-jobs", o->throughput_jobs, "Jobs per throughput run")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40))
+      ->capture_default_str();
   cmd->add_flag("--json", o->json_output, "Print JSON instead of a table");
-  cmd->add_option("--out", o->out, "Also write the JSON to this file");
+  cmd->add_option("--out", o->out, "Also write the JSON to this file")->check(writable_file());
   cmd->add_flag("--skip-starpu", o->skip_starpu, "Leave out the StarPU peer");
   cmd->add_flag("--trace-only", o->trace_only, "Only the cost of per-job trace records: round trip and throughput, "
                                                "tracing off and on interleaved");

@@ -286,7 +286,7 @@ void add_mixed_bench(CLI::App& bench) {
       ->capture_default_str();
   cmd->add_flag("--quick", o->quick, "Small jobs and few samples: seconds (the test suite runs this; shape only)");
   cmd->add_flag("--json", o->json_output, "Print JSON instead of a table");
-  cmd->add_option("--out", o->out, "Also write the JSON to this file");
+  cmd->add_option("--out", o->out, "Also write the JSON to this file")->check(writable_file());
   cmd->callback([o] { run_mixed(*o); });
 }
 

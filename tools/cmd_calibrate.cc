@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -20,6 +21,7 @@
 #include "client/access.hpp"
 #include "rt/completion.hpp"
 #include "commands.hpp"
+#include "output.hpp"
 #include "support/measure.hpp"
 
 namespace tandem::tools {
@@ -35,6 +37,7 @@ struct CalibrateOptions {
   bool quick = false;
   bool json_output = false;
   bool dry_run = false;
+  bool replace = false;  // another device's calibration in `out` may be replaced
 };
 
 std::string rate(double units_per_s, std::string_view units) {
@@ -67,10 +70,26 @@ void run_calibrate(const CalibrateOptions& o) {
   if (out.empty() && !o.dry_run) throw Error(Status::invalid_argument, "no --out and no home directory to write to");
 
   // Functions measured now replace their entries; the others of an existing file for this device stay.
+  // A file holds one device's calibration: another device's is replaced only when asked, and checked
+  // before the measurement, as is whether the file can be written at all.
   client::Calibration cal;
-  if (!o.dry_run && exists(out)) {
-    client::Calibration old = client::load_calibration(out);
-    if (old.device == o.device) cal = old;
+  if (!o.dry_run) {
+    if (exists(out)) {
+      client::Calibration old = client::load_calibration(out);
+      if (old.device == o.device) {
+        cal = old;
+      } else if (!o.replace) {
+        throw Error(Status::invalid_argument,
+                    fmt::format("{} holds the {} device's calibration ({} function(s)); calibrating {} would replace it. "
+                                "Give --out another file (and TANDEM_CALIBRATION or the config's [calibration] file "
+                                "to the runtimes that use it), or --replace",
+                                out, old.device,
+                                std::count_if(old.functions.begin(), old.functions.end(),
+                                              [](const auto& f) { return f.has_value(); }),
+                                o.device));
+      }
+    }
+    check_output_file(out, true);
   }
   cal.device = o.device;
   cal.host = host_name();
@@ -164,6 +183,7 @@ void add_calibrate_commands(CLI::App& app) {
   cmd->add_flag("--quick", o->quick, "Few sizes and samples (seconds; for tests, not for use)");
   cmd->add_flag("--json", o->json_output, "Print JSON instead of a table");
   cmd->add_flag("--dry-run", o->dry_run, "Measure and print, but write nothing");
+  cmd->add_flag("--replace", o->replace, "Replace a calibration of another device in the file (a file holds one device's)");
   cmd->callback([o] { run_calibrate(*o); });
 }
 

@@ -112,8 +112,8 @@ void add_calibrate_rtl_commands(CLI::App& app) {
   cmd->add_option("--function", o->functions,
                   "Accelerator to calibrate (repeatable; default: accumulate, sobel, matmul, dct_quant, "
                   "priority_queue)");
-  cmd->add_option("--clock-mhz", o->clock_mhz, "Fabric clock")->capture_default_str();
-  cmd->add_option("--out", o->out, "Write the configuration layer (TOML) to this file");
+  cmd->add_option("--clock-mhz", o->clock_mhz, "Fabric clock")->check(number_in(1, 10000))->capture_default_str();
+  cmd->add_option("--out", o->out, "Write the configuration layer (TOML) to this file")->check(writable_file());
   cmd->add_flag("--json", o->json_output, "Print JSON (fits and every measured point) instead of a table");
   cmd->callback([o] { run_calibrate_rtl(*o); });
 }

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -22,6 +23,7 @@
 #include "config/config.hpp"
 #include "config/text_file.hpp"
 #include "daemon_launcher.hpp"
+#include "output.hpp"
 #include "base/clock.hpp"
 #include "status_report.hpp"
 #include "tandem/tandem.h"
@@ -261,6 +263,9 @@ void add_demo_commands(CLI::App& app) {
     if (const char* env = std::getenv("TANDEM_CONFIG"); o->config.empty() && env != nullptr && *env != '\0') {
       o->config = env;
     }
+    // Made before the demo runs, so that a folder that cannot be written fails at once.
+    std::optional<OutputDir> trace_dir;
+    if (!o->trace_dir.empty()) trace_dir.emplace(o->trace_dir);
     run_demo(*o);
   });
 }

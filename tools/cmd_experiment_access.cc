@@ -428,7 +428,7 @@ class AccessExperiment {
 };
 
 void run_access(const AccessOptions& o) {
-  std::filesystem::create_directories(o.out);
+  const OutputDir out_dir(o.out);  // removed again if the run fails before writing to it
   const int64_t t0 = now_ns();
   AccessExperiment e(o);
   json summary;

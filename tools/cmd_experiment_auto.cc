@@ -331,7 +331,7 @@ double multitasking_run(const std::vector<sim::AppSpec>& apps, const std::string
 }
 
 void run_auto(const AutoOptions& o) {
-  std::filesystem::create_directories(o.out);
+  const OutputDir out_dir(o.out);  // removed again if the run fails before writing to it
   const int64_t t0 = now_ns();
   const unsigned calls = o.quick ? 6 : 60;
   // accumulate's N_L on this machine is a few KiB (`tandem model`): sizes below, near and far above it.

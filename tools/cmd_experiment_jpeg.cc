@@ -400,7 +400,7 @@ Breakdown breakdown(const nlohmann::json& s, double xa, double da) {
 
 void run_jpeg_experiment(const JpegOptions& o, const std::string& command_line) {
   const auto started = std::chrono::steady_clock::now();
-  fs::create_directories(o.out);
+  const OutputDir out_dir(o.out);  // removed again if the run fails before writing to it
   char tmpl[] = "/tmp/tandem-jpeg-XXXXXX";
   if (mkdtemp(tmpl) == nullptr) throw Error(Status::io_error, "cannot create a scratch directory");
   const fs::path scratch = tmpl;
@@ -592,7 +592,8 @@ void add_jpeg_experiment(CLI::App& experiment) {
   cmd->add_option("--out", o->out, "Output folder")->capture_default_str();
   cmd->add_option("--sizes", o->sizes, "Image sizes WxH (default 160x120 640x480 1920x1080 4000x3000)");
   cmd->add_option("--repeats", o->repeats, "Timed rounds per image (default 5; quick 2)");
-  cmd->add_option("--processes", o->processes, "Concurrent processes for the throughput part (default 1 2 4 8)");
+  cmd->add_option("--processes", o->processes, "Concurrent processes for the throughput part (default 1 2 4 8)")
+      ->check(CLI::Range(size_t{1}, size_t{256}));
   cmd->add_option("--quality", o->quality, "cjpeg -quality")->capture_default_str()->check(CLI::Range(1, 100));
   cmd->add_flag("--no-rtl", o->no_rtl, "Skip the RTL device");
   cmd->add_option("--cjpeg", o->cjpeg, "cjpeg to run")->capture_default_str();

@@ -655,7 +655,7 @@ void run_experiment(const ExperimentOptions& o, const std::string& command_line)
   }
   const Settings st = settings_for(o);
   const std::vector<uint64_t> sizes = sizes_for(o, *fn);
-  std::filesystem::create_directories(o.out);
+  const OutputDir out_dir(o.out);  // removed again if the run fails before writing to it
 
   // The case study's system: one accelerator for the function, one job per call, one split (thesis
   // Ch4 has no rebalancing); caller and dispatcher on their own CPUs.
@@ -735,7 +735,8 @@ void add_partition_experiment(CLI::App& experiment) {
   cmd->add_option("--out", o->out, "Output folder")->capture_default_str();
   cmd->add_option("--calibration", o->calibration, "Use this calibration file instead of calibrating first");
   cmd->add_flag("--quick", o->quick, "3 sizes, alpha step 0.01, few rounds: seconds (tests)");
-  cmd->add_option("--alpha-step", o->alpha_step, "Step of the alpha sweep (default 0.001; quick 0.01)");
+  cmd->add_option("--alpha-step", o->alpha_step, "Step of the alpha sweep (default 0.001; quick 0.01)")
+      ->check(number_in(1e-6, 0.5));
   cmd->add_option("--rounds", o->rounds, "Sweep rounds per split (default 31; quick 3)");
   cmd->add_option("--confirm-rounds", o->confirm_rounds, "Rounds of the re-measured best splits (default 501)");
   cmd->add_option("--candidates", o->candidates, "Best splits of the sweep re-measured")->capture_default_str();

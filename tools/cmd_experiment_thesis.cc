@@ -107,7 +107,7 @@ void write_trace(const ThesisOptions& o, const sim::FigureSpec& spec, const fs::
 int run_thesis(const ThesisOptions& o) {
   if (o.figure == "5.13" || o.figure == "5.14") {  // the timelines alone: P = 100 ms and P = 1 ms
     const fs::path dir = o.out.empty() ? fs::path("out") / "thesis" / ("fig-" + o.figure) : fs::path(o.out);
-    fs::create_directories(dir);
+    const OutputDir out_dir(dir.string());
     sim::FigureSpec spec = sim::thesis_figure(o.figure == "5.13" ? "5.11" : "5.15", true);
     if (!o.policy.empty()) spec.points.front().config.policy = o.policy;
     write_trace(o, spec, dir);
@@ -121,7 +121,7 @@ int run_thesis(const ThesisOptions& o) {
     }
   }
   const fs::path dir = o.out.empty() ? fs::path("out") / "thesis" / ("fig-" + o.figure) : fs::path(o.out);
-  fs::create_directories(dir);
+  const OutputDir out_dir(dir.string());
   const sim::RunOptions ro = run_options(o, "figure " + o.figure);
   const sim::FigureResult r = sim::run_figure(spec, ro);
   write_file((dir / "figure.csv").string(), sim::figure_csv(r));
@@ -148,7 +148,7 @@ struct CompareOptions {
 int run_compare(const CompareOptions& co) {
   const ThesisOptions& o = co.base;
   const fs::path dir = o.out.empty() ? fs::path("out") / "thesis" / "compare-policies" : fs::path(o.out);
-  fs::create_directories(dir);
+  const OutputDir out_dir(dir.string());
   nlohmann::json summary;
   summary["workload"] = "16 functions, 8 slots, 8 applications, P = 1 ms and 100 ms, speedups 0-10x";
   summary["quick"] = o.quick;
@@ -196,10 +196,15 @@ int run_compare(const CompareOptions& co) {
 }
 
 void add_common(CLI::App* cmd, ThesisOptions& o) {
-  cmd->add_option("--seeds", o.seeds, "Workload seeds; results are averaged over them")->capture_default_str();
-  cmd->add_option("--reps", o.reps, "Repetitions per seed (perturbed run-queue order and timer phase); median taken")
+  cmd->add_option("--seeds", o.seeds, "Workload seeds; results are averaged over them")
+      ->check(CLI::Range(1u, 10000u))
       ->capture_default_str();
-  cmd->add_option("--threads", o.threads, "Simulations run in parallel (results do not depend on it)")->capture_default_str();
+  cmd->add_option("--reps", o.reps, "Repetitions per seed (perturbed run-queue order and timer phase); median taken")
+      ->check(CLI::Range(1u, 10000u))
+      ->capture_default_str();
+  cmd->add_option("--threads", o.threads, "Simulations run in parallel (results do not depend on it)")
+      ->check(CLI::Range(1u, 1024u))
+      ->capture_default_str();
   cmd->add_option("--seed", o.seed, "Base seed")->capture_default_str();
   cmd->add_option("--out", o.out, "Output directory (default out/thesis/...)");
   cmd->add_flag("--quick", o.quick, "Two series, three speedups, at most 2 seeds and 1 repetition (seconds)");

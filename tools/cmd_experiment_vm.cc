@@ -367,7 +367,7 @@ json run_rtl(const VmOptions& o) {
 }
 
 void run_vm(const VmOptions& o) {
-  std::filesystem::create_directories(o.out);
+  const OutputDir out_dir(o.out);  // removed again if the run fails before writing to it
   const int64_t t0 = now_ns();
   fmt::print("virtual memory: seed 004 Table 1 on the emulated fabric through a private tandemd ({})\n",
              o.quick ? "quick" : "full");

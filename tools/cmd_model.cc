@@ -106,7 +106,11 @@ model::CostParams params_from(const PartitionOptions& o) {
   take(o.oc, "oc", Quantity::time, p.oc);
   take(o.da, "da", Quantity::time, p.da);
   if (o.granularity > 0) p.granularity = o.granularity;
-  if (!(p.xc > 0)) throw Error(Status::invalid_argument, "--xc must be > 0");
+  if (!(p.xc > 0 && std::isfinite(p.xc))) throw Error(Status::invalid_argument, "--xc must be > 0");
+  if (!(p.xa > 0 && std::isfinite(p.xa))) throw Error(Status::invalid_argument, "--xa must be > 0");
+  for (const auto& [value, name] : {std::pair{p.o0, "--o0"}, std::pair{p.oc, "--oc"}, std::pair{p.da, "--da"}}) {
+    if (!(value >= 0 && std::isfinite(value))) throw Error(Status::invalid_argument, std::string(name) + " must be >= 0");
+  }
   p.bw_per_accel = parse_quantity(o.bw_per_accel, Quantity::rate);
   return p;
 }
@@ -211,8 +215,10 @@ void add_model_commands(CLI::App& app) {
   part->add_option("--oc", opts->oc, "CPU overhead of one accelerated job, O_c, including O_0");
   part->add_option("--da", opts->da, "Latency of one accelerated job, D_a");
   part->add_option("--granularity", opts->granularity, "Job boundaries are multiples of this many bytes");
-  part->add_option("--accelerators", opts->accelerators, "Resident replicas n_a (Eq 5.6)")->capture_default_str();
-  part->add_option("--jobs", opts->jobs, "Jobs per call n_j (Eq 5.6)")->capture_default_str();
+  part->add_option("--accelerators", opts->accelerators, "Resident replicas n_a (Eq 5.6)")
+      ->check(CLI::Range(1u, 1024u))
+      ->capture_default_str();
+  part->add_option("--jobs", opts->jobs, "Jobs per call n_j (Eq 5.6)")->check(CLI::Range(1u, 4096u))->capture_default_str();
   part->add_option("--queue-wait", opts->queue_wait, "Queue wait D_q (Eq 5.2)")->capture_default_str();
   part->add_option("--bw-per-accel", opts->bw_per_accel, "Bandwidth one replica needs, BW_a, bytes/s (0 = none)")
       ->capture_default_str();

@@ -85,7 +85,8 @@ int run_study(const StudyOptions& o, bool single) {
     throw Error(Status::invalid_argument, o.file + ": has [[axis]] tables; run it with tandem sim sweep");
   }
   const std::string out = o.out.empty() ? (fs::path("out") / "sim" / study.name).string() : o.out;
-  fs::create_directories(fs::path(out) / "runs");
+  const OutputDir out_dir(out);
+  const OutputDir runs_dir((fs::path(out) / "runs").string());
   const sim::StudyPlan plan = sim::plan_study(study, o.quick);
   write_file((fs::path(out) / "scenario.toml").string(), study.base_text);
   const uint32_t threads = o.threads > 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());

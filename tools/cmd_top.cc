@@ -11,6 +11,7 @@
 
 #include "base/clock.hpp"
 #include "commands.hpp"
+#include "output.hpp"
 #include "status_report.hpp"
 
 namespace tandem::tools {
@@ -32,7 +33,7 @@ void add_top_command(CLI::App& app) {
   auto o = std::make_shared<TopOptions>();
   CLI::App* cmd = app.add_subcommand("top", "A live view of tandemd: slots, functions, sessions and rates, refreshed");
   cmd->add_option("--socket", o->socket, "tandemd's socket (default: $TANDEM_SOCKET, else the default socket)");
-  cmd->add_option("--interval", o->interval_s, "Seconds between refreshes")->check(CLI::Range(0.05, 3600.0));
+  cmd->add_option("--interval", o->interval_s, "Seconds between refreshes")->check(number_in(0.05, 3600.0));
   cmd->add_option("-n,--iterations", o->iterations, "Stop after this many refreshes (default: until interrupted)");
   cmd->callback([o] {
     const std::string socket = socket_from(o->socket);

@@ -12,10 +12,12 @@
 #include <iterator>
 #include <memory>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "abi/control.hpp"
 #include "client/trace_export.hpp"
 #include "commands.hpp"
+#include "config/text_file.hpp"
 #include "output.hpp"
 #include "plot.hpp"
 #include "rt/control_channel.hpp"
@@ -84,9 +86,8 @@ rt::TraceFile fetch_dump(const std::string& socket, bool clear, std::vector<std:
 
 // A dump saved by `export --format raw`.
 rt::TraceFile read_dump(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(Status::io_error, "cannot read " + path);
-  std::vector<char> data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text = config::read_text_file(path, "trace dump");
+  const std::vector<char> data(text.begin(), text.end());
   auto file = rt::parse_dump({reinterpret_cast<const std::byte*>(data.data()), data.size()});
   if (!file) throw Error(file.status(), path + ": " + file.message());
   return std::move(file).value();
@@ -119,7 +120,7 @@ void report_on(const rt::TraceFile& f, const std::string& dir, bool plot) {
   const client::Breakdown b = client::breakdown(f);
   fmt::print("{}", client::breakdown_text(b, f));
   if (dir.empty()) return;
-  std::filesystem::create_directories(dir);
+  const OutputDir out(dir);
   const std::string csv = dir + "/breakdown.csv";
   write_file(csv, client::breakdown_csv(b));
   std::fprintf(stderr, "wrote %s\n", csv.c_str());
@@ -132,7 +133,7 @@ void report_on(const rt::TraceFile& f, const std::string& dir, bool plot) {
 
 void write_trace_outputs(const std::string& socket_path, const std::string& dir) {
   const rt::TraceFile f = fetch_dump(socket_path, false, nullptr);
-  std::filesystem::create_directories(dir);
+  const OutputDir out(dir);
   write_file(dir + "/trace.json", client::perfetto_json(f));
   write_file(dir + "/jobs.csv", client::jobs_csv(f));
   write_file(dir + "/calls.csv", client::calls_csv(f));
@@ -164,19 +165,38 @@ void add_trace_commands(CLI::App& app) {
   exp->add_option("--from", ex->from, "Convert a raw dump instead of asking tandemd");
   exp->add_flag("--clear", ex->clear, "tandemd forgets what it hands out");
   exp->callback([ex] {
+    // Every output checked before tandemd is asked: with --clear it forgets the records it hands out.
+    check_output_file(ex->output);
+    if (ex->format == "csv") check_output_file(ex->output + ".calls.csv");
     std::vector<std::byte> raw;
+    const bool cleared = ex->from.empty() && ex->clear;
     const rt::TraceFile f = ex->from.empty() ? fetch_dump(socket_from(ex->socket), ex->clear, &raw) : read_dump(ex->from);
-    if (ex->format == "perfetto") {
-      write_file(ex->output, client::perfetto_json(f));
-    } else if (ex->format == "csv") {
-      write_file(ex->output, client::jobs_csv(f));
-      write_file(ex->output + ".calls.csv", client::calls_csv(f));
-    } else {
-      if (raw.empty()) {
-        raw.resize(rt::dump_size(f));
-        rt::write_dump(f, raw);
+    try {
+      if (ex->format == "perfetto") {
+        write_file(ex->output, client::perfetto_json(f));
+      } else if (ex->format == "csv") {
+        write_file(ex->output, client::jobs_csv(f));
+        write_file(ex->output + ".calls.csv", client::calls_csv(f));
+      } else {
+        if (raw.empty()) {
+          raw.resize(rt::dump_size(f));
+          rt::write_dump(f, raw);
+        }
+        write_file(ex->output, {reinterpret_cast<const char*>(raw.data()), raw.size()});
       }
-      write_file(ex->output, {reinterpret_cast<const char*>(raw.data()), raw.size()});
+    } catch (const Error& e) {
+      if (!cleared) throw;
+      // The write failed after the check (a full disk): tandemd no longer holds the records, so the
+      // raw dump goes to the temporary folder, from which `trace export --from` converts it.
+      const std::string kept =
+          (std::filesystem::temp_directory_path() / fmt::format("tandem-trace-{}.raw", getpid())).string();
+      try {
+        write_file(kept, {reinterpret_cast<const char*>(raw.data()), raw.size()});
+      } catch (const Error&) {
+        throw Error(e.status(), std::string(e.what()) + "; tandemd has forgotten these records (--clear)");
+      }
+      throw Error(e.status(), std::string(e.what()) + "; tandemd has forgotten these records (--clear): they are kept in " +
+                                  kept + " (tandem trace export --from " + kept + ")");
     }
     print_counts(f);
     std::fprintf(stderr, "wrote %s\n", ex->output.c_str());

@@ -2,8 +2,14 @@
 
 #include <fmt/core.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
+#include <exception>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -17,6 +23,65 @@ void write_file(const std::string& path, std::string_view text) {
   f.write(text.data(), static_cast<std::streamsize>(text.size()));
   f.close();
   if (!f) throw Error(Status::io_error, "writing '" + path + "' failed (disk full?)");
+}
+
+void check_output_file(const std::string& path, bool make_parents) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (make_parents && !parent.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(parent, ec);
+    if (ec) throw Error(Status::io_error, "cannot make the folder of '" + path + "': " + ec.message());
+  }
+  struct stat st {};
+  const bool existed = stat(path.c_str(), &st) == 0;
+  if (existed && S_ISDIR(st.st_mode)) throw Error(Status::io_error, "cannot write '" + path + "': it is a folder");
+  const int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) throw Error(Status::io_error, "cannot write '" + path + "': " + std::strerror(errno));
+  close(fd);
+  if (!existed) unlink(path.c_str());
+}
+
+CLI::Validator writable_file() {
+  return CLI::Validator(
+      [](std::string& path) -> std::string {
+        try {
+          check_output_file(path);
+        } catch (const Error& e) {
+          return e.what();
+        }
+        return {};
+      },
+      "FILE", "writable file");
+}
+
+OutputDir::OutputDir(std::string dir) : dir_(std::move(dir)), exceptions_(std::uncaught_exceptions()) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(dir_, ec)) return;
+  if (fs::exists(dir_, ec)) throw Error(Status::io_error, "cannot use '" + dir_ + "' as the output folder: it is a file");
+  made_ = fs::create_directories(dir_, ec);
+  if (ec || !fs::is_directory(dir_)) {
+    throw Error(Status::io_error, "cannot make the output folder '" + dir_ + "': " +
+                                      (ec ? ec.message() : std::string("a part of its path is a file")));
+  }
+}
+
+OutputDir::~OutputDir() {
+  if (!made_ || std::uncaught_exceptions() <= exceptions_) return;
+  std::error_code ec;
+  if (std::filesystem::is_empty(dir_, ec) && !ec) std::filesystem::remove(dir_, ec);
+}
+
+CLI::Validator number_in(double min, double max) {
+  return CLI::Validator(
+      [min, max](std::string& text) -> std::string {
+        double v = 0;
+        if (!CLI::detail::lexical_cast(text, v) || !(v >= min && v <= max)) {
+          return fmt::format("{} is not a number in [{:g}, {:g}]", text, min, max);
+        }
+        return {};
+      },
+      fmt::format("NUMBER in [{:g} - {:g}]", min, max), "number_in");
 }
 
 namespace {

@@ -2,6 +2,7 @@
 // never a result silently lost after a long measurement.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
@@ -10,6 +11,34 @@ namespace tandem::tools {
 
 // Writes `text` to `path` (replacing it); throws Error(io_error) if it cannot be written completely.
 void write_file(const std::string& path, std::string_view text);
+
+// Before a long run or a step that cannot be undone: throws Error(io_error), naming `path` and why,
+// unless it can be written. Nothing is truncated; a file the check had to create is removed again.
+// `make_parents`: the writer would make missing folders; they are made now.
+void check_output_file(const std::string& path, bool make_parents = false);
+
+// The same for an option naming an output file, at parse time (a CLI11 check).
+CLI::Validator writable_file();
+
+// A number option's check: within [min, max], and a number (CLI::Range lets NaN through).
+CLI::Validator number_in(double min, double max);
+
+// A run's output folder, made (with its parents) when constructed; throws Error(io_error) naming it
+// when it cannot be made or is not a folder. If the run ends in an exception, a folder it made that is
+// still empty is removed again: a run that failed on its arguments leaves nothing behind.
+class OutputDir {
+ public:
+  explicit OutputDir(std::string dir);
+  ~OutputDir();
+  OutputDir(const OutputDir&) = delete;
+  OutputDir& operator=(const OutputDir&) = delete;
+  const std::string& path() const { return dir_; }
+
+ private:
+  std::string dir_;
+  bool made_ = false;
+  int exceptions_ = 0;  // std::uncaught_exceptions() when made
+};
 
 // The benchmarks' --out and --json: writes the report to `out` when given, prints it when `print`.
 // Returns `print`: the caller prints its table only when the JSON was not printed.

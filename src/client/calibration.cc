@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -231,13 +232,20 @@ void save_calibration(const Calibration& c, const std::string& path) {
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::trunc);
-    if (!out) throw Error(Status::io_error, "cannot write calibration file '" + tmp + "'");
+    if (!out) throw Error(Status::io_error, "cannot write calibration file '" + path + "': " + std::strerror(errno));
     out << format_calibration(c);
-    if (!out.flush()) throw Error(Status::io_error, "cannot write calibration file '" + tmp + "'");
+    if (!out.flush()) {
+      const int error = errno;
+      out.close();
+      std::remove(tmp.c_str());
+      throw Error(Status::io_error, "cannot write calibration file '" + path + "': " + std::strerror(error));
+    }
   }
   // Readers never see a half-written file.
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    throw Error(Status::io_error, "cannot rename '" + tmp + "' to '" + path + "': " + std::strerror(errno));
+    const int error = errno;
+    std::remove(tmp.c_str());
+    throw Error(Status::io_error, "cannot replace calibration file '" + path + "': " + std::strerror(error));
   }
 }
 
