@@ -52,7 +52,11 @@ nlohmann::json fetch_status(const std::string& path) {
   }
   rt::send_frame(sock.get(), abi::control::MessageType::bye, 2, nullptr, 0);
   const auto& p = reply.value().payload;
-  return nlohmann::json::parse(std::string(reinterpret_cast<const char*>(p.data()), p.size()));
+  nlohmann::json report = nlohmann::json::parse(std::string(reinterpret_cast<const char*>(p.data()), p.size()), nullptr, false);
+  if (report.is_discarded() || !report.is_object()) {
+    throw Error(Status::protocol_error, "tandemd sent a status that is not a JSON object (a tandemd of another version?)");
+  }
+  return report;
 }
 
 namespace {
@@ -82,26 +86,31 @@ void print_learned_costs(const std::vector<std::string>& device_kinds) {
   }
 }
 
-void print_status(const nlohmann::json& j) {
-  const auto& d = j["daemon"];
+namespace {
+
+// On a copy taken by value: operator[] of a mutable json makes a missing key null, which get<>() refuses
+// with an exception; the const operator[] of a missing key is undefined behaviour (a tandemd of
+// another version may send another report).
+void print_status_fields(nlohmann::json j) {
+  auto& d = j["daemon"];
   fmt::print("tandemd pid {}  socket {}  up {:.1f} s  config {}\n", d["pid"].get<int>(), d["socket"].get<std::string>(),
              d["uptime_s"].get<double>(), d["config"].get<std::string>());
   fmt::print("slots {}  sessions now {} (served {})  protocol errors {}\n\n", j["slots"].size(), j["sessions"].size(),
              d["sessions_served"].get<uint64_t>(), d["protocol_errors"].get<uint64_t>());
   // Slots grouped by device, as tandemd numbers them.
-  for (const auto& dev : j["devices"]) {
+  for (auto& dev : j["devices"]) {
     fmt::print("device {} ({}): {}\n", dev["name"].get<std::string>(), dev["kind"].get<std::string>(),
                dev["description"].get<std::string>());
     if (dev.contains("found")) {
       fmt::print("found on this machine:\n");
-      for (const auto& line : dev["found"]) fmt::print("  {}\n", line.get<std::string>());
+      for (auto& line : dev["found"]) fmt::print("  {}\n", line.get<std::string>());
     }
     if (dev.contains("activity")) fmt::print("{}\n", dev["activity"].get<std::string>());
     if (const uint64_t largest = dev.value("max_job_buffer_bytes", uint64_t{0}); largest > 0) {
       fmt::print("largest buffer of one job: {} MiB (clients make no larger job)\n", bench::fixed(static_cast<double>(largest) / (1 << 20), 1));
     }
     bench::TextTable slots({"slot", "state", "function", "jobs done", "utilization", "health"});
-    for (const auto& s : dev["slots"]) {
+    for (auto& s : dev["slots"]) {
       const std::string health = s["in_service"].get<bool>() ? (s.contains("last_error") ? "last error: " + s["last_error"].get<std::string>() : "ok")
                                                             : "OUT OF SERVICE: " + s.value("last_error", std::string{});
       slots.add_row({std::to_string(s["slot"].get<int>()), s["state"].get<std::string>(), s["function"].get<std::string>(),
@@ -110,13 +119,13 @@ void print_status(const nlohmann::json& j) {
     fmt::print("{}\n", slots.render());
     if (dev.contains("models") && !dev["models"].empty()) {
       bool copied = false;
-      for (const auto& m : dev["models"]) copied = copied || m.contains("copied_da_us");
+      for (auto& m : dev["models"]) copied = copied || m.contains("copied_da_us");
       std::vector<std::string> header = {"function", "X_a (units/s)", "D_a (us)", "reconfiguration (us)"};
       if (copied) header.insert(header.end(), {"X_a copied (units/s)", "D_a copied (us)"});
       bench::TextTable models(header);
       // JSON has no infinity (a configured figure may be): such a figure arrives as null.
       const auto number = [](const nlohmann::json& v) { return v.is_number() ? v.get<double>() : INFINITY; };
-      for (const auto& m : dev["models"]) {
+      for (auto& m : dev["models"]) {
         std::vector<std::string> row = {m["function"].get<std::string>(), fmt::format("{:.3g}", number(m["xa_units_per_s"])),
                                         bench::fixed(number(m["da_us"]), 1), bench::fixed(number(m["reconfig_us"]), 1)};
         if (copied) {
@@ -131,7 +140,7 @@ void print_status(const nlohmann::json& j) {
   }
   if (!j["sessions"].empty()) {
     bench::TextTable sessions({"asid", "pid", "uid", "queues", "regions", "registered", "in calls", "connected"});
-    for (const auto& s : j["sessions"]) {
+    for (auto& s : j["sessions"]) {
       sessions.add_row({std::to_string(s["asid"].get<uint32_t>()), std::to_string(s["pid"].get<int>()),
                         std::to_string(s["uid"].get<uint32_t>()), std::to_string(s["queues"].get<int>()),
                         std::to_string(s["regions"].get<int>()),
@@ -144,7 +153,7 @@ void print_status(const nlohmann::json& j) {
   if (!j["functions"].empty()) {
     bench::TextTable fns({"function", "accel", "submitted", "completed", "queued", "D_q (us)", "utilization",
                           "demand", "requests"});
-    for (const auto& f : j["functions"]) {
+    for (auto& f : j["functions"]) {
       const double dq = f["queue_wait_us"].get<double>();
       fns.add_row({f["function"].get<std::string>(), std::to_string(f["accelerators"].get<int>()),
                    std::to_string(f["submitted_jobs"].get<uint64_t>()), std::to_string(f["completed_jobs"].get<uint64_t>()),
@@ -156,7 +165,7 @@ void print_status(const nlohmann::json& j) {
   }
   if (j.contains("access") && !j["access"].empty()) {
     bench::TextTable acc({"function", "method", "jobs", "host MB", "local MB", "device s", "energy J"});
-    for (const auto& a : j["access"]) {
+    for (auto& a : j["access"]) {
       acc.add_row({a["function"].get<std::string>(), a["method"].get<std::string>(),
                    std::to_string(a["jobs"].get<uint64_t>()), bench::fixed(a["host_bytes"].get<double>() / 1e6, 2),
                    bench::fixed(a["local_bytes"].get<double>() / 1e6, 2), bench::fixed(a["device_s"].get<double>(), 4),
@@ -165,8 +174,8 @@ void print_status(const nlohmann::json& j) {
     fmt::print("data access and energy (device side, modelled):\n{}\n", acc.render());
   }
   if (j.contains("local_memory")) {
-    const auto& l = j["local_memory"];
-    const auto& c = j["copy_engines"];
+    auto& l = j["local_memory"];
+    auto& c = j["copy_engines"];
     fmt::print("device-local memory on {}: {:.2f} of {:.0f} MiB in {} buffers; copy engines: {} transfers, {:.2f} MB "
                "in, {:.2f} MB out, {:.2f} MB within\n\n",
                l["device"].get<std::string>(), l["used_bytes"].get<double>() / (1 << 20),
@@ -177,13 +186,13 @@ void print_status(const nlohmann::json& j) {
   if (j.contains("device_tlb")) {
     bench::TextTable dt({"session / function", "mode", "hits", "walks", "faults", "hit rate"});
     size_t rows = 0;
-    for (const auto& e : j["device_tlb"]["sessions"]) {
+    for (auto& e : j["device_tlb"]["sessions"]) {
       dt.add_row({"session " + std::to_string(e["asid"].get<uint32_t>()), e["address_mode"].get<std::string>(),
                   std::to_string(e["hits"].get<uint64_t>()), std::to_string(e["walks"].get<uint64_t>()),
                   std::to_string(e["faults"].get<uint64_t>()), percent(e["hit_rate"].get<double>())});
       ++rows;
     }
-    for (const auto& e : j["device_tlb"]["functions"]) {
+    for (auto& e : j["device_tlb"]["functions"]) {
       dt.add_row({e["function"].get<std::string>(), "", std::to_string(e["hits"].get<uint64_t>()),
                   std::to_string(e["walks"].get<uint64_t>()), std::to_string(e["faults"].get<uint64_t>()),
                   percent(e["hit_rate"].get<double>())});
@@ -192,13 +201,13 @@ void print_status(const nlohmann::json& j) {
     if (rows > 0) fmt::print("device TLB (PHASE/V translations, page walks, faults served):\n{}\n", dt.render());
   }
   std::vector<std::string> kinds;
-  for (const auto& dev : j["devices"]) {
+  for (auto& dev : j["devices"]) {
     const std::string kind = dev["kind"].get<std::string>();
     if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) kinds.push_back(kind);
   }
   print_learned_costs(kinds);
-  const auto& t = j["tlb"];
-  const auto& x = j["dispatcher"];
+  auto& t = j["tlb"];
+  auto& x = j["dispatcher"];
   fmt::print("TLB: {} hits, {} misses (hit rate {}), {} faults, {} flushes\n", t["hits"].get<uint64_t>(),
              t["misses"].get<uint64_t>(), percent(t["hit_rate"].get<double>()), t["faults"].get<uint64_t>(),
              t["flushes"].get<uint64_t>());
@@ -208,11 +217,22 @@ void print_status(const nlohmann::json& j) {
              x["rejected"].get<uint64_t>(), x["dropped"].get<uint64_t>(), x["jobs_in_flight"].get<uint32_t>(),
              x["max_lateness_ns"].get<double>() / 1e3);
   if (j.contains("trace")) {
-    const auto& tr = j["trace"];
+    auto& tr = j["trace"];
     fmt::print("trace: {}, {} records held, {} collected, dropped {} (ring full) {} (store full) {} (no ring)\n",
                tr["enabled"].get<bool>() ? "on" : "off", tr["records"].get<uint64_t>(), tr["collected"].get<uint64_t>(),
                tr["dropped_ring_full"].get<uint64_t>(), tr["dropped_store_full"].get<uint64_t>(),
                tr["dropped_no_ring"].get<uint64_t>());
+  }
+}
+
+}  // namespace
+
+void print_status(const nlohmann::json& report) {
+  try {
+    print_status_fields(report);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(Status::protocol_error,
+                std::string("tandemd's status lacks what this tandem reads (a tandemd of another version?): ") + e.what());
   }
 }
 

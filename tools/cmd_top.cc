@@ -24,8 +24,9 @@ struct TopOptions {
   uint32_t iterations = 0;  // 0: until interrupted
 };
 
-uint64_t completed_jobs(const nlohmann::json& j) { return j["dispatcher"]["completions"].get<uint64_t>(); }
-uint64_t packets(const nlohmann::json& j) { return j["dispatcher"]["packets"].get<uint64_t>(); }
+// at(): a report without them (another tandemd version) throws rather than reads a missing key.
+uint64_t completed_jobs(const nlohmann::json& j) { return j.at("dispatcher").at("completions").get<uint64_t>(); }
+uint64_t packets(const nlohmann::json& j) { return j.at("dispatcher").at("packets").get<uint64_t>(); }
 
 }  // namespace
 
