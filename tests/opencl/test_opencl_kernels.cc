@@ -88,21 +88,22 @@ TEST(OpenclPlatform, DigitsAreAnIndexOnlyWhereTheListHasOne) {
   platforms[1].vendor = "The pocl project";
   platforms[1].devices = {device("cpu")};
 
-  auto by_index = select_device(platforms, "1", "0");
-  ASSERT_TRUE(by_index.ok()) << by_index.message();
-  EXPECT_EQ(by_index->device.name, "cpu");
-  auto second = select_device(platforms, "0", "1");
-  ASSERT_TRUE(second.ok()) << second.message();
-  EXPECT_EQ(second->device.name, "GeForce RTX 4090");
-  auto by_number_in_name = select_device(platforms, "", "4090");
-  ASSERT_TRUE(by_number_in_name.ok()) << by_number_in_name.message();
-  EXPECT_EQ(by_number_in_name->device.name, "GeForce RTX 4090");
-  auto digit_past_the_list = select_device(platforms, "", "7");
-  ASSERT_TRUE(digit_past_the_list.ok()) << digit_past_the_list.message();
-  EXPECT_EQ(digit_past_the_list->device.name, "Accelerator 7");
-  auto by_vendor = select_device(platforms, "pocl", "");
-  ASSERT_TRUE(by_vendor.ok()) << by_vendor.message();
-  EXPECT_EQ(by_vendor->platform.vendor, "The pocl project");
+  const struct {
+    const char* platform;
+    const char* device;
+    const char* chosen;  // the device's name
+  } cases[] = {
+      {"1", "0", "cpu"},                 // indexes
+      {"0", "1", "GeForce RTX 4090"},
+      {"", "4090", "GeForce RTX 4090"},  // digits past the list: part of a name
+      {"", "7", "Accelerator 7"},
+      {"pocl", "", "cpu"},               // the platform's vendor
+  };
+  for (const auto& c : cases) {
+    auto chosen = select_device(platforms, c.platform, c.device);
+    ASSERT_TRUE(chosen.ok()) << c.platform << " / " << c.device << ": " << chosen.message();
+    EXPECT_EQ(chosen->device.name, c.chosen) << c.platform << " / " << c.device;
+  }
   EXPECT_FALSE(select_device(platforms, "", "5").ok());
   EXPECT_FALSE(select_device(platforms, "2", "").ok());
 }
