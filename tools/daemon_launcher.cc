@@ -8,9 +8,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <thread>
 #include <utility>
 
@@ -19,6 +23,55 @@
 #include "rt/control_channel.hpp"
 
 namespace tandem::tools {
+
+namespace {
+
+// The launchers alive in this process, for on_fatal_signal.
+constexpr size_t kMaxLaunchers = 64;
+std::array<std::atomic<DaemonLauncher*>, kMaxLaunchers> live_launchers{};
+
+}  // namespace
+
+void DaemonLauncher::on_fatal_signal(int sig) {
+  const pid_t self = getpid();
+  for (auto& slot : live_launchers) {
+    DaemonLauncher* l = slot.load(std::memory_order_acquire);
+    if (l != nullptr && l->owner_ == self) l->remove_files();
+  }
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+// Only where the tool kept the default action: a tool with handlers of its own keeps them.
+void DaemonLauncher::watch_signals() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+      struct sigaction old {};
+      if (sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) continue;
+      struct sigaction act {};
+      act.sa_handler = &DaemonLauncher::on_fatal_signal;
+      sigemptyset(&act.sa_mask);
+      sigaction(sig, &act, nullptr);
+    }
+  });
+}
+
+void DaemonLauncher::enlist() {
+  owner_ = getpid();
+  watch_signals();
+  for (auto& slot : live_launchers) {
+    DaemonLauncher* expected = nullptr;
+    if (slot.compare_exchange_strong(expected, this, std::memory_order_acq_rel)) return;
+  }  // all taken: this one's folder is left to its destructor alone
+}
+
+void DaemonLauncher::delist() {
+  for (auto& slot : live_launchers) {
+    DaemonLauncher* expected = this;
+    if (slot.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel)) return;
+  }
+}
 
 std::string DaemonLauncher::find_binary() {
   char self[4096];
@@ -38,8 +91,10 @@ DaemonLauncher::DaemonLauncher(const std::string& config_toml, bool quiet, std::
   if (mkdtemp(tmpl) == nullptr) throw Error(Status::io_error, "cannot create a temporary directory");
   dir_ = tmpl;
   socket_ = dir_ + "/tandem.sock";
+  lock_ = socket_ + ".lock";
   config_ = dir_ + "/tandem.toml";
   log_ = dir_ + "/tandemd.log";
+  enlist();
   if (FILE* f = std::fopen(config_.c_str(), "w")) {
     std::fputs(config_toml.c_str(), f);
     std::fclose(f);
@@ -48,6 +103,7 @@ DaemonLauncher::DaemonLauncher(const std::string& config_toml, bool quiet, std::
   try {
     start();
   } catch (...) {
+    delist();
     remove_files();  // no destructor runs for a constructor that throws
     throw;
   }
@@ -55,7 +111,7 @@ DaemonLauncher::DaemonLauncher(const std::string& config_toml, bool quiet, std::
 
 void DaemonLauncher::remove_files() {
   unlink(socket_.c_str());  // a daemon that was killed leaves its socket and lock behind
-  unlink((socket_ + ".lock").c_str());
+  unlink(lock_.c_str());
   unlink(config_.c_str());
   unlink(log_.c_str());
   rmdir(dir_.c_str());
@@ -164,6 +220,7 @@ int DaemonLauncher::stop() {
 
 DaemonLauncher::~DaemonLauncher() {
   stop();
+  delist();
   remove_files();
 }
 

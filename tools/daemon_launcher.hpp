@@ -37,14 +37,21 @@ class DaemonLauncher {
   static std::string find_binary();
 
  private:
-  std::string dir_, socket_, config_, log_, config_source_;
+  std::string dir_, socket_, lock_, config_, log_, config_source_;
+  pid_t owner_ = -1;  // the tool's process (a forked child shares this object's copy, not its files)
   bool quiet_ = true;
   pid_t pid_ = -1;
   int64_t startup_ns_ = 0;
 
   bool alive();  // not exited; reaps it if it did (pid_ = -1)
   std::string start_failure(const std::string& what) const;  // `what`, and the end of tandemd's stderr
-  void remove_files();  // the temporary folder and what is in it
+  void remove_files();  // the temporary folder and what is in it (async-signal-safe)
+  // A tool stopped by SIGINT, SIGTERM or SIGHUP removes its launchers' folders, as their destructors
+  // would (tandemd itself follows through PR_SET_PDEATHSIG), then dies of the signal.
+  static void on_fatal_signal(int sig);
+  static void watch_signals();
+  void enlist();
+  void delist();
 };
 
 }  // namespace tandem::tools
