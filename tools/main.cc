@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "commands.hpp"
 #include "abi/status.hpp"
@@ -21,6 +22,17 @@ int main(int argc, char** argv) {
   tandem::tools::add_experiment_commands(app);
   tandem::tools::add_chaos_commands(app);
   tandem::tools::add_sim_commands(app);
+  // A first word that names no command: CLI11 would only say that a subcommand is required.
+  bool known = argc < 2 || argv[1][0] == '-';
+  std::string names;
+  for (CLI::App* sub : app.get_subcommands({})) {
+    known = known || sub->check_name(argv[1]);
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+  }
+  if (!known) {
+    std::fprintf(stderr, "tandem: unknown command '%s' (commands: %s; tandem --help says more)\n", argv[1], names.c_str());
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
