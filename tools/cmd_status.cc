@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 
 #include <algorithm>
@@ -36,7 +37,12 @@ rt::UniqueFd connect_daemon(const std::string& path) {
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
   rt::UniqueFd sock(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (::connect(sock.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    throw Error(Status::disconnected, "no tandemd at " + path + " (" + std::strerror(errno) + ")");
+    const int error = errno;
+    struct stat st {};
+    if (stat(path.c_str(), &st) == 0 && !S_ISSOCK(st.st_mode)) {
+      throw Error(Status::disconnected, "no tandemd at " + path + " (it is not a socket)");
+    }
+    throw Error(Status::disconnected, "no tandemd at " + path + " (" + std::strerror(error) + ")");
   }
   return sock;
 }
@@ -44,7 +50,7 @@ rt::UniqueFd connect_daemon(const std::string& path) {
 nlohmann::json fetch_status(const std::string& path) {
   rt::UniqueFd sock = connect_daemon(path);
   if (rt::send_frame(sock.get(), abi::control::MessageType::status, 1, nullptr, 0) != Status::ok) {
-    throw Error(Status::io_error, "cannot ask tandemd for its status");
+    throw Error(Status::io_error, "cannot ask tandemd at " + path + " for its status: " + std::strerror(errno));
   }
   auto reply = rt::recv_frame(sock.get(), 5'000'000'000);
   if (!reply || reply.value().type() != abi::control::MessageType::status_reply) {

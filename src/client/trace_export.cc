@@ -36,12 +36,37 @@ std::string function_name(uint16_t f) {
 std::string status_name(uint8_t wire) { return std::string(to_string(from_wire(wire))); }
 
 // JSON string contents: our names are plain, but a device name comes from a configuration file.
+// A JSON string's body: quotes and backslashes escaped, control characters dropped, and bytes that are
+// not UTF-8 (a dump is a file anyone may hand in) replaced by U+FFFD, so that the JSON stays valid.
 std::string escaped(std::string_view s) {
   std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) continue;
-    out += c;
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      if (c == '"' || c == '\\') out += '\\';
+      if (c >= 0x20) out += static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    // The sequence's length from its lead byte (no overlong two-byte forms, nothing past U+10FFFF).
+    const size_t n = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    bool valid = n > 0 && i + n <= s.size();
+    for (size_t k = 1; valid && k < n; ++k) valid = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
+    if (valid && n == 3) {  // no overlong forms, no surrogates
+      const auto c1 = static_cast<unsigned char>(s[i + 1]);
+      valid = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 >= 0xA0);
+    }
+    if (valid && n == 4) {
+      const auto c1 = static_cast<unsigned char>(s[i + 1]);
+      valid = !(c == 0xF0 && c1 < 0x90) && !(c == 0xF4 && c1 >= 0x90);
+    }
+    if (valid) {
+      out.append(s.substr(i, n));
+      i += n;
+    } else {
+      out += "\\ufffd";
+      ++i;
+    }
   }
   return out;
 }

@@ -4,11 +4,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <set>
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "client/embedded.hpp"
+#include "client/trace_export.hpp"
 #include "rt/completion.hpp"
 #include "rt/trace.hpp"
 #include "test_util.hpp"
@@ -177,6 +181,30 @@ TEST(Trace, DumpBytesRoundTripAndBadDumpsAreRefused) {
   const uint64_t huge = uint64_t{1} << 40;
   std::memcpy(bad.data() + offsetof(tr::DumpHeader, record_count), &huge, sizeof huge);
   EXPECT_EQ(rt::parse_dump(bad).status(), Status::protocol_error);
+}
+
+// A dump is a file anyone may hand to `trace export --from`: a device name that is not UTF-8 (or a
+// 16-byte name cut inside a character) still gives valid JSON, the bad bytes as U+FFFD.
+TEST(Trace, ADeviceNameThatIsNotUtf8StillGivesValidJson) {
+  rt::TraceFile f;
+  f.header.daemon_pid = 42;
+  tr::DumpSlot slot;
+  slot.slot = 0;
+  const char name[] = "gpu\xff\"\\\xc3\xa9\xe2\x82";  // a bad byte, a quote, a backslash, "é", a cut "€"
+  std::memcpy(slot.device_name, name, sizeof name - 1);
+  f.slots.push_back(slot);
+  const std::string text = client::perfetto_json(f);
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << text;
+  bool found = false;
+  for (const auto& e : j["traceEvents"]) {
+    if (e.value("name", "") != "thread_name") continue;
+    const std::string thread = e["args"]["name"].get<std::string>();
+    if (thread.find("gpu") == std::string::npos) continue;
+    found = true;
+    EXPECT_NE(thread.find("gpu\xef\xbf\xbd\"\\\xc3\xa9\xef\xbf\xbd"), std::string::npos) << thread;
+  }
+  EXPECT_TRUE(found) << text;
 }
 
 }  // namespace
