@@ -725,7 +725,7 @@ void add_device_bench(CLI::App& bench) {
       "device",
       "A real device (opencl, cuda) through tandem vs used directly: no-op round trip, 8 processes, split sweep, chains on "
       "device-local buffers");
-  cmd->add_option("--device", o->device, "opencl or cuda")->check(CLI::IsMember({"opencl", "cuda"}));
+  cmd->add_option("--device", o->device, "opencl or cuda")->check(CLI::IsMember({"opencl", "cuda"}))->capture_default_str();
   cmd->add_option("--processes", o->processes, "client processes of the sharing comparison")->check(CLI::Range(1, 64));
   cmd->add_option("--rounds", o->rounds, "alternating windows of each set-up in the sharing comparison (ratio: their median)")
       ->check(CLI::Range(1u, kMaxRounds))
