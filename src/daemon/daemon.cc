@@ -190,6 +190,10 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const DaemonOptions& options) {
                     : !options.config.daemon.socket.empty() ? options.config.daemon.socket
                                                             : rt::default_socket_path();
   d->started_ns_ = tandem::now_ns();
+  if (const std::string& listen = options.config.metrics.listen; !listen.empty()) {
+    std::string error;
+    if (Status s = MetricsServer::check_listen(listen, error); s != Status::ok) return Result<std::unique_ptr<Daemon>>(s, error);
+  }
   if (Status s = d->open_socket(); s != Status::ok) {
     return Result<std::unique_ptr<Daemon>>(s, "cannot listen on " + d->socket_path_ + ": " +
                                                   (!d->open_socket_error_.empty()       ? d->open_socket_error_

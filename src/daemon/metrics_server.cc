@@ -105,6 +105,15 @@ std::string format_address(const sockaddr_storage& addr) {
 
 }  // namespace
 
+Status MetricsServer::check_listen(const std::string& listen, std::string& error) {
+  sockaddr_storage addr;
+  socklen_t len = 0;
+  std::string why;
+  if (parse_listen(listen, addr, len, why)) return Status::ok;
+  error = "metrics listen '" + listen + "': " + why;
+  return Status::invalid_argument;
+}
+
 Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const std::string& listen,
                                                             std::function<std::string()> render,
                                                             int64_t min_interval_ns) {

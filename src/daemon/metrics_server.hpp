@@ -27,6 +27,9 @@ class MetricsServer {
   // runs on the server's thread.
   static Result<std::unique_ptr<MetricsServer>> start(const std::string& listen, std::function<std::string()> render,
                                                       int64_t min_interval_ns);
+  // start()'s error for a `listen` that is not such an address, or ok: checked before a daemon sets up
+  // its devices, so that a typo fails at once.
+  static Status check_listen(const std::string& listen, std::string& error);
   ~MetricsServer();
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;
