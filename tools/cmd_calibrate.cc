@@ -80,7 +80,7 @@ void run_calibrate(const CalibrateOptions& o) {
         cal = old;
       } else if (!o.replace) {
         throw Error(Status::invalid_argument,
-                    fmt::format("{} holds the {} device's calibration ({} function(s)); calibrating {} would replace it. "
+                    fmt::format("{}: holds the {} device's calibration ({} function(s)); calibrating {} would replace it. "
                                 "Give --out another file (and TANDEM_CALIBRATION or the config's [calibration] file "
                                 "to the runtimes that use it), or --replace",
                                 out, old.device,
@@ -89,7 +89,7 @@ void run_calibrate(const CalibrateOptions& o) {
                                 o.device));
       }
     }
-    check_output_file(out, true);
+    client::check_calibration_writable(out);
   }
   cal.device = o.device;
   cal.host = host_name();

@@ -60,7 +60,8 @@ nlohmann::json fetch_status(const std::string& path) {
   const auto& p = reply.value().payload;
   nlohmann::json report = nlohmann::json::parse(std::string(reinterpret_cast<const char*>(p.data()), p.size()), nullptr, false);
   if (report.is_discarded() || !report.is_object()) {
-    throw Error(Status::protocol_error, "tandemd sent a status that is not a JSON object (a tandemd of another version?)");
+    throw Error(Status::protocol_error,
+                "tandemd at " + path + " sent a status that is not a JSON object (a tandemd of another version?)");
   }
   return report;
 }

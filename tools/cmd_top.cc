@@ -48,9 +48,17 @@ void add_top_command(CLI::App& app) {
       if (tty) fmt::print("\x1b[H\x1b[2J");  // home, clear: a redraw in place
       if (last_ns != 0) {
         const double dt = static_cast<double>(now - last_ns) / 1e9;
+        uint64_t jobs = 0, packets_sent = 0;
+        try {
+          jobs = completed_jobs(j) - completed_jobs(last);
+          packets_sent = packets(j) - packets(last);
+        } catch (const nlohmann::json::exception& e) {
+          throw Error(Status::protocol_error, "tandemd at " + socket +
+                                                  "'s status lacks what this tandem reads (a tandemd of another version?): " +
+                                                  e.what());
+        }
         fmt::print("tandem top: {:.0f} jobs/s completed, {:.0f} packets/s (over {:.2f} s; Ctrl-C quits)\n\n",
-                   static_cast<double>(completed_jobs(j) - completed_jobs(last)) / dt,
-                   static_cast<double>(packets(j) - packets(last)) / dt, dt);
+                   static_cast<double>(jobs) / dt, static_cast<double>(packets_sent) / dt, dt);
       } else {
         fmt::print("tandem top: rates from the next refresh (every {:.2f} s; Ctrl-C quits)\n\n", o->interval_s);
       }

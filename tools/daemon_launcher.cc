@@ -26,17 +26,30 @@ namespace tandem::tools {
 
 namespace {
 
-// The launchers alive in this process, for on_fatal_signal.
+// The files of the launchers alive in this process, for on_fatal_signal: copies in static storage,
+// since a handler running on another thread must not read a launcher that is being destroyed.
+struct LiveFiles {
+  std::atomic<int> state{0};  // 0 free, 1 being filled or emptied, 2 ready
+  pid_t owner = -1;           // a forked child shares the table, not the files
+  char dir[256] = {}, paths[4][256] = {};
+};
 constexpr size_t kMaxLaunchers = 64;
-std::array<std::atomic<DaemonLauncher*>, kMaxLaunchers> live_launchers{};
+std::array<LiveFiles, kMaxLaunchers> live_files;
+
+void copy_path(char (&out)[256], const std::string& path) {
+  const size_t n = std::min(path.size(), sizeof out - 1);
+  std::memcpy(out, path.data(), n);
+  out[n] = '\0';
+}
 
 }  // namespace
 
 void DaemonLauncher::on_fatal_signal(int sig) {
   const pid_t self = getpid();
-  for (auto& slot : live_launchers) {
-    DaemonLauncher* l = slot.load(std::memory_order_acquire);
-    if (l != nullptr && l->owner_ == self) l->remove_files();
+  for (LiveFiles& f : live_files) {
+    if (f.state.load(std::memory_order_acquire) != 2 || f.owner != self) continue;
+    for (const char* path : f.paths) unlink(path);
+    rmdir(f.dir);
   }
   std::signal(sig, SIG_DFL);
   std::raise(sig);
@@ -58,19 +71,27 @@ void DaemonLauncher::watch_signals() {
 }
 
 void DaemonLauncher::enlist() {
-  owner_ = getpid();
   watch_signals();
-  for (auto& slot : live_launchers) {
-    DaemonLauncher* expected = nullptr;
-    if (slot.compare_exchange_strong(expected, this, std::memory_order_acq_rel)) return;
+  for (size_t i = 0; i < live_files.size(); ++i) {
+    int expected = 0;
+    if (!live_files[i].state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) continue;
+    LiveFiles& f = live_files[i];
+    f.owner = getpid();
+    copy_path(f.dir, dir_);
+    copy_path(f.paths[0], socket_);
+    copy_path(f.paths[1], lock_);
+    copy_path(f.paths[2], config_);
+    copy_path(f.paths[3], log_);
+    f.state.store(2, std::memory_order_release);
+    live_slot_ = static_cast<int>(i);
+    return;
   }  // all taken: this one's folder is left to its destructor alone
 }
 
 void DaemonLauncher::delist() {
-  for (auto& slot : live_launchers) {
-    DaemonLauncher* expected = this;
-    if (slot.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel)) return;
-  }
+  if (live_slot_ < 0) return;
+  live_files[static_cast<size_t>(live_slot_)].state.store(0, std::memory_order_release);
+  live_slot_ = -1;
 }
 
 std::string DaemonLauncher::find_binary() {
@@ -103,8 +124,8 @@ DaemonLauncher::DaemonLauncher(const std::string& config_toml, bool quiet, std::
   try {
     start();
   } catch (...) {
-    delist();
     remove_files();  // no destructor runs for a constructor that throws
+    delist();
     throw;
   }
 }
@@ -220,8 +241,8 @@ int DaemonLauncher::stop() {
 
 DaemonLauncher::~DaemonLauncher() {
   stop();
-  delist();
   remove_files();
+  delist();  // after: a signal meanwhile still finds the files
 }
 
 }  // namespace tandem::tools

@@ -38,7 +38,7 @@ class DaemonLauncher {
 
  private:
   std::string dir_, socket_, lock_, config_, log_, config_source_;
-  pid_t owner_ = -1;  // the tool's process (a forked child shares this object's copy, not its files)
+  int live_slot_ = -1;  // its entry in the signal handler's table (enlist), or -1
   bool quiet_ = true;
   pid_t pid_ = -1;
   int64_t startup_ns_ = 0;

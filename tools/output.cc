@@ -25,20 +25,28 @@ void write_file(const std::string& path, std::string_view text) {
   if (!f) throw Error(Status::io_error, "writing '" + path + "' failed (disk full?)");
 }
 
-void check_output_file(const std::string& path, bool make_parents) {
-  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  if (make_parents && !parent.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(parent, ec);
-    if (ec) throw Error(Status::io_error, "cannot make the folder of '" + path + "': " + ec.message());
-  }
+void check_output_file(const std::string& path) {
+  // Nothing is opened that has a reader or a side effect: an existing file is opened for appending
+  // (not truncated), anything else (a pipe, a device, a link) is only asked whether it may be
+  // written, and a missing file is made exclusively (never through a link) and removed again.
   struct stat st {};
-  const bool existed = stat(path.c_str(), &st) == 0;
-  if (existed && S_ISDIR(st.st_mode)) throw Error(Status::io_error, "cannot write '" + path + "': it is a folder");
-  const int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) throw Error(Status::io_error, "cannot write '" + path + "': " + std::strerror(errno));
+  const auto fail = [&](const std::string& why) { throw Error(Status::io_error, "cannot write '" + path + "': " + why); };
+  if (lstat(path.c_str(), &st) == 0) {
+    if (S_ISLNK(st.st_mode) && stat(path.c_str(), &st) != 0) return;  // a link to a file yet to be made
+    if (S_ISDIR(st.st_mode)) fail("it is a folder");
+    if (S_ISREG(st.st_mode)) {
+      const int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+      if (fd < 0) fail(std::strerror(errno));
+      close(fd);
+    } else if (access(path.c_str(), W_OK) != 0) {
+      fail(std::strerror(errno));
+    }
+    return;
+  }
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) fail(std::strerror(errno));
   close(fd);
-  if (!existed) unlink(path.c_str());
+  unlink(path.c_str());
 }
 
 CLI::Validator writable_file() {

@@ -13,9 +13,9 @@ namespace tandem::tools {
 void write_file(const std::string& path, std::string_view text);
 
 // Before a long run or a step that cannot be undone: throws Error(io_error), naming `path` and why,
-// unless it can be written. Nothing is truncated; a file the check had to create is removed again.
-// `make_parents`: the writer would make missing folders; they are made now.
-void check_output_file(const std::string& path, bool make_parents = false);
+// unless it can be written. Nothing is truncated or opened for a reader to see; a file the check had
+// to create is removed again.
+void check_output_file(const std::string& path);
 
 // The same for an option naming an output file, at parse time (a CLI11 check).
 CLI::Validator writable_file();

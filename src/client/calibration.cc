@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fcntl.h>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -225,11 +226,35 @@ std::string format_calibration(const Calibration& c) {
   return os.str();
 }
 
-void save_calibration(const Calibration& c, const std::string& path) {
+namespace {
+
+// A private temporary name beside `path`: processes saving the same file at once each rename a whole one.
+std::string temporary_name(const std::string& path) { return path + ".tmp." + std::to_string(::getpid()); }
+
+void make_parent_dirs(const std::string& path) {
   const size_t slash = path.find_last_of('/');
   if (slash != std::string::npos && slash > 0) make_dirs(path.substr(0, slash));
-  // A private temporary name: processes saving the same file at once each rename a whole one.
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+}
+
+}  // namespace
+
+void check_calibration_writable(const std::string& path) {
+  make_parent_dirs(path);
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    throw Error(Status::io_error, "cannot write calibration file '" + path + "': it is a folder");
+  }
+  // What save_calibration will do: make its temporary file beside it (then rename it over the file).
+  const std::string tmp = temporary_name(path);
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) throw Error(Status::io_error, "cannot write calibration file '" + path + "': " + std::strerror(errno));
+  ::close(fd);
+  ::unlink(tmp.c_str());
+}
+
+void save_calibration(const Calibration& c, const std::string& path) {
+  make_parent_dirs(path);
+  const std::string tmp = temporary_name(path);
   {
     std::ofstream out(tmp, std::ios::trunc);
     if (!out) throw Error(Status::io_error, "cannot write calibration file '" + path + "': " + std::strerror(errno));

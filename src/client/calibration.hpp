@@ -61,6 +61,9 @@ Calibration load_calibration(const std::string& path);
 std::string format_calibration(const Calibration& calibration);
 // Writes the file, creating its directory if needed. Throws tandem::Error(io_error).
 void save_calibration(const Calibration& calibration, const std::string& path);
+// Before a measurement: makes the file's folder and checks that save_calibration could write there.
+// Throws tandem::Error(io_error) naming the file and why.
+void check_calibration_writable(const std::string& path);
 
 // The per-user location (step 4 above), whether or not the file exists; "" if no home is known.
 std::string user_calibration_path();

@@ -35,7 +35,6 @@ std::string function_name(uint16_t f) {
 
 std::string status_name(uint8_t wire) { return std::string(to_string(from_wire(wire))); }
 
-// JSON string contents: our names are plain, but a device name comes from a configuration file.
 // A JSON string's body: quotes and backslashes escaped, control characters dropped, and bytes that are
 // not UTF-8 (a dump is a file anyone may hand in) replaced by U+FFFD, so that the JSON stays valid.
 std::string escaped(std::string_view s) {

@@ -1,8 +1,9 @@
 // How a configuration names a device among several (OpenCL platforms and devices, CUDA devices):
 // a decimal index, or a case-insensitive part of one of its names (an OpenCL platform's name or
 // vendor: "pocl" finds "Portable Computing Language" by its vendor, "The pocl project"); "" matches
-// any. Digits that are not an index in the list are a part of a name, so that a device called
-// "GeForce RTX 4090" can be chosen by "4090" on a machine with fewer than 4091 devices.
+// any. Digits below `count` (the caller's bound on the indexes: the longest of the lists it searches)
+// are an index; others are a part of a name, so that a device called "GeForce RTX 4090" can be chosen
+// by "4090" on a machine with fewer than 4091 devices.
 #pragma once
 
 #include <algorithm>

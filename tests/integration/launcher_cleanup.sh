@@ -20,7 +20,7 @@ echo "fake tandemd: $config: cannot start" >&2
 exit 3
 FAKE
 chmod +x "$work/tandemd"
-"$work/tandem" demo --threads 1 > "$work/out" 2>&1
+env -u TANDEM_CONFIG "$work/tandem" demo --threads 1 > "$work/out" 2>&1  # the message names the built-in default
 rc=$?
 fail() { echo "launcher_cleanup: FAIL: $1"; cat "$work/out"; exit 1; }
 [ "$rc" -ne 0 ] && [ "$rc" -lt 126 ] || fail "exit status $rc (want a clean failure)"

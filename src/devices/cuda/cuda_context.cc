@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <algorithm>
 #include <cstring>
 #include <thread>
 
@@ -112,8 +113,11 @@ std::string describe_cuda_device(const CudaDeviceInfo& d) {
 }
 
 Result<CudaDeviceInfo> select_cuda_device(const std::vector<CudaDeviceInfo>& devices, std::string_view selector) {
+  // Digits are an index up to the highest the discovery saw (it leaves out a device it cannot query).
+  size_t indexes = 0;
+  for (const CudaDeviceInfo& d : devices) indexes = std::max(indexes, static_cast<size_t>(d.index) + 1);
   for (const CudaDeviceInfo& d : devices) {
-    if (selector_matches(selector, static_cast<uint32_t>(d.index), devices.size(), {d.name})) return d;
+    if (selector_matches(selector, static_cast<uint32_t>(d.index), indexes, {d.name})) return d;
   }
   std::string found;
   for (const CudaDeviceInfo& d : devices) found += fmt::format("\n  device {}: {}", d.index, describe_cuda_device(d));

@@ -132,11 +132,15 @@ std::string describe_platforms(const std::vector<ClPlatformInfo>& platforms) {
 Result<ClSelection> select_device(const std::vector<ClPlatformInfo>& platforms, std::string_view platform_selector,
                                   std::string_view device_selector) {
   if (platforms.empty()) return Result<ClSelection>(Status::device_error, "opencl: " + describe_platforms(platforms));
+  // Digits are a device index where any platform has that many devices: a choice that does not hang
+  // on which platform comes first.
+  size_t most_devices = 0;
+  for (const ClPlatformInfo& pl : platforms) most_devices = std::max(most_devices, pl.devices.size());
   for (uint32_t p = 0; p < platforms.size(); ++p) {
     if (!selector_matches(platform_selector, p, platforms.size(), {platforms[p].name, platforms[p].vendor})) continue;
     for (uint32_t d = 0; d < platforms[p].devices.size(); ++d) {
       const ClDeviceInfo& dev = platforms[p].devices[d];
-      if (!dev.available || !dev.compiler_available || !selector_matches(device_selector, d, platforms[p].devices.size(), {dev.name, dev.vendor})) continue;
+      if (!dev.available || !dev.compiler_available || !selector_matches(device_selector, d, most_devices, {dev.name, dev.vendor})) continue;
       return ClSelection{p, d, platforms[p], dev};
     }
   }
