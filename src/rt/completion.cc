@@ -1,5 +1,7 @@
 #include "rt/completion.hpp"
 
+#include <algorithm>
+
 #include "base/clock.hpp"
 
 namespace tandem::rt {
@@ -26,13 +28,15 @@ Status wait_record(const tandem_completion_t* rec, const WaitPolicy& policy, Liv
   if (s != TANDEM_PENDING) return from_wire(s);
   if (liveness != nullptr && liveness->known_lost()) return Status::disconnected;  // nobody will answer
   const int64_t start = now_ns();
-  const int64_t deadline = policy.timeout_ns >= 0 ? start + policy.timeout_ns : INT64_MAX;
-  int64_t next_check = start + check_every_ns;
+  // Saturating: a timeout or spin budget near INT64_MAX means "no limit", not an overflow into the past.
+  const auto after = [start](int64_t ns) { return ns > INT64_MAX - start ? INT64_MAX : start + ns; };
+  const int64_t deadline = policy.timeout_ns >= 0 ? after(policy.timeout_ns) : INT64_MAX;
+  int64_t next_check = after(check_every_ns);
 
   // Spin phase: bounded by the spin budget (spin mode: by the timeout and liveness checks only).
   const int64_t spin_until = policy.mode == WaitMode::block ? start
                              : policy.mode == WaitMode::spin ? deadline
-                                                             : start + policy.spin_ns;
+                                                             : after(std::max<int64_t>(policy.spin_ns, 0));
   for (uint32_t i = 0;; ++i) {
     s = status_acquire(rec);
     if (s != TANDEM_PENDING) return from_wire(s);
