@@ -2,7 +2,9 @@
 // C, and keeps a per-thread message for tandem_last_error().
 #include <cstddef>
 #include <cstring>
+#include <deque>
 #include <exception>
+#include <mutex>
 #include <new>
 #include <string>
 
@@ -38,6 +40,44 @@ tandem::client::Runtime* runtime_of(tandem_runtime_t* r) {
 }
 tandem::client::Queue* queue_of(tandem_queue_t* q) {
   return q != nullptr && q->magic == kQueueMagic ? q->impl.get() : nullptr;
+}
+
+// A closed handle keeps its memory, marked closed, until kClosedKept more handles of its kind have
+// closed: a call on it meanwhile reads the mark and fails (docs/api.md), and no new handle takes its
+// address. The list is never destroyed, so the handles it holds are never leaked at exit.
+constexpr size_t kClosedKept = 4096;
+
+template <class Handle>
+void retire(Handle* h) {
+  h->magic = 0;
+  h->impl.reset();
+  static std::mutex mutex;
+  static auto* closed = new std::deque<Handle*>();
+  Handle* oldest = nullptr;
+  {
+    std::lock_guard lock(mutex);
+    closed->push_back(h);
+    if (closed->size() > kClosedKept) {
+      oldest = closed->front();
+      closed->pop_front();
+    }
+  }
+  delete oldest;
+}
+
+// The message of a queue call that failed: what was refused, where the queue can say.
+tandem_status_t queue_failure(const tandem::client::Queue& queue, const char* call, tandem::Status s,
+                              const tandem_completion_t* record, const char* arguments) {
+  if (!queue.runtime_open()) return fail(s, std::string(call) + ": the queue's runtime is closed (the queue may only be destroyed)");
+  if (s == tandem::Status::invalid_argument && !queue.engine_writes(record)) {
+    return fail(s, std::string(call) + ": the completion record is not in session memory (tandem_alloc it): tandemd could never complete it");
+  }
+  if (s == tandem::Status::invalid_argument && arguments != nullptr) return fail(s, std::string(call) + ": " + arguments);
+  return fail(s, std::string(call) + ": " + std::string(tandem::to_string(s)));
+}
+
+bool wait_mode_known(int32_t mode) {
+  return mode == TANDEM_WAIT_SPIN || mode == TANDEM_WAIT_BLOCK || mode == TANDEM_WAIT_SPIN_THEN_BLOCK;
 }
 
 tandem::rt::WaitPolicy policy_of(tandem_wait_mode_t mode, int64_t spin_ns, int64_t timeout_ns) {
@@ -97,15 +137,24 @@ tandem_status_t tandem_open(const tandem_options_t* o, tandem_runtime_t** out) {
   if (o == nullptr) o = &defaults;
   // Versioning: a caller compiled against an older header passes a smaller struct_size; fields past
   // it keep their defaults.
-  if (o->struct_size < kOptionsSizeV1 || o->struct_size > sizeof(tandem_options_t)) {
+  // The sizes some header's tandem_options_init wrote: the first layout, the second (alpha and
+  // calibration_path appended) and the current one.
+  constexpr size_t kOptionsSizeV2 = offsetof(tandem_options_t, calibration_path) + sizeof(const char*);
+  if (o->struct_size != kOptionsSizeV1 && o->struct_size != kOptionsSizeV2 && o->struct_size != sizeof(tandem_options_t)) {
     return fail(tandem::Status::invalid_argument, "tandem_open: options not initialised with tandem_options_init");
   }
+  // Read as integers: a value outside the enumeration must not be loaded as one.
+  int32_t mode_value = 0, wait_value = 0;
+  std::memcpy(&mode_value, &o->mode, sizeof mode_value);
+  std::memcpy(&wait_value, &o->wait_mode, sizeof wait_value);
+  if (!wait_mode_known(wait_value)) return fail(tandem::Status::invalid_argument, "tandem_open: unknown wait_mode");
+  if (o->spin_ns < 0) return fail(tandem::Status::invalid_argument, "tandem_open: spin_ns is negative");
   const auto has = [o](size_t offset, size_t size) { return o->struct_size >= offset + size; };
   tandem::client::RuntimeOptions ro;
   if (o->config_path != nullptr) ro.config_path = o->config_path;
   if (o->socket_path != nullptr) ro.socket_path = o->socket_path;
   ro.embedded = o->embedded != 0;
-  if (!mode_of(o->mode, ro.mode)) return fail(tandem::Status::invalid_argument, "tandem_open: unknown mode");
+  if (!mode_of(static_cast<tandem_mode_t>(mode_value), ro.mode)) return fail(tandem::Status::invalid_argument, "tandem_open: unknown mode");
   ro.wait = policy_of(o->wait_mode, o->spin_ns, -1);
   if (has(offsetof(tandem_options_t, alpha), sizeof o->alpha)) {
     if (!(o->alpha >= 0 && o->alpha <= 1)) return fail(tandem::Status::invalid_argument, "tandem_open: alpha outside [0, 1]");
@@ -134,8 +183,7 @@ tandem_status_t tandem_open(const tandem_options_t* o, tandem_runtime_t** out) {
 
 void tandem_close(tandem_runtime_t* r) {
   if (runtime_of(r) == nullptr) return;
-  r->magic = 0;
-  delete r;
+  retire(r);
 }
 
 const char* tandem_runtime_kind(const tandem_runtime_t* r) {
@@ -189,6 +237,9 @@ tandem_status_t tandem_accumulate(tandem_runtime_t* r, const int32_t* data, size
   if (rt == nullptr || sum == nullptr || (data == nullptr && count > 0)) {
     return fail(tandem::Status::invalid_argument, "tandem_accumulate: null runtime, data or result");
   }
+  if (reinterpret_cast<uintptr_t>(data) % alignof(int32_t) != 0) {
+    return fail(tandem::Status::invalid_argument, "tandem_accumulate: data is not aligned for int32_t");
+  }
   const auto* fn = tandem::funcs::find_function(TANDEM_FN_ACCUMULATE);
   const uint64_t args[2] = {reinterpret_cast<uintptr_t>(data), count};
   tandem::funcs::Call call;
@@ -207,6 +258,9 @@ tandem_status_t tandem_accumulate(tandem_runtime_t* r, const int32_t* data, size
 tandem_status_t tandem_list_walk(tandem_runtime_t* r, const tandem_list_node_t* head, uint64_t max_nodes, int64_t* sum) {
   auto* rt = runtime_of(r);
   if (rt == nullptr || sum == nullptr) return fail(tandem::Status::invalid_argument, "tandem_list_walk: null runtime or result");
+  if (reinterpret_cast<uintptr_t>(head) % alignof(tandem_list_node_t) != 0) {
+    return fail(tandem::Status::invalid_argument, "tandem_list_walk: head is not aligned for tandem_list_node_t");
+  }
   const auto* fn = tandem::funcs::find_function(TANDEM_FN_LIST_WALK);
   const uint64_t args[2] = {reinterpret_cast<uintptr_t>(head), max_nodes};
   tandem::funcs::Call call;
@@ -314,8 +368,7 @@ tandem_status_t tandem_queue_create(tandem_runtime_t* r, uint32_t capacity, tand
 
 void tandem_queue_destroy(tandem_queue_t* q) {
   if (queue_of(q) == nullptr) return;
-  q->magic = 0;
-  delete q;
+  retire(q);
 }
 
 void tandem_completion_init(tandem_completion_t* c) {
@@ -326,12 +379,13 @@ tandem_status_t tandem_reserve(tandem_queue_t* q, uint64_t* index) {
   auto* queue = queue_of(q);
   if (queue == nullptr || index == nullptr) return fail(tandem::Status::invalid_argument, "tandem_reserve: null argument");
   tandem::Status s = queue->reserve(*index);
-  return s == tandem::Status::ok ? ok() : fail(s, "tandem_reserve failed");
+  return s == tandem::Status::ok ? ok() : queue_failure(*queue, "tandem_reserve", s, nullptr, nullptr);
 }
 
 tandem_status_t tandem_try_reserve(tandem_queue_t* q, uint64_t* index) {
   auto* queue = queue_of(q);
   if (queue == nullptr || index == nullptr) return fail(tandem::Status::invalid_argument, "tandem_try_reserve: null argument");
+  if (!queue->runtime_open()) return queue_failure(*queue, "tandem_try_reserve", tandem::Status::invalid_argument, nullptr, nullptr);
   return queue->try_reserve(*index) ? ok() : fail(tandem::Status::queue_full, "ring full");
 }
 
@@ -361,14 +415,16 @@ tandem_status_t tandem_dispatch(tandem_queue_t* q, uint16_t function, const uint
   auto* queue = queue_of(q);
   if (queue == nullptr) return fail(tandem::Status::invalid_argument, "tandem_dispatch: invalid queue");
   tandem::Status s = queue->dispatch(function, args, arg_count, workload, completion);
-  return s == tandem::Status::ok ? ok() : fail(s, "tandem_dispatch failed");
+  return s == tandem::Status::ok
+             ? ok()
+             : queue_failure(*queue, "tandem_dispatch", s, completion, "arg_count above TANDEM_INLINE_ARGS, or args NULL with arg_count > 0");
 }
 
 tandem_status_t tandem_cancel(tandem_queue_t* q, const tandem_completion_t* target, tandem_completion_t* completion) {
   auto* queue = queue_of(q);
   if (queue == nullptr || target == nullptr) return fail(tandem::Status::invalid_argument, "tandem_cancel: null argument");
   tandem::Status s = queue->cancel(target, completion);
-  return s == tandem::Status::ok ? ok() : fail(s, "tandem_cancel failed");
+  return s == tandem::Status::ok ? ok() : queue_failure(*queue, "tandem_cancel", s, completion, nullptr);
 }
 
 tandem_status_t tandem_barrier_and(tandem_queue_t* q, const tandem_completion_t* const* deps, uint32_t dep_count,
@@ -376,14 +432,21 @@ tandem_status_t tandem_barrier_and(tandem_queue_t* q, const tandem_completion_t*
   auto* queue = queue_of(q);
   if (queue == nullptr) return fail(tandem::Status::invalid_argument, "tandem_barrier_and: invalid queue");
   tandem::Status s = queue->barrier_and(deps, dep_count, completion);
-  return s == tandem::Status::ok ? ok() : fail(s, "tandem_barrier_and failed");
+  return s == tandem::Status::ok
+             ? ok()
+             : queue_failure(*queue, "tandem_barrier_and", s, completion, "dep_count above TANDEM_BARRIER_DEPS, or deps NULL with dep_count > 0");
 }
 
 tandem_status_t tandem_wait(tandem_runtime_t* r, const tandem_completion_t* c, tandem_wait_mode_t mode, int64_t spin_ns,
                             int64_t timeout_ns) {
   auto* rt = runtime_of(r);
-  if (rt == nullptr || c == nullptr) return fail(tandem::Status::invalid_argument, "tandem_wait: null argument");
-  tandem::Status s = rt->wait(c, policy_of(mode, spin_ns, timeout_ns));
+  if (rt == nullptr || c == nullptr) return fail(tandem::Status::invalid_argument, "tandem_wait: null or closed runtime, or null record");
+  // Read as an integer (a value outside the enumeration must not be loaded as one); an unknown mode
+  // waits as TANDEM_WAIT_SPIN_THEN_BLOCK, as documented.
+  int32_t mode_value = 0;
+  std::memcpy(&mode_value, &mode, sizeof mode_value);
+  if (!wait_mode_known(mode_value)) mode_value = TANDEM_WAIT_SPIN_THEN_BLOCK;
+  tandem::Status s = rt->wait(c, policy_of(static_cast<tandem_wait_mode_t>(mode_value), spin_ns, timeout_ns));
   return static_cast<tandem_status_t>(tandem::to_wire(s));
 }
 

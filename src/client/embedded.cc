@@ -1,5 +1,7 @@
 #include "client/embedded.hpp"
 
+#include <new>
+
 #include <sys/mman.h>
 
 #include <array>
@@ -84,6 +86,9 @@ EmbeddedRuntime::~EmbeddedRuntime() {
   close_default_queue();
   if (dispatcher_) dispatcher_->stop();  // drains what is still in flight
   release_thread_records();
+  std::lock_guard lock(allocations_mutex_);
+  for (void* p : allocations_) std::free(p);
+  allocations_.clear();
 }
 
 Result<std::unique_ptr<Queue>> EmbeddedRuntime::create_queue(uint32_t capacity) {
@@ -120,9 +125,22 @@ Result<void*> EmbeddedRuntime::allocate(size_t bytes) {
   }
   void* p = std::aligned_alloc(kAllocAlign, rounded);
   if (p == nullptr) return Result<void*>(Status::no_memory, "tandem_alloc: no memory for " + std::to_string(bytes) + " bytes");
+  try {
+    std::lock_guard lock(allocations_mutex_);
+    allocations_.insert(p);
+  } catch (const std::bad_alloc&) {
+    std::free(p);
+    return Result<void*>(Status::no_memory, "tandem_alloc: no memory to track " + std::to_string(bytes) + " bytes");
+  }
   return p;
 }
 
-void EmbeddedRuntime::free(void* memory) { std::free(memory); }
+void EmbeddedRuntime::free(void* memory) {
+  {
+    std::lock_guard lock(allocations_mutex_);
+    if (allocations_.erase(memory) == 0) return;  // not ours, or freed already
+  }
+  std::free(memory);
+}
 
 }  // namespace tandem::client

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
+#include <unordered_set>
 
 #include "rt/dispatcher.hpp"
 #include "client/runtime.hpp"
@@ -31,6 +33,10 @@ class EmbeddedRuntime final : public Runtime {
 
   std::unique_ptr<rt::Dispatcher> dispatcher_;
   engine::SessionId session_ = engine::kNone;
+  // What allocate() handed out and free() has not taken back: free() ignores any other pointer, and
+  // what is left is released with the runtime (docs/api.md, tandem_alloc and tandem_free).
+  std::mutex allocations_mutex_;
+  std::unordered_set<void*> allocations_;
 };
 
 }  // namespace tandem::client

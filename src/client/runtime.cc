@@ -97,8 +97,12 @@ Queue::~Queue() {
   if (link_->runtime != nullptr) link_->runtime->release_ring(ring_id_);  // else: the engine is gone
 }
 
+bool Queue::engine_writes(const tandem_completion_t* record) const {
+  return record == nullptr || runtime_.in_session_memory(record, sizeof *record);
+}
+
 Status Queue::reserve(uint64_t& index, uint32_t count) {
-  if (count == 0 || count > producer_.capacity()) return Status::invalid_argument;
+  if (count == 0 || count > producer_.capacity() || !runtime_open()) return Status::invalid_argument;
   rt::Liveness* liveness = runtime_.liveness();
   if (liveness != nullptr && liveness->known_lost()) return Status::disconnected;  // nobody would consume it
   index = producer_.reserve(count);
@@ -127,6 +131,7 @@ Status Queue::reserve(uint64_t& index, uint32_t count) {
 Status Queue::dispatch(uint16_t function, const uint64_t* args, uint32_t arg_count, uint64_t workload,
                        tandem_completion_t* record, bool barrier, uint32_t flags, uint64_t user_data) {
   if (arg_count > TANDEM_INLINE_ARGS || (arg_count > 0 && args == nullptr)) return Status::invalid_argument;
+  if (!runtime_open() || !engine_writes(record)) return Status::invalid_argument;
   uint64_t index;
   Status s = reserve(index);
   if (s != Status::ok) return s;
@@ -141,7 +146,7 @@ Status Queue::dispatch(uint16_t function, const uint64_t* args, uint32_t arg_cou
 }
 
 Status Queue::cancel(const tandem_completion_t* target, tandem_completion_t* record) {
-  if (target == nullptr) return Status::invalid_argument;
+  if (target == nullptr || !runtime_open() || !engine_writes(record)) return Status::invalid_argument;
   uint64_t index;
   Status s = reserve(index);
   if (s != Status::ok) return s;
@@ -157,6 +162,7 @@ Status Queue::cancel(const tandem_completion_t* target, tandem_completion_t* rec
 
 Status Queue::barrier_and(const tandem_completion_t* const* deps, uint32_t dep_count, tandem_completion_t* record) {
   if (dep_count > TANDEM_BARRIER_DEPS || (dep_count > 0 && deps == nullptr)) return Status::invalid_argument;
+  if (!runtime_open() || !engine_writes(record)) return Status::invalid_argument;
   uint64_t index;
   Status s = reserve(index);
   if (s != Status::ok) return s;
@@ -444,6 +450,7 @@ void Runtime::close_default_queue() {
   default_queue_.reset();
   std::lock_guard lock(link_->mutex);
   link_->runtime = nullptr;
+  link_->open.store(false, std::memory_order_release);
 }
 
 Runtime::~Runtime() { (void)save_learned(); }  // a read-only home loses the figures, not the program

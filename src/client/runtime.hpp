@@ -146,6 +146,7 @@ inline bool round_allocation(size_t bytes, size_t& rounded) {
 struct RuntimeLink {
   std::mutex mutex;
   Runtime* runtime = nullptr;
+  std::atomic<bool> open{true};  // false once the runtime closed: its queues may only be destroyed
 };
 
 // A multi-producer submission ring of this runtime.
@@ -177,6 +178,12 @@ class Queue {
   void mark_caller_cpu(int cpu) { producer_.mark_caller_cpu(cpu); }
   uint32_t busy_callers() const { return producer_.busy_callers(); }
   uint32_t other_callers() const { return producer_.other_callers(); }
+
+  // False once the runtime closed (its queues may only be destroyed): every packet is refused then.
+  bool runtime_open() const { return link_->open.load(std::memory_order_acquire); }
+  // Whether the engine can write `record` (null: nothing to write). Under tandemd only session
+  // memory: a record elsewhere would never complete, so packets naming one are refused.
+  bool engine_writes(const tandem_completion_t* record) const;
 
   // One dispatch packet with up to TANDEM_INLINE_ARGS inline words; `record` may be null.
   Status dispatch(uint16_t function, const uint64_t* args, uint32_t arg_count, uint64_t workload,

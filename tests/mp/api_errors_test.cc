@@ -146,5 +146,33 @@ TEST(ApiErrors, RegisterWithABadDescriptorFailsThatCallAloneUnderTheDaemon) {
   EXPECT_EQ(status["sessions"].size(), 1u) << "the session lives on";
 }
 
+// Under tandemd the engine writes completion records only in session memory: a packet naming one
+// elsewhere (a record on the stack) would never complete, so it is refused at once, with a message
+// that says so, and the session carries on. (A record nothing completes waits for ever.)
+TEST(ApiErrors, ARecordOutsideSessionMemoryIsRefusedUnderTheDaemon) {
+  DaemonProcess d;
+  Opened o;
+  open_c(o, &d);
+  ASSERT_STREQ(tandem_runtime_kind(o.rt), "daemon");
+  tandem_queue_t* q = nullptr;
+  ASSERT_EQ(tandem_queue_create(o.rt, 16, &q), TANDEM_OK) << tandem_last_error();
+  tandem_completion_t on_stack;
+  tandem_completion_init(&on_stack);
+  const uint64_t units = 1000;
+  EXPECT_EQ(tandem_dispatch(q, TANDEM_FN_WORK, &units, 1, units, &on_stack), TANDEM_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(tandem_last_error()).find("not in session memory"), std::string::npos) << tandem_last_error();
+  EXPECT_EQ(tandem_barrier_and(q, nullptr, 0, &on_stack), TANDEM_INVALID_ARGUMENT);
+  auto* rec = static_cast<tandem_completion_t*>(tandem_alloc(o.rt, sizeof(tandem_completion_t)));
+  ASSERT_NE(rec, nullptr);
+  tandem_completion_init(rec);
+  EXPECT_EQ(tandem_cancel(q, rec, &on_stack), TANDEM_INVALID_ARGUMENT);
+  EXPECT_EQ(tandem_dispatch(q, TANDEM_FN_WORK, &units, 1, units, rec), TANDEM_OK) << tandem_last_error();
+  EXPECT_EQ(tandem_wait(o.rt, rec, TANDEM_WAIT_BLOCK, 0, 5'000'000'000), TANDEM_OK);
+  EXPECT_EQ(rec->value, static_cast<int64_t>(units));
+  tandem_free(o.rt, rec);
+  tandem_queue_destroy(q);
+  expect_usable(o.rt);
+}
+
 }  // namespace
 }  // namespace tandem

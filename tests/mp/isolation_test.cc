@@ -84,9 +84,20 @@ TEST_F(Isolation, UnregisteredMemoryFaults) {
 
 TEST_F(Isolation, ForgedCompletionRecordIsNeverWritten) {
   // A packet naming the victim's completion record: nobody of this session can be told, so it is
-  // dropped; the victim's record stays PENDING.
+  // dropped; the victim's record stays PENDING. The client library refuses to send one (the record
+  // is not in its session memory), so the attacker writes the packet into its ring itself.
   const uint64_t args[2] = {reinterpret_cast<uintptr_t>(own), 4};
-  ASSERT_EQ(attacker->default_queue().dispatch(TANDEM_FN_ACCUMULATE, args, 2, 16, victim_record), Status::ok);
+  client::Queue& q = attacker->default_queue();
+  EXPECT_EQ(q.dispatch(TANDEM_FN_ACCUMULATE, args, 2, 16, victim_record), Status::invalid_argument);
+  uint64_t index;
+  ASSERT_EQ(q.reserve(index), Status::ok);
+  tandem_packet_t& p = q.packet(index);
+  p.flags = 0;
+  p.body.dispatch.workload = 16;
+  for (uint32_t i = 0; i < TANDEM_INLINE_ARGS; ++i) p.body.dispatch.args[i] = i < 2 ? args[i] : 0;
+  p.user_data = 0;
+  p.completion = reinterpret_cast<uintptr_t>(victim_record);
+  q.submit(index, abi::make_header(TANDEM_PACKET_DISPATCH, TANDEM_FN_ACCUMULATE, false));
   rt::reset_record(record);
   ASSERT_EQ(attacker->default_queue().dispatch(TANDEM_FN_NOP, nullptr, 0, 0, record), Status::ok);
   ASSERT_EQ(attacker->wait(record, {}), Status::ok);  // ring order: the forged packet was handled first

@@ -1,0 +1,137 @@
+/* The C API misused from C99, as docs/api.md promises it survives: closed handles, foreign and double
+ * frees, queues of a closed runtime, options with values outside their enumerations or sizes no header
+ * wrote, misaligned data, waits with no practical limit. Each is an error (or ignored where the docs
+ * say so), never a crash; the sanitizer builds catch what a check here cannot. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "c_check.h"
+#include "tandem/tandem.h"
+
+static int failures = 0;
+
+static void closed_handles(void) {
+  tandem_runtime_t* rt = open_embedded_hw();
+  tandem_runtime_t* other;
+  tandem_queue_t* q = NULL;
+  tandem_queue_t* q2 = NULL;
+  uint64_t index = 0;
+  tandem_completion_t* rec;
+  if (rt == NULL) {
+    ++failures;
+    return;
+  }
+  CHECK(tandem_queue_create(rt, 16, &q) == TANDEM_OK);
+  tandem_queue_destroy(q);
+  CHECK(tandem_queue_create(rt, 16, &q2) == TANDEM_OK);
+  CHECK(q2 != q); /* a closed handle's address is not handed out again at once */
+  CHECK(tandem_try_reserve(q, &index) == TANDEM_INVALID_ARGUMENT);
+  tandem_queue_destroy(q); /* twice: ignored, and q2 is untouched */
+  CHECK(tandem_try_reserve(q2, &index) == TANDEM_OK);
+  tandem_publish(q2, index, tandem_header(TANDEM_PACKET_DISPATCH, TANDEM_FN_NOP, 0));
+
+  /* The runtime closes while q2 is still held: q2 may only be destroyed, and says so. */
+  rec = (tandem_completion_t*)tandem_alloc(rt, sizeof *rec);
+  CHECK(rec != NULL);
+  tandem_close(rt);
+  CHECK(strcmp(tandem_runtime_kind(rt), "invalid") == 0);
+  CHECK(tandem_alloc(rt, 64) == NULL);
+  tandem_close(rt); /* twice: ignored */
+  other = open_embedded_hw(); /* a new runtime does not take the closed one's address */
+  CHECK(other != NULL && other != rt);
+  CHECK(tandem_dispatch(q2, TANDEM_FN_NOP, NULL, 0, 0, NULL) == TANDEM_INVALID_ARGUMENT);
+  CHECK(strstr(tandem_last_error(), "runtime is closed") != NULL);
+  CHECK(tandem_reserve(q2, &index) == TANDEM_INVALID_ARGUMENT);
+  CHECK(tandem_try_reserve(q2, &index) == TANDEM_INVALID_ARGUMENT);
+  tandem_queue_destroy(q2);
+  tandem_close(other);
+}
+
+static void foreign_and_double_frees(void) {
+  tandem_runtime_t* rt = open_embedded_hw();
+  int on_stack[16];
+  char* m;
+  if (rt == NULL) {
+    ++failures;
+    return;
+  }
+  m = (char*)tandem_alloc(rt, 256);
+  CHECK(m != NULL);
+  tandem_free(rt, on_stack);  /* not handed out: ignored */
+  tandem_free(rt, m + 64);    /* inside a block, not its start: ignored */
+  tandem_free(rt, m);
+  tandem_free(rt, m);         /* twice: ignored */
+  CHECK(tandem_alloc(rt, 4096) != NULL); /* kept to the end: released with the runtime (LeakSanitizer) */
+  tandem_close(rt);
+}
+
+static void options_outside_their_ranges(void) {
+  tandem_options_t o;
+  tandem_runtime_t* rt = NULL;
+  int32_t bad = 77;
+  tandem_options_init(&o);
+  o.embedded = 1;
+  memcpy(&o.wait_mode, &bad, sizeof bad);
+  CHECK(tandem_open(&o, &rt) == TANDEM_INVALID_ARGUMENT && rt == NULL);
+  CHECK(strstr(tandem_last_error(), "wait_mode") != NULL);
+  tandem_options_init(&o);
+  o.embedded = 1;
+  memcpy(&o.mode, &bad, sizeof bad);
+  CHECK(tandem_open(&o, &rt) == TANDEM_INVALID_ARGUMENT && rt == NULL);
+  tandem_options_init(&o);
+  o.embedded = 1;
+  o.spin_ns = -5;
+  CHECK(tandem_open(&o, &rt) == TANDEM_INVALID_ARGUMENT && rt == NULL);
+  tandem_options_init(&o);
+  o.embedded = 1;
+  o.struct_size = (uint32_t)sizeof o - 4; /* between two layouts: no header wrote it */
+  CHECK(tandem_open(&o, &rt) == TANDEM_INVALID_ARGUMENT && rt == NULL);
+  o.struct_size = (uint32_t)sizeof o + 8;
+  CHECK(tandem_open(&o, &rt) == TANDEM_INVALID_ARGUMENT && rt == NULL);
+}
+
+static void misaligned_data_and_long_waits(void) {
+  tandem_runtime_t* rt = open_embedded_hw();
+  tandem_queue_t* q = NULL;
+  tandem_completion_t* rec;
+  int32_t* data;
+  int64_t sum = 0;
+  uint64_t units = 2000;
+  int32_t bad = 9;
+  tandem_wait_mode_t mode;
+  if (rt == NULL) {
+    ++failures;
+    return;
+  }
+  data = (int32_t*)tandem_alloc(rt, 64 * sizeof(int32_t));
+  CHECK(data != NULL);
+  memset(data, 0, 64 * sizeof(int32_t));
+  CHECK(tandem_accumulate(rt, (const int32_t*)((const char*)data + 1), 8, &sum) == TANDEM_INVALID_ARGUMENT);
+  CHECK(strstr(tandem_last_error(), "aligned") != NULL);
+  CHECK(tandem_list_walk(rt, (const tandem_list_node_t*)((const char*)data + 1), 4, &sum) == TANDEM_INVALID_ARGUMENT);
+
+  /* A timeout or spin budget of INT64_MAX is no limit, not an overflow into an immediate TIMEOUT. */
+  rec = (tandem_completion_t*)tandem_alloc(rt, sizeof *rec);
+  CHECK(tandem_queue_create(rt, 16, &q) == TANDEM_OK);
+  tandem_completion_init(rec);
+  CHECK(tandem_dispatch(q, TANDEM_FN_WORK, &units, 1, units, rec) == TANDEM_OK);
+  CHECK(tandem_wait(rt, rec, TANDEM_WAIT_BLOCK, 0, INT64_MAX) == TANDEM_OK);
+  tandem_completion_init(rec);
+  CHECK(tandem_dispatch(q, TANDEM_FN_WORK, &units, 1, units, rec) == TANDEM_OK);
+  CHECK(tandem_wait(rt, rec, TANDEM_WAIT_SPIN_THEN_BLOCK, INT64_MAX, INT64_MAX) == TANDEM_OK);
+  memcpy(&mode, &bad, sizeof bad); /* an unknown mode waits as TANDEM_WAIT_SPIN_THEN_BLOCK (docs/api.md) */
+  CHECK(tandem_wait(rt, rec, mode, 0, -1) == TANDEM_OK);
+  tandem_queue_destroy(q);
+  tandem_close(rt);
+}
+
+int main(void) {
+  closed_handles();
+  foreign_and_double_frees();
+  options_outside_their_ranges();
+  misaligned_data_and_long_waits();
+  if (failures == 0) printf("c_misuse: ok\n");
+  return failures == 0 ? 0 : 1;
+}
