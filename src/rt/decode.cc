@@ -187,4 +187,8 @@ void decode_packet(const tandem_packet_t& p, AddressSpace& memory, const devices
   }
 }
 
+tandem_completion_t* packet_record(const tandem_packet_t& packet, AddressSpace& memory) {
+  return packet.completion == 0 ? nullptr : translate_record(memory, packet.completion, true);
+}
+
 }  // namespace tandem::rt

@@ -47,4 +47,8 @@ void decode_packet(const tandem_packet_t& packet, AddressSpace& memory, const de
                    engine::SessionId session, engine::RingId ring, Decoded& out,
                    uint8_t address_mode = TANDEM_ADDRESS_AISLE);
 
+// The completion record a packet names, translated (write access), or null when it names none or
+// one the session cannot reach: what a packet that will never run is answered through.
+tandem_completion_t* packet_record(const tandem_packet_t& packet, AddressSpace& memory);
+
 }  // namespace tandem::rt

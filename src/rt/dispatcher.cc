@@ -169,6 +169,7 @@ void Dispatcher::close_session_here(engine::SessionId s) {
   if (sessions_[s].service) sessions_[s].service->close();
   for (engine::RingId r = 0; r < rings_.size(); ++r) {
     if (rings_[r].attached && rings_[r].session == s) {
+      cancel_unread(rings_[r]);
       rings_[r] = RingEntry{};
       engine_.close_ring(r);
       std::erase(active_rings_, r);
@@ -194,9 +195,30 @@ Result<engine::RingId> Dispatcher::attach_ring(engine::SessionId s, void* base, 
   });
 }
 
+// Packets published on a ring that goes away before they were read: each one's record completes with
+// CANCELLED, so that nobody waits for ever on a job that will never run.
+void Dispatcher::cancel_unread(RingEntry& ring) {
+  if (ring.session >= sessions_.size() || !sessions_[ring.session].memory) return;
+  AddressSpace& memory = *sessions_[ring.session].memory;
+  tandem_packet_t packet;
+  bool any = false;
+  while (ring.consumer.peek(packet)) {
+    ring.consumer.pop();
+    any = true;
+    if (tandem_completion_t* record = packet_record(packet, memory)) {
+      engine_.reject(ring.session, reinterpret_cast<uintptr_t>(record), packet.user_data, Status::cancelled, actions_);
+    }
+  }
+  if (any) {
+    apply(now_ns());
+    ring.consumer.commit();
+  }
+}
+
 void Dispatcher::detach_ring(engine::RingId r) {
   with_engine([&](engine::Engine& e) {
     if (r < rings_.size() && rings_[r].attached) {
+      cancel_unread(rings_[r]);
       rings_[r] = RingEntry{};
       e.close_ring(r);
       std::erase(active_rings_, r);
@@ -373,7 +395,10 @@ void Dispatcher::loop() {
     sleep_until(std::min(next, next_tick_));
     last_activity = now_ns() - options_.idle_spin_ns + 2'000;  // after a wake-up, spin a little only
   }
-  // Drained: close every session so that nothing is left referenced.
+  // Drained: close every session so that nothing is left referenced. Packets still unread (behind a
+  // barrier that closing cancels) never run: their records are told first, while the sessions'
+  // memory is still there.
+  for (engine::RingId id : active_rings_) cancel_unread(rings_[id]);
   for (engine::SessionId s = 0; s < sessions_.size(); ++s) {
     if (sessions_[s].open) {
       sessions_[s].open = false;

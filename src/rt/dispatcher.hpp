@@ -226,6 +226,7 @@ class Dispatcher {
     std::shared_ptr<void> keep_alive;
     bool attached = false;
   };
+  void cancel_unread(RingEntry& ring);
   struct DeviceEntry {
     std::unique_ptr<devices::Device> device;
     engine::SlotId first_slot = 0;

@@ -127,8 +127,42 @@ static void misaligned_data_and_long_waits(void) {
   tandem_close(rt);
 }
 
+/* Packets a ring still holds when its queue is destroyed or its runtime closes never run: their
+ * records complete with TANDEM_CANCELLED, so that a wait on them (here from another runtime) ends. */
+static void unread_packets_are_cancelled(void) {
+  tandem_runtime_t* rt = open_embedded_hw();
+  tandem_runtime_t* other = open_embedded_hw();
+  tandem_queue_t* q = NULL;
+  tandem_completion_t never, bar, after;
+  const tandem_completion_t* deps[1];
+  int round;
+  if (rt == NULL || other == NULL) {
+    ++failures;
+    return;
+  }
+  for (round = 0; round < 2; ++round) {
+    tandem_completion_init(&never); /* no job carries it: the barrier waits on it for ever */
+    tandem_completion_init(&bar);
+    tandem_completion_init(&after);
+    deps[0] = &never;
+    CHECK(tandem_queue_create(rt, 16, &q) == TANDEM_OK);
+    CHECK(tandem_barrier_and(q, deps, 1, &bar) == TANDEM_OK);
+    CHECK(tandem_dispatch(q, TANDEM_FN_NOP, NULL, 0, 0, &after) == TANDEM_OK); /* behind the barrier */
+    if (round == 0) {
+      tandem_queue_destroy(q);
+    } else {
+      tandem_close(rt); /* the queue is still held: its packets go with the runtime */
+      tandem_queue_destroy(q);
+    }
+    CHECK(tandem_wait(other, &after, TANDEM_WAIT_BLOCK, 0, 2000000000) == TANDEM_CANCELLED);
+    if (after.status != TANDEM_CANCELLED) fprintf(stderr, "round %d: after is %u\n", round, after.status);
+  }
+  tandem_close(other);
+}
+
 int main(void) {
   closed_handles();
+  unread_packets_are_cancelled();
   foreign_and_double_frees();
   options_outside_their_ranges();
   misaligned_data_and_long_waits();
