@@ -76,6 +76,12 @@ tandem_status_t queue_failure(const tandem::client::Queue& queue, const char* ca
   return fail(s, std::string(call) + ": " + std::string(tandem::to_string(s)));
 }
 
+// A device address's offset has 40 bits: a range that ends past them runs past every buffer (and
+// would not fit a copy job's workload either).
+bool runs_past_any_buffer(uint64_t device_address, size_t bytes) {
+  return bytes > (uint64_t{1} << 40) - TANDEM_DEVICE_OFFSET_OF(device_address);
+}
+
 bool wait_mode_known(int32_t mode) {
   return mode == TANDEM_WAIT_SPIN || mode == TANDEM_WAIT_BLOCK || mode == TANDEM_WAIT_SPIN_THEN_BLOCK;
 }
@@ -473,8 +479,11 @@ tandem_status_t tandem_buffer_write(tandem_runtime_t* r, uint64_t device_address
   if (rt == nullptr || (source == nullptr && bytes > 0) || (device_address & TANDEM_DEVICE_ADDRESS_BIT) == 0) {
     return fail(tandem::Status::invalid_argument, "tandem_buffer_write: null runtime or source, or not a device address");
   }
+  if (runs_past_any_buffer(device_address, bytes)) {
+    return fail(tandem::Status::translation_fault, "tandem_buffer_write: the range runs past the device buffer");
+  }
   const tandem::Status s = rt->copy_local(device_address, reinterpret_cast<uintptr_t>(source), bytes);
-  return s == tandem::Status::ok ? ok() : fail(s, "tandem_buffer_write failed");
+  return s == tandem::Status::ok ? ok() : fail(s, "tandem_buffer_write: " + std::string(tandem::to_string(s)));
 }
 
 tandem_status_t tandem_buffer_read(tandem_runtime_t* r, void* destination, uint64_t device_address, size_t bytes) {
@@ -482,8 +491,11 @@ tandem_status_t tandem_buffer_read(tandem_runtime_t* r, void* destination, uint6
   if (rt == nullptr || (destination == nullptr && bytes > 0) || (device_address & TANDEM_DEVICE_ADDRESS_BIT) == 0) {
     return fail(tandem::Status::invalid_argument, "tandem_buffer_read: null runtime or destination, or not a device address");
   }
+  if (runs_past_any_buffer(device_address, bytes)) {
+    return fail(tandem::Status::translation_fault, "tandem_buffer_read: the range runs past the device buffer");
+  }
   const tandem::Status s = rt->copy_local(reinterpret_cast<uintptr_t>(destination), device_address, bytes);
-  return s == tandem::Status::ok ? ok() : fail(s, "tandem_buffer_read failed");
+  return s == tandem::Status::ok ? ok() : fail(s, "tandem_buffer_read: " + std::string(tandem::to_string(s)));
 }
 
 tandem_status_t tandem_set_access(tandem_runtime_t* r, int32_t access) {

@@ -124,6 +124,9 @@ static void misaligned_data_and_long_waits(void) {
   memcpy(&mode, &bad, sizeof bad); /* an unknown mode waits as TANDEM_WAIT_SPIN_THEN_BLOCK (docs/api.md) */
   CHECK(tandem_wait(rt, rec, mode, 0, -1) == TANDEM_OK);
   tandem_queue_destroy(q);
+  /* A device-buffer range that runs past any buffer is a translation fault, as docs/api.md says. */
+  CHECK(tandem_buffer_read(rt, data, TANDEM_DEVICE_ADDRESS(5, 0), (size_t)-1) == TANDEM_TRANSLATION_FAULT);
+  CHECK(tandem_buffer_write(rt, TANDEM_DEVICE_ADDRESS(5, 16), data, (size_t)1 << 40) == TANDEM_TRANSLATION_FAULT);
   tandem_close(rt);
 }
 
