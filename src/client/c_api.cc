@@ -54,13 +54,15 @@ void retire(Handle* h) {
   static std::mutex mutex;
   static auto* closed = new std::deque<Handle*>();
   Handle* oldest = nullptr;
-  {
+  try {
     std::lock_guard lock(mutex);
     closed->push_back(h);
     if (closed->size() > kClosedKept) {
       oldest = closed->front();
       closed->pop_front();
     }
+  } catch (const std::bad_alloc&) {  // no room to keep it: freed now (nothing may throw into C)
+    oldest = h;
   }
   delete oldest;
 }
@@ -111,7 +113,17 @@ bool access_of(int32_t access, tandem::client::AccessChoice& out) {
   }
 }
 
-bool mode_of(tandem_mode_t mode, tandem::client::Mode& out) {
+// The enums' values arrive from C as integers and are compared as such: a value outside an
+// enumeration is never held in a variable of its type.
+template <class Enum>
+int32_t enum_value(const Enum& e) {
+  static_assert(sizeof(Enum) == sizeof(int32_t));
+  int32_t v = 0;
+  std::memcpy(&v, &e, sizeof v);
+  return v;
+}
+
+bool mode_of(int32_t mode, tandem::client::Mode& out) {
   switch (mode) {
     case TANDEM_MODE_AUTO: out = tandem::client::Mode::auto_mode; return true;
     case TANDEM_MODE_SW: out = tandem::client::Mode::sw; return true;
@@ -150,9 +162,7 @@ tandem_status_t tandem_open(const tandem_options_t* o, tandem_runtime_t** out) {
     return fail(tandem::Status::invalid_argument, "tandem_open: options not initialised with tandem_options_init");
   }
   // Read as integers: a value outside the enumeration must not be loaded as one.
-  int32_t mode_value = 0, wait_value = 0;
-  std::memcpy(&mode_value, &o->mode, sizeof mode_value);
-  std::memcpy(&wait_value, &o->wait_mode, sizeof wait_value);
+  const int32_t mode_value = enum_value(o->mode), wait_value = enum_value(o->wait_mode);
   if (!wait_mode_known(wait_value)) return fail(tandem::Status::invalid_argument, "tandem_open: unknown wait_mode");
   if (o->spin_ns < 0) return fail(tandem::Status::invalid_argument, "tandem_open: spin_ns is negative");
   const auto has = [o](size_t offset, size_t size) { return o->struct_size >= offset + size; };
@@ -160,7 +170,7 @@ tandem_status_t tandem_open(const tandem_options_t* o, tandem_runtime_t** out) {
   if (o->config_path != nullptr) ro.config_path = o->config_path;
   if (o->socket_path != nullptr) ro.socket_path = o->socket_path;
   ro.embedded = o->embedded != 0;
-  if (!mode_of(static_cast<tandem_mode_t>(mode_value), ro.mode)) return fail(tandem::Status::invalid_argument, "tandem_open: unknown mode");
+  if (!mode_of(mode_value, ro.mode)) return fail(tandem::Status::invalid_argument, "tandem_open: unknown mode");
   ro.wait = policy_of(o->wait_mode, o->spin_ns, -1);
   if (has(offsetof(tandem_options_t, alpha), sizeof o->alpha)) {
     if (!(o->alpha >= 0 && o->alpha <= 1)) return fail(tandem::Status::invalid_argument, "tandem_open: alpha outside [0, 1]");
@@ -336,7 +346,7 @@ tandem_status_t tandem_set_address_mode(tandem_runtime_t* r, int32_t mode) {
 tandem_status_t tandem_set_mode(tandem_runtime_t* r, tandem_mode_t mode, double alpha) {
   auto* rt = runtime_of(r);
   tandem::client::Mode m;
-  if (rt == nullptr || !mode_of(mode, m) || !(alpha >= 0 && alpha <= 1)) {
+  if (rt == nullptr || !mode_of(enum_value(mode), m) || !(alpha >= 0 && alpha <= 1)) {
     return fail(tandem::Status::invalid_argument, "tandem_set_mode: null runtime, unknown mode or alpha outside [0, 1]");
   }
   rt->set_mode(m, alpha);
@@ -420,6 +430,7 @@ tandem_status_t tandem_dispatch(tandem_queue_t* q, uint16_t function, const uint
                                 uint64_t workload, tandem_completion_t* completion) {
   auto* queue = queue_of(q);
   if (queue == nullptr) return fail(tandem::Status::invalid_argument, "tandem_dispatch: invalid queue");
+  if (!queue->engine_writes(completion)) return queue_failure(*queue, "tandem_dispatch", tandem::Status::invalid_argument, completion, nullptr);
   tandem::Status s = queue->dispatch(function, args, arg_count, workload, completion);
   return s == tandem::Status::ok
              ? ok()
@@ -429,6 +440,7 @@ tandem_status_t tandem_dispatch(tandem_queue_t* q, uint16_t function, const uint
 tandem_status_t tandem_cancel(tandem_queue_t* q, const tandem_completion_t* target, tandem_completion_t* completion) {
   auto* queue = queue_of(q);
   if (queue == nullptr || target == nullptr) return fail(tandem::Status::invalid_argument, "tandem_cancel: null argument");
+  if (!queue->engine_writes(completion)) return queue_failure(*queue, "tandem_cancel", tandem::Status::invalid_argument, completion, nullptr);
   tandem::Status s = queue->cancel(target, completion);
   return s == tandem::Status::ok ? ok() : queue_failure(*queue, "tandem_cancel", s, completion, nullptr);
 }
@@ -437,6 +449,7 @@ tandem_status_t tandem_barrier_and(tandem_queue_t* q, const tandem_completion_t*
                                    tandem_completion_t* completion) {
   auto* queue = queue_of(q);
   if (queue == nullptr) return fail(tandem::Status::invalid_argument, "tandem_barrier_and: invalid queue");
+  if (!queue->engine_writes(completion)) return queue_failure(*queue, "tandem_barrier_and", tandem::Status::invalid_argument, completion, nullptr);
   tandem::Status s = queue->barrier_and(deps, dep_count, completion);
   return s == tandem::Status::ok
              ? ok()
@@ -449,8 +462,7 @@ tandem_status_t tandem_wait(tandem_runtime_t* r, const tandem_completion_t* c, t
   if (rt == nullptr || c == nullptr) return fail(tandem::Status::invalid_argument, "tandem_wait: null or closed runtime, or null record");
   // Read as an integer (a value outside the enumeration must not be loaded as one); an unknown mode
   // waits as TANDEM_WAIT_SPIN_THEN_BLOCK, as documented.
-  int32_t mode_value = 0;
-  std::memcpy(&mode_value, &mode, sizeof mode_value);
+  int32_t mode_value = enum_value(mode);
   if (!wait_mode_known(mode_value)) mode_value = TANDEM_WAIT_SPIN_THEN_BLOCK;
   tandem::Status s = rt->wait(c, policy_of(static_cast<tandem_wait_mode_t>(mode_value), spin_ns, timeout_ns));
   return static_cast<tandem_status_t>(tandem::to_wire(s));

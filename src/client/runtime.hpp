@@ -182,7 +182,9 @@ class Queue {
   // False once the runtime closed (its queues may only be destroyed): every packet is refused then.
   bool runtime_open() const { return link_->open.load(std::memory_order_acquire); }
   // Whether the engine can write `record` (null: nothing to write). Under tandemd only session
-  // memory: a record elsewhere would never complete, so packets naming one are refused.
+  // memory: a record elsewhere would never complete, so the C API refuses packets naming one (the
+  // runtime's own calls use records of its thread_records(), always session memory, and skip the
+  // check: it takes the session memory's lock).
   bool engine_writes(const tandem_completion_t* record) const;
 
   // One dispatch packet with up to TANDEM_INLINE_ARGS inline words; `record` may be null.

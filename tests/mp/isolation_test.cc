@@ -84,11 +84,11 @@ TEST_F(Isolation, UnregisteredMemoryFaults) {
 
 TEST_F(Isolation, ForgedCompletionRecordIsNeverWritten) {
   // A packet naming the victim's completion record: nobody of this session can be told, so it is
-  // dropped; the victim's record stays PENDING. The client library refuses to send one (the record
-  // is not in its session memory), so the attacker writes the packet into its ring itself.
+  // dropped; the victim's record stays PENDING. The C API refuses to send one (the record is not in
+  // its session memory), so the attacker writes the packet into its ring itself.
   const uint64_t args[2] = {reinterpret_cast<uintptr_t>(own), 4};
   client::Queue& q = attacker->default_queue();
-  EXPECT_EQ(q.dispatch(TANDEM_FN_ACCUMULATE, args, 2, 16, victim_record), Status::invalid_argument);
+  EXPECT_FALSE(q.engine_writes(victim_record));
   uint64_t index;
   ASSERT_EQ(q.reserve(index), Status::ok);
   tandem_packet_t& p = q.packet(index);
