@@ -1,5 +1,7 @@
 #include "client/daemon_runtime.hpp"
 
+#include <algorithm>
+
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -322,14 +324,18 @@ Result<void*> DaemonRuntime::allocate(size_t bytes) {
     return R(Status::limit_exceeded, what + " exceed the session's limit of " +
                                          std::to_string(max_registered_bytes_ >> 20) + " MiB of registered memory");
   }
-  std::lock_guard lock(memory_mutex_);
-  for (auto& c : chunks_) {
-    if (void* p = carve(*c, rounded)) {
-      allocations_[reinterpret_cast<uintptr_t>(p)] = {c.get(), rounded};
-      return p;
+  {
+    std::lock_guard lock(memory_mutex_);
+    for (auto& c : chunks_) {
+      if (void* p = carve(*c, rounded)) {
+        allocations_[reinterpret_cast<uintptr_t>(p)] = {c.get(), rounded};
+        return p;
+      }
     }
   }
-  // A new chunk: a memfd the daemon maps too.
+  // A new chunk: a memfd the daemon maps too. Made and registered without the lock, which calls
+  // (and every in_session_memory) would otherwise wait on for the daemon's round trip; two threads
+  // that both find no room each add a chunk.
   const size_t chunk_bytes = std::max(kChunkBytes, rt::round_to_pages(rounded));
   auto fd = rt::create_memfd("tandem-session", chunk_bytes, false);
   if (!fd) return R(fd.status(), what + ": " + fd.message());
@@ -342,6 +348,7 @@ Result<void*> DaemonRuntime::allocate(size_t bytes) {
   chunk->region = region.value();
   chunk->free_blocks[0] = chunk_bytes;
   void* p = carve(*chunk, rounded);
+  std::lock_guard lock(memory_mutex_);
   allocations_[reinterpret_cast<uintptr_t>(p)] = {chunk.get(), rounded};
   chunks_.push_back(std::move(chunk));
   return p;
@@ -349,7 +356,8 @@ Result<void*> DaemonRuntime::allocate(size_t bytes) {
 
 void DaemonRuntime::free(void* memory) {
   if (memory == nullptr) return;
-  std::lock_guard lock(memory_mutex_);
+  std::unique_ptr<Chunk> emptied;  // a chunk this free empties: unregistered once the lock is released
+  std::unique_lock lock(memory_mutex_);
   auto it = allocations_.find(reinterpret_cast<uintptr_t>(memory));
   if (it == allocations_.end()) return;  // not ours: ignore rather than corrupt the arena
   auto [chunk, bytes] = it->second;
@@ -372,12 +380,18 @@ void DaemonRuntime::free(void* memory) {
   chunk->free_blocks[offset] = size;
   chunk->used -= bytes;
   // An empty chunk other than the first goes back to the system (and out of the daemon's tables).
+  // The daemon is told after the lock is released; nothing can carve from the chunk meanwhile.
   if (chunk->used == 0 && chunks_.size() > 1 && chunk != chunks_.front().get()) {
-    abi::control::UnregisterMemory req;
-    req.region_id = chunk->region;
-    request(MessageType::unregister_memory, &req, sizeof req);
-    std::erase_if(chunks_, [chunk](const std::unique_ptr<Chunk>& c) { return c.get() == chunk; });
+    auto owner = std::find_if(chunks_.begin(), chunks_.end(), [chunk](const std::unique_ptr<Chunk>& c) { return c.get() == chunk; });
+    emptied = std::move(*owner);
+    chunks_.erase(owner);
   }
+  lock.unlock();
+  if (emptied) {
+    abi::control::UnregisterMemory req;
+    req.region_id = emptied->region;
+    request(MessageType::unregister_memory, &req, sizeof req);
+  }  // and its mapping goes with it
 }
 
 bool DaemonRuntime::in_session_memory(const void* memory, size_t bytes) const {

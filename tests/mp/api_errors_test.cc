@@ -7,6 +7,10 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <vector>
+#include <thread>
+#include <cstring>
+#include <atomic>
 #include <string>
 
 #include "mp_util.hpp"
@@ -172,6 +176,63 @@ TEST(ApiErrors, ARecordOutsideSessionMemoryIsRefusedUnderTheDaemon) {
   tandem_free(o.rt, rec);
   tandem_queue_destroy(q);
   expect_usable(o.rt);
+}
+
+// Session memory under tandemd grows by chunks (a memfd each, registered with the daemon) and gives an
+// emptied chunk back. Threads allocating and freeing blocks larger than a chunk at once, while another
+// dispatches jobs whose records are checked against the session's memory, all succeed, and every
+// chunk they added is gone afterwards (the daemon's region count is back where it was).
+TEST(ApiErrors, SessionMemoryGrowsAndShrinksUnderConcurrentUse) {
+  DaemonProcess d;
+  Opened o;
+  open_c(o, &d);
+  void* first = tandem_alloc(o.rt, 64);  // the first chunk, which stays
+  ASSERT_NE(first, nullptr);
+  const auto regions = [&] {
+    const nlohmann::json status = testing::daemon_status(d);  // kept: the loop reads into it
+    for (const auto& s : status["sessions"]) return s["regions"].get<size_t>();
+    return size_t{0};
+  };
+  const size_t before = regions();
+  tandem_queue_t* q = nullptr;
+  ASSERT_EQ(tandem_queue_create(o.rt, 64, &q), TANDEM_OK) << tandem_last_error();
+  auto* rec = static_cast<tandem_completion_t*>(tandem_alloc(o.rt, sizeof(tandem_completion_t)));
+  ASSERT_NE(rec, nullptr);
+  std::atomic<bool> stop{false};
+  std::atomic<int> failures{0};
+  std::thread dispatcher([&] {
+    while (!stop.load()) {
+      tandem_completion_init(rec);
+      if (tandem_dispatch(q, TANDEM_FN_NOP, nullptr, 0, 0, rec) != TANDEM_OK ||
+          tandem_wait(o.rt, rec, TANDEM_WAIT_SPIN_THEN_BLOCK, 20000, 5'000'000'000) != TANDEM_OK) {
+        ++failures;
+      }
+    }
+  });
+  std::vector<std::thread> allocators;
+  for (int t = 0; t < 3; ++t) {
+    allocators.emplace_back([&, t] {
+      for (int i = 0; i < 4; ++i) {
+        const size_t bytes = (6u << 20) + static_cast<size_t>(t) * 4096;
+        auto* p = static_cast<unsigned char*>(tandem_alloc(o.rt, bytes));
+        if (p == nullptr) {
+          ++failures;
+          continue;
+        }
+        std::memset(p, t + 1, bytes);
+        if (p[bytes - 1] != t + 1) ++failures;
+        tandem_free(o.rt, p);
+      }
+    });
+  }
+  for (auto& a : allocators) a.join();
+  stop.store(true);
+  dispatcher.join();
+  EXPECT_EQ(failures.load(), 0) << tandem_last_error();
+  EXPECT_EQ(regions(), before) << "every chunk added was given back";
+  tandem_free(o.rt, rec);
+  tandem_free(o.rt, first);
+  tandem_queue_destroy(q);
 }
 
 }  // namespace
