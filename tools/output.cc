@@ -11,6 +11,7 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "abi/status.hpp"
@@ -67,17 +68,23 @@ OutputDir::OutputDir(std::string dir) : dir_(std::move(dir)), exceptions_(std::u
   std::error_code ec;
   if (fs::is_directory(dir_, ec)) return;
   if (fs::exists(dir_, ec)) throw Error(Status::io_error, "cannot use '" + dir_ + "' as the output folder: it is a file");
-  made_ = fs::create_directories(dir_, ec);
+  // The folders this makes, deepest first: the folder and the parents that do not exist yet.
+  std::vector<std::string> missing;
+  for (fs::path p = dir_; !p.empty() && !fs::exists(p, ec); p = p.parent_path()) missing.push_back(p.string());
+  fs::create_directories(dir_, ec);
   if (ec || !fs::is_directory(dir_)) {
     throw Error(Status::io_error, "cannot make the output folder '" + dir_ + "': " +
                                       (ec ? ec.message() : std::string("a part of its path is a file")));
   }
+  made_ = std::move(missing);
 }
 
 OutputDir::~OutputDir() {
-  if (!made_ || std::uncaught_exceptions() <= exceptions_) return;
-  std::error_code ec;
-  if (std::filesystem::is_empty(dir_, ec) && !ec) std::filesystem::remove(dir_, ec);
+  if (made_.empty() || std::uncaught_exceptions() <= exceptions_) return;
+  for (const std::string& folder : made_) {  // deepest first; a folder something was written to stays
+    std::error_code ec;
+    if (!std::filesystem::is_empty(folder, ec) || ec || !std::filesystem::remove(folder, ec)) return;
+  }
 }
 
 CLI::Validator number_in(double min, double max) {

@@ -6,6 +6,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tandem::tools {
 
@@ -24,8 +25,9 @@ CLI::Validator writable_file();
 CLI::Validator number_in(double min, double max);
 
 // A run's output folder, made (with its parents) when constructed; throws Error(io_error) naming it
-// when it cannot be made or is not a folder. If the run ends in an exception, a folder it made that is
-// still empty is removed again: a run that failed on its arguments leaves nothing behind.
+// when it cannot be made or is not a folder. If the run ends in an exception, the folders it made
+// (the folder and its new parents) that are still empty are removed again: a run that failed on its
+// arguments leaves nothing behind.
 class OutputDir {
  public:
   explicit OutputDir(std::string dir);
@@ -36,8 +38,8 @@ class OutputDir {
 
  private:
   std::string dir_;
-  bool made_ = false;
-  int exceptions_ = 0;  // std::uncaught_exceptions() when made
+  std::vector<std::string> made_;  // the folders it made, deepest first
+  int exceptions_ = 0;             // std::uncaught_exceptions() when made
 };
 
 // The benchmarks' --out and --json: writes the report to `out` when given, prints it when `print`.
