@@ -20,6 +20,7 @@
 
 #include "abi/status.hpp"
 #include "base/clock.hpp"
+#include "config/text_file.hpp"
 #include "rt/control_channel.hpp"
 
 namespace tandem::tools {
@@ -192,16 +193,11 @@ void DaemonLauncher::start() {
 std::string DaemonLauncher::start_failure(const std::string& what) const {
   if (!quiet_) return what;  // tandemd's stderr is the tool's: the user has seen it
   std::string said;
-  if (FILE* f = std::fopen(log_.c_str(), "r")) {
-    char buf[4096];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) {
-      said.append(buf, n);
-      if (said.size() > 16384) said.erase(0, said.size() - 4096);  // the end says why
-    }
-    std::fclose(f);
+  try {
+    said = config::read_text_file(log_, "tandemd's log");  // a start-up's log: short
+  } catch (const Error&) {
   }
-  if (said.size() > 4096) said = "..." + said.substr(said.size() - 4096);
+  if (said.size() > 4096) said = "..." + said.substr(said.size() - 4096);  // the end says why
   while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.pop_back();
   if (said.empty()) return what + " (it said nothing on stderr)";
   if (!config_source_.empty()) {
