@@ -83,6 +83,7 @@ CallTrace::CallTrace(Runtime& runtime, uint16_t function, uint64_t units) {
   const tr::Clock clock = static_cast<tr::Clock>(area.header->clock);
   if (!tr::can_read(clock)) return;
   on_ = true;
+  jobs_of_.fill(Job{});
   area_ = area;
   clock_ = clock;
   function_ = function;
