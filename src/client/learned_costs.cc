@@ -23,6 +23,7 @@ void LearnedCosts::publish(Entry& e) {
   e.cpu.store(e.estimator.cpu_samples(), relaxed);
   e.jobs.store(e.estimator.job_samples(), relaxed);
   e.overhead.store(e.estimator.overhead_samples(), relaxed);
+  e.version.fetch_add(1, std::memory_order_release);
 }
 
 void LearnedCosts::seed(uint16_t function, const model::CostParams& seed) {
@@ -81,6 +82,10 @@ model::CostParams LearnedCosts::params(uint16_t function) const {
   p.da = e.da.load(relaxed);
   p.oc = e.oc.load(relaxed);
   return p;
+}
+
+uint64_t LearnedCosts::version(uint16_t function) const {
+  return (*entries_)[function < TANDEM_FN_MAX ? function : 0].version.load(std::memory_order_acquire);
 }
 
 SampleCounts LearnedCosts::samples(uint16_t function) const {

@@ -54,6 +54,9 @@ class LearnedCosts {
   void observe(uint16_t function, const CallObservation& call);
   // The current estimates (lock-free; each field is consistent on its own).
   model::CostParams params(uint16_t function) const;
+  // Changes whenever `function`'s estimates may have (read it before params(): a caller that keeps
+  // what it derived from them recomputes once it moves).
+  uint64_t version(uint16_t function) const;
   SampleCounts samples(uint16_t function) const;
   // The estimates of every function with samples, as a calibration (for saving and `tandem status`).
   Calibration snapshot(const std::string& device_kind) const;
@@ -67,6 +70,7 @@ class LearnedCosts {
     std::atomic<double> o0{0}, bw_per_accel{0};  // never learnt: the seed's
     std::atomic<uint64_t> granularity{1};
     std::atomic<uint64_t> cpu{0}, jobs{0}, overhead{0};
+    std::atomic<uint64_t> version{0};  // bumped after every publish
   };
   void publish(Entry& e);
   std::unique_ptr<std::array<Entry, TANDEM_FN_MAX>> entries_;

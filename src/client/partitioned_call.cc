@@ -28,6 +28,37 @@ using engine::PartitionPolicy;
 using engine::Step;
 using engine::StepKind;
 
+// What a call's software decision derives from figures that seldom change (the learnt estimates, the
+// CPU share, the live replicas and bandwidth), kept per thread and function for the next call while
+// they stay the same: a call too small for the hardware then costs no more in automatic mode than in
+// software-only mode.
+struct PlanMemo {
+  model::CostParams planned;  // the figures the call plans with, X_c at the share
+  uint64_t nl = 0;            // N_L from them, the hardware judged by its cheapest way in
+  uint64_t prior_nl = 0;      // N_L from the runtime's prior figures (automatic mode's exploration)
+
+  bool holds(bool learning, uint64_t learned_version, double share, const model::LiveMetrics& m) const {
+    return valid_ && learning_ == learning && learned_version_ == learned_version && share_ == share &&
+           n_a_ == m.n_a && available_bw_ == m.available_bw;
+  }
+  void keep(bool learning, uint64_t learned_version, double share, const model::LiveMetrics& m) {
+    valid_ = true;
+    learning_ = learning;
+    learned_version_ = learned_version;
+    share_ = share;
+    n_a_ = m.n_a;
+    available_bw_ = m.available_bw;
+  }
+
+ private:
+  bool valid_ = false;
+  bool learning_ = false;
+  uint64_t learned_version_ = 0;
+  double share_ = 0;
+  uint32_t n_a_ = 0;
+  double available_bw_ = 0;
+};
+
 // A partitioner per (runtime, function) and thread, rebuilt when the runtime's policy changes: it
 // allocates only when built, so the steady call path allocates nothing.
 struct CachedPartitioner {
@@ -36,6 +67,7 @@ struct CachedPartitioner {
   uint64_t version = 0;
   Runtime::CallPolicy policy;
   std::optional<Partitioner> partitioner;
+  PlanMemo memo;
 };
 
 thread_local std::array<CachedPartitioner, 4> cached;
@@ -59,6 +91,7 @@ CachedPartitioner& partitioner_for(const Runtime& rt, uint16_t function) {
   entry->function = function;
   entry->policy = rt.call_policy(function, entry->version);
   entry->partitioner.emplace(entry->policy.params, entry->policy.config);
+  entry->memo = PlanMemo{};
   return *entry;
 }
 
@@ -763,11 +796,30 @@ model::LiveMetrics live_metrics(const Runtime& runtime, uint16_t function) {
 
 namespace {
 
+// The software shortcuts of run_call judge the hardware by its cheapest way in: on a device measured
+// with copies as well (model::DeviceCopyCosts), copying may beat working in place (a GPU across a bus),
+// and the access method is chosen only after them. A copied figure counts where it is better by the
+// margin the choice itself asks (plan_access), so that noise between two equal ways (PoCL) changes
+// nothing.
+model::CostParams cheapest_way_in(const Runtime& rt, uint16_t function, const model::CostParams& params) {
+  model::CostParams shortcut = params;
+  if (const DeviceSummary* host = rt.host_device(function); host != nullptr) {
+    const model::DeviceCopyCosts c = model::DeviceCopyCosts::between(host->models[function], host->copy_models[function]);
+    if (c.measured && (c.setup_s < 0 || c.unit_s < 0)) {
+      const model::CostParams copied = model::with_access(params, TANDEM_ACCESS_COPY, 1.0, {}, {}, false, c);
+      if (copied.da < (1 - model::kDeviceCopyMargin) * params.da) shortcut.da = copied.da;
+      if (copied.xa * (1 - model::kDeviceCopyMargin) > params.xa) shortcut.xa = copied.xa;
+    }
+  }
+  return shortcut;
+}
+
 // `prior`: set when `part` is the runtime's own partitioner (the calibration's or default figures it
 // was made with), so automatic mode may plan with the learnt, contention-adjusted figures; a
-// caller-owned partitioner (null) keeps the parameters it was given.
+// caller-owned partitioner (null) keeps the parameters it was given. `memo`: the thread's figures for
+// the runtime's partitioner (null with a caller's).
 Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& call, Partitioner& part,
-                int64_t& value, CallReport* report, const model::CostParams* runtime_prior) {
+                int64_t& value, CallReport* report, const model::CostParams* runtime_prior, PlanMemo* memo) {
   const bool runtime_policy = runtime_prior != nullptr;
   if (report != nullptr) *report = CallReport{};  // every return path leaves a fresh report
   CallTrace trace(rt, fn.id, call.workload);  // records the call while tracing is on (client/trace.hpp)
@@ -775,16 +827,6 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
   Runtime::BusyCaller busy(rt);
   const double share = rt.cpu_share();
   const bool learning = runtime_policy && part.config().policy == PartitionPolicy::automatic && rt.adaptive();
-  model::CostParams prior = runtime_policy ? *runtime_prior : part.base_params();
-  prior.xc *= share;
-  // What this call plans with. Automatic mode plans with what the runtime learnt, at the CPU
-  // throughput this thread gets now; the thread's partitioner takes them only for a call it plans
-  // (its derived limits cost a small software call as much again as the model's arithmetic).
-  model::CostParams planned = part.base_params();
-  if (learning) {
-    planned = rt.learned().params(fn.id);
-    planned.xc *= share;
-  }
   const engine::PartitionerConfig& config = part.config();
   const uint64_t units = call.workload;
   // Should the page be unreadable for a moment (a busy writer), the figures this thread saw last
@@ -792,6 +834,32 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
   model::LiveMetrics& m = last_metrics[fn.id];
   if (!read_live_metrics(rt, fn.id, m) && last_metrics_runtime != rt.serial()) m = model::LiveMetrics{0, 0, 0};
   last_metrics_runtime = rt.serial();
+
+  // What this call plans with. Automatic mode plans with what the runtime learnt, at the CPU
+  // throughput this thread gets now; the thread's partitioner takes them only for a call it plans
+  // (its derived limits cost a small software call as much again as the model's arithmetic).
+  // The break-even works derived from them are kept while nothing they rest on moves (the memo).
+  PlanMemo unkept;
+  if (memo == nullptr) memo = &unkept;
+  const uint64_t learned_version = learning ? rt.learned().version(fn.id) : 0;
+  if (!memo->holds(learning, learned_version, share, m)) {
+    memo->planned = part.base_params();
+    if (learning) {
+      memo->planned = rt.learned().params(fn.id);
+      memo->planned.xc *= share;
+    }
+    const model::CostParams shortcut = cheapest_way_in(rt, fn.id, memo->planned);
+    memo->nl = model::break_even_work(shortcut, model::effective_accel_throughput(shortcut, m));
+    memo->prior_nl = 0;
+    if (learning && m.n_a > 0) {
+      model::CostParams prior = *runtime_prior;
+      prior.xc *= share;
+      memo->prior_nl = model::break_even_work(prior, model::effective_accel_throughput(prior, m));
+    }
+    memo->keep(learning, learned_version, share, m);
+  }
+  model::CostParams planned = memo->planned;
+  uint64_t nl = memo->nl;
 
   // The software decision of Partitioner::start (Algorithm 2 lines 1-4), taken here without the
   // partitioner's bookkeeping or a clock reading: small calls pay only the model's arithmetic.
@@ -803,29 +871,19 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
   bool prior_accelerates = false;
   bool exploring = false;
   if (learning && units > 0 && m.n_a > 0) {
-    prior_accelerates = units > model::break_even_work(prior, model::effective_accel_throughput(prior, m));
+    prior_accelerates = units > memo->prior_nl;
     if (prior_accelerates && rt.explore_due(fn.id)) {
-      planned = prior;
+      planned = *runtime_prior;
+      planned.xc *= share;
+      const model::CostParams shortcut = cheapest_way_in(rt, fn.id, planned);
+      nl = model::break_even_work(shortcut, model::effective_accel_throughput(shortcut, m));
       exploring = true;
     }
   }
   const model::CostParams& params = planned;
   const double core_xc = learning ? params.xc / share : params.xc;  // automatic mode scaled it by the share
-  // The software shortcuts below judge the hardware by its cheapest way in: on a device measured with
-  // copies as well (model::DeviceCopyCosts), copying may beat working in place (a GPU across a bus), and
-  // the access method is chosen only after them. A copied figure counts where it is better by the
-  // margin the choice itself asks (plan_access), so that noise between two equal ways (PoCL) changes
-  // nothing.
-  model::CostParams shortcut = params;
-  if (const DeviceSummary* host = rt.host_device(fn.id); host != nullptr) {
-    const model::DeviceCopyCosts c = model::DeviceCopyCosts::between(host->models[fn.id], host->copy_models[fn.id]);
-    if (c.measured && (c.setup_s < 0 || c.unit_s < 0)) {
-      const model::CostParams copied = model::with_access(params, TANDEM_ACCESS_COPY, 1.0, {}, {}, false, c);
-      if (copied.da < (1 - model::kDeviceCopyMargin) * params.da) shortcut.da = copied.da;
-      if (copied.xa * (1 - model::kDeviceCopyMargin) > params.xa) shortcut.xa = copied.xa;
-    }
-  }
-  const uint64_t nl = model::break_even_work(shortcut, model::effective_accel_throughput(shortcut, m));
+  // The figures N_L came from (cheapest_way_in), made again only where a call gets past N_L.
+  const auto shortcut_figures = [&] { return cheapest_way_in(rt, fn.id, params); };
   // Device-local buffers are not this process's memory: such a call never takes the plain software path.
   bool device_buffers = false;
   for (void* b : call.buffers) device_buffers = device_buffers || (reinterpret_cast<uintptr_t>(b) & TANDEM_DEVICE_ADDRESS_BIT) != 0;
@@ -843,12 +901,12 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
   // on the CPU. Where it gives none with the live figures and no later round can come (one CPU chunk
   // covers the call, or no rebalancing), the call is a software call: the partitioned path gives the
   // same result at about 1 us more, in bookkeeping and clock readings (a quarter of a 16 KiB accumulate
-  // call on this project's machines). The access method only raises D_a and lowers X_a from `shortcut`'s,
+  // call on this project's machines). The access method only raises D_a and lowers X_a from `shortcut_figures`',
   // which keeps the share at none. (A small positive share is left to the partitioner: it may plan fewer jobs for it,
   // whose lower latency may pay.)
   if (!software && !device_buffers && !no_free_core && config.policy == PartitionPolicy::automatic && m.n_a > 0 &&
       (!config.rebalance || units <= engine::cpu_chunk_units(config, params))) {
-    software = model::plan_call(shortcut, m, round_jobs, static_cast<double>(units)).alpha_model == 0;
+    software = model::plan_call(shortcut_figures(), m, round_jobs, static_cast<double>(units)).alpha_model == 0;
   }
   if (!software && no_free_core && !device_buffers && config.policy == PartitionPolicy::automatic) {
     // No replica yet, but a device can load one: judged as if one were loaded after the function's
@@ -857,7 +915,7 @@ Status run_call(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& c
     // for the whole call instead kept 2 of 3 calls of the multitasking workload on the CPU for good
     // (calls of 1-10 ms, functions loaded on demand within 1 ms).
     const DeviceSummary* host = rt.host_device(fn.id);
-    software = !model::whole_call_to_accelerators(shortcut, m, config.jobs_per_round, host != nullptr,
+    software = !model::whole_call_to_accelerators(shortcut_figures(), m, config.jobs_per_round, host != nullptr,
                                                   host != nullptr ? host->models[fn.id].reconfig_s : 0.0,
                                                   static_cast<double>(units));
   }
@@ -1038,12 +1096,12 @@ uint64_t max_job_units(const Runtime& rt, const funcs::FunctionInfo& fn, const f
 Status run_partitioned(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& call, int64_t& value,
                        CallReport* report) {
   CachedPartitioner& cached_part = partitioner_for(rt, fn.id);
-  return run_call(rt, fn, call, *cached_part.partitioner, value, report, &cached_part.policy.params);
+  return run_call(rt, fn, call, *cached_part.partitioner, value, report, &cached_part.policy.params, &cached_part.memo);
 }
 
 Status run_partitioned(Runtime& rt, const funcs::FunctionInfo& fn, const funcs::Call& call, Partitioner& part,
                        int64_t& value, CallReport* report) {
-  return run_call(rt, fn, call, part, value, report, nullptr);
+  return run_call(rt, fn, call, part, value, report, nullptr, nullptr);
 }
 
 }  // namespace tandem::client

@@ -126,6 +126,27 @@ TEST(SelfCalibration, AutoExploresWhenLearntFiguresKeepEveryCallInSoftware) {
   EXPECT_LT(da, 0.5e-3) << "in each of " << kRoundTripAttempts << " attempts";
 }
 
+// A thread keeps the break-even work its calls were decided with while the learnt figures stay the
+// same (client/partitioned_call.cc, PlanMemo); once they change, the very next call is decided anew.
+// Here a restored round trip of 1 s moves N_L far above a call the hardware was running, and back.
+TEST(SelfCalibration, TheNextCallIsDecidedWithFiguresLearntSinceTheLastOne) {
+  auto rt = open_embedded(fabric(4), client::Mode::auto_mode);
+  ASSERT_TRUE(rt);
+  const auto jobs_of_one_call = [&] {
+    const uint64_t before = rt->stats().hw_jobs.load();
+    work_call(*rt, 200'000);
+    return rt->stats().hw_jobs.load() - before;
+  };
+  bool on_hardware = false;
+  for (int i = 0; i < 200 && !on_hardware; ++i) on_hardware = jobs_of_one_call() > 0;
+  ASSERT_TRUE(on_hardware) << "auto never sent work to the fabric";
+  const double fast_da = rt->learned().params(TANDEM_FN_WORK).da;
+  restore_work_with_round_trip(*rt, 1.0, 1'000'000);
+  EXPECT_EQ(jobs_of_one_call(), 0u) << "the first call after the round trip became 1 s still used the fabric";
+  restore_work_with_round_trip(*rt, fast_da, 1'000'000);
+  EXPECT_GT(jobs_of_one_call(), 0u) << "the first call after the round trip came back stayed in software";
+}
+
 // D_a is a job's latency on a running engine. A call whose first job has to wake a sleeping
 // dispatcher pays the wake-up once (50-200 us on this VM); spread over its few jobs it taught a D_a 100x
 // too high, and the first calls of a process kept every later one in software. Such a call's round
