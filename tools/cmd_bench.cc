@@ -11,6 +11,7 @@ void add_bench_commands(CLI::App& app) {
   add_comm_bench(*bench);
   add_mixed_bench(*bench);
   add_device_bench(*bench);
+  add_calls_bench(*bench);
 }
 
 }  // namespace tandem::tools

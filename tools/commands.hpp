@@ -23,6 +23,7 @@ void add_dispatch_bench(CLI::App& bench);    // tandem bench dispatch        (cm
 void add_comm_bench(CLI::App& bench);        // tandem bench comm            (cmd_bench_comm.cc)
 void add_device_bench(CLI::App& bench);      // tandem bench device         (cmd_bench_device.cc)
 void add_mixed_bench(CLI::App& bench);       // tandem bench mixed           (cmd_bench_mixed.cc)
+void add_calls_bench(CLI::App& bench);       // tandem bench calls           (cmd_bench_calls.cc)
 
 // tandem experiment <what>                                                   (cmd_experiment.cc)
 void add_experiment_commands(CLI::App& app);
