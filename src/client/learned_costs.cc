@@ -13,9 +13,13 @@ namespace tandem::client {
 
 LearnedCosts::LearnedCosts() : entries_(std::make_unique<std::array<Entry, TANDEM_FN_MAX>>()) {}
 
-void LearnedCosts::publish(Entry& e) {
+void LearnedCosts::publish(Entry& e, bool seeded) {
   const model::CostParams p = e.estimator.params();
   constexpr auto relaxed = std::memory_order_relaxed;
+  // A sample that moves no estimate (the medians stand) leaves the version: callers keep what they
+  // derived from the figures (client/partitioned_call.cc) instead of deriving it again on every call.
+  const bool moved = seeded || e.xc.load(relaxed) != p.xc || e.xa.load(relaxed) != p.xa ||
+                     e.da.load(relaxed) != p.da || e.oc.load(relaxed) != p.oc;
   e.xc.store(p.xc, relaxed);
   e.xa.store(p.xa, relaxed);
   e.da.store(p.da, relaxed);
@@ -23,7 +27,7 @@ void LearnedCosts::publish(Entry& e) {
   e.cpu.store(e.estimator.cpu_samples(), relaxed);
   e.jobs.store(e.estimator.job_samples(), relaxed);
   e.overhead.store(e.estimator.overhead_samples(), relaxed);
-  e.version.fetch_add(1, std::memory_order_release);
+  if (moved) e.version.fetch_add(1, std::memory_order_release);
 }
 
 void LearnedCosts::seed(uint16_t function, const model::CostParams& seed) {
@@ -35,7 +39,7 @@ void LearnedCosts::seed(uint16_t function, const model::CostParams& seed) {
   e.o0.store(seed.o0, std::memory_order_relaxed);
   e.bw_per_accel.store(seed.bw_per_accel, std::memory_order_relaxed);
   e.granularity.store(seed.granularity, std::memory_order_relaxed);
-  publish(e);
+  publish(e, true);
 }
 
 void LearnedCosts::restore(const Calibration& learnt) {
@@ -45,7 +49,7 @@ void LearnedCosts::restore(const Calibration& learnt) {
     std::lock_guard lock(e.mutex);
     const SampleCounts& n = learnt.samples[f];
     e.estimator.restore(*learnt.functions[f], n.cpu, n.jobs, n.overhead);
-    publish(e);
+    publish(e, true);
   }
 }
 

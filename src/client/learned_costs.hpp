@@ -70,9 +70,10 @@ class LearnedCosts {
     std::atomic<double> o0{0}, bw_per_accel{0};  // never learnt: the seed's
     std::atomic<uint64_t> granularity{1};
     std::atomic<uint64_t> cpu{0}, jobs{0}, overhead{0};
-    std::atomic<uint64_t> version{0};  // bumped after every publish
+    std::atomic<uint64_t> version{0};  // bumped by every publish that moved a figure
   };
-  void publish(Entry& e);
+  // `seeded`: the seed or a restored file replaced the figures (the version moves whatever they are).
+  void publish(Entry& e, bool seeded = false);
   std::unique_ptr<std::array<Entry, TANDEM_FN_MAX>> entries_;
   std::atomic<bool> observed_{false};
 };
