@@ -57,7 +57,7 @@ using nlohmann::json;
 struct AutoOptions {
   std::string out = "auto-results";
   bool quick = false;
-  unsigned reps = 5;  // a multiple of 5: every mode takes every place in the rotation equally often
+  unsigned reps = 15;  // a multiple of 5: every mode takes every place in the rotation equally often
 };
 
 struct Workload {
