@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "abi/status.hpp"
+#include "base/scoped_env.hpp"
 #include "commands.hpp"
 #include "funcs/function.hpp"
 #include "output.hpp"
@@ -37,32 +38,6 @@ struct CallsBenchOptions {
   bool quick = false;
   bool json_output = false;
   std::string out;
-};
-
-// Sets an environment variable for the life of the object, then puts back what was there.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value != nullptr) {
-      setenv(name, value, 1);
-    } else {
-      unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
 };
 
 struct BenchRuntime {

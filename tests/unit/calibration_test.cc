@@ -6,6 +6,7 @@
 #include <fstream>
 #include <string>
 
+#include "base/scoped_env.hpp"
 #include "client/calibration.hpp"
 #include "client/runtime.hpp"
 
@@ -117,29 +118,6 @@ TEST(Calibration, ErrorsNameTheProblem) {
   fails(head + fn + "granularity = 12\n", "granularity");  // not a multiple of accumulate's 8
   fails("[calibration\n", "bad.toml");
 }
-
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value != nullptr) {
-      setenv(name, value, 1);
-    } else {
-      unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 TEST(Calibration, LookupOrder) {
   const auto dir = std::filesystem::temp_directory_path() / ("tandem-calhome-" + std::to_string(::getpid()));
