@@ -44,7 +44,7 @@ typedef enum tandem_wait_mode {
 } tandem_wait_mode_t;
 
 typedef struct tandem_options {
-  uint32_t struct_size;        /* sizeof(tandem_options_t), set by tandem_options_init */
+  uint32_t struct_size;        /* sizeof(tandem_options_t), set by tandem_options_init (0: not a layout) */
   const char* config_path;     /* embedded runtime's configuration; NULL: $TANDEM_CONFIG or built-in */
   const char* socket_path;     /* tandemd socket; NULL: $TANDEM_SOCKET or the default socket if present */
   int embedded;                /* nonzero: never connect to a daemon */
@@ -63,7 +63,16 @@ typedef struct tandem_options {
 
 #define TANDEM_ACCESS_CHOOSE (-1)
 
-void tandem_options_init(tandem_options_t* options);
+/* Fills *options with the defaults of the layout `size` bytes long: the sizeof(tandem_options_t) of the
+ * header the caller was compiled with. It writes nothing past those bytes (nor past the layout this
+ * library knows), so a program built against an older header stays safe with a newer library. A size
+ * that is no published layout leaves struct_size 0, which tandem_open refuses. NULL is ignored. */
+void tandem_options_init_sized(tandem_options_t* options, size_t size);
+/* The defaults for this header's layout. A macro, so that the size passed is the caller's own; the
+ * library still exports a function of this name for programs built before it became one, and that
+ * function writes the third layout (the one those programs have) for good. */
+void(tandem_options_init)(tandem_options_t* options);
+#define tandem_options_init(options) tandem_options_init_sized((options), sizeof(tandem_options_t))
 
 tandem_status_t tandem_open(const tandem_options_t* options, tandem_runtime_t** runtime);
 void tandem_close(tandem_runtime_t* runtime);

@@ -1,5 +1,6 @@
 // The C API: a thin layer over client::Runtime. Converts statuses, catches what must not cross into
 // C, and keeps a per-thread message for tandem_last_error().
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <deque>
@@ -98,8 +99,20 @@ tandem::rt::WaitPolicy policy_of(tandem_wait_mode_t mode, int64_t spin_ns, int64
   return p;
 }
 
-// struct_size of the first published tandem_options_t (up to spin_ns).
+// struct_size of each published tandem_options_t layout: the first (up to spin_ns), the second (alpha
+// and calibration_path appended) and the third (access appended). A fourth layout adds its size here and
+// to options_layout_known; the exported tandem_options_init stays at the third (the programs that call
+// it were built with that one), which the static_assert recalls.
 constexpr size_t kOptionsSizeV1 = offsetof(tandem_options_t, spin_ns) + sizeof(int64_t);
+constexpr size_t kOptionsSizeV2 = offsetof(tandem_options_t, calibration_path) + sizeof(const char*);
+constexpr size_t kOptionsSizeV3 =
+    (offsetof(tandem_options_t, access) + sizeof(int32_t) + alignof(tandem_options_t) - 1) / alignof(tandem_options_t) *
+    alignof(tandem_options_t);
+static_assert(kOptionsSizeV3 == sizeof(tandem_options_t), "a new options layout: see kOptionsSizeV1's comment");
+
+bool options_layout_known(size_t size) {
+  return size == kOptionsSizeV1 || size == kOptionsSizeV2 || size == kOptionsSizeV3;
+}
 
 bool access_of(int32_t access, tandem::client::AccessChoice& out) {
   using tandem::client::AccessChoice;
@@ -137,15 +150,23 @@ bool mode_of(int32_t mode, tandem::client::Mode& out) {
 
 extern "C" {
 
-void tandem_options_init(tandem_options_t* o) {
+void tandem_options_init_sized(tandem_options_t* o, size_t size) {
   if (o == nullptr) return;
-  std::memset(o, 0, sizeof *o);
-  o->struct_size = sizeof *o;
-  o->mode = TANDEM_MODE_AUTO;
-  o->wait_mode = TANDEM_WAIT_SPIN_THEN_BLOCK;
-  o->spin_ns = 20'000;
-  o->access = TANDEM_ACCESS_CHOOSE;
+  tandem_options_t defaults;
+  std::memset(&defaults, 0, sizeof defaults);
+  defaults.struct_size = options_layout_known(size) ? static_cast<uint32_t>(size) : 0;
+  defaults.mode = TANDEM_MODE_AUTO;
+  defaults.wait_mode = TANDEM_WAIT_SPIN_THEN_BLOCK;
+  defaults.spin_ns = 20'000;
+  defaults.access = TANDEM_ACCESS_CHOOSE;
+  // Only the caller's bytes: an older header's struct is shorter than this library's. Nothing past what
+  // this library knows either (a newer header's struct, or a size that is no size at all): such options
+  // have struct_size 0, and tandem_open refuses them.
+  std::memcpy(o, &defaults, std::min(size, sizeof defaults));
 }
+
+// The function programs built before tandem_options_init became a macro call: they have the third layout.
+void(tandem_options_init)(tandem_options_t* o) { tandem_options_init_sized(o, kOptionsSizeV3); }
 
 tandem_status_t tandem_open(const tandem_options_t* o, tandem_runtime_t** out) {
   if (out == nullptr) return fail(tandem::Status::invalid_argument, "tandem_open: null result pointer");
@@ -155,11 +176,11 @@ tandem_status_t tandem_open(const tandem_options_t* o, tandem_runtime_t** out) {
   if (o == nullptr) o = &defaults;
   // Versioning: a caller compiled against an older header passes a smaller struct_size; fields past
   // it keep their defaults.
-  // The sizes some header's tandem_options_init wrote: the first layout, the second (alpha and
-  // calibration_path appended) and the current one.
-  constexpr size_t kOptionsSizeV2 = offsetof(tandem_options_t, calibration_path) + sizeof(const char*);
-  if (o->struct_size != kOptionsSizeV1 && o->struct_size != kOptionsSizeV2 && o->struct_size != sizeof(tandem_options_t)) {
-    return fail(tandem::Status::invalid_argument, "tandem_open: options not initialised with tandem_options_init");
+  // The sizes some header's tandem_options_init wrote.
+  if (!options_layout_known(o->struct_size)) {
+    return fail(tandem::Status::invalid_argument,
+                "tandem_open: options not initialised with tandem_options_init (struct_size " +
+                    std::to_string(o->struct_size) + " is no layout this library knows)");
   }
   // Read as integers: a value outside the enumeration must not be loaded as one.
   const int32_t mode_value = enum_value(o->mode), wait_value = enum_value(o->wait_mode);

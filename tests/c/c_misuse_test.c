@@ -92,6 +92,47 @@ static void options_outside_their_ranges(void) {
   CHECK(tandem_open(&o, &rt) == TANDEM_INVALID_ARGUMENT && rt == NULL);
 }
 
+/* A program built against the first header has a struct of the first layout's size (here followed by
+ * bytes it owns for something else): the defaults for that layout, and not a byte past it. A size that is
+ * no layout gives options tandem_open refuses; the function programs built before tandem_options_init
+ * became a macro call writes the third layout. */
+static void options_of_an_older_header(void) {
+  const size_t first_layout = offsetof(tandem_options_t, spin_ns) + sizeof(int64_t);
+  union {
+    tandem_options_t options;
+    unsigned char bytes[sizeof(tandem_options_t) + 16];
+  } u;
+  tandem_runtime_t* rt = NULL;
+  size_t i, untouched = 0;
+  memset(u.bytes, 0xAB, sizeof u.bytes);
+  tandem_options_init_sized(&u.options, first_layout);
+  for (i = first_layout; i < sizeof u.bytes; ++i) untouched += u.bytes[i] == 0xAB;
+  CHECK(untouched == sizeof u.bytes - first_layout);
+  CHECK(u.options.struct_size == first_layout && u.options.mode == TANDEM_MODE_AUTO && u.options.spin_ns == 20000);
+  u.options.embedded = 1;
+  CHECK(tandem_open(&u.options, &rt) == TANDEM_OK && rt != NULL);
+  tandem_close(rt);
+  rt = NULL;
+
+  memset(u.bytes, 0xAB, sizeof u.bytes);
+  tandem_options_init_sized(&u.options, sizeof u.bytes); /* a newer header's, longer struct */
+  for (i = sizeof(tandem_options_t), untouched = 0; i < sizeof u.bytes; ++i) untouched += u.bytes[i] == 0xAB;
+  CHECK(untouched == sizeof u.bytes - sizeof(tandem_options_t));
+  CHECK(u.options.struct_size == 0);
+  u.options.embedded = 1;
+  CHECK(tandem_open(&u.options, &rt) == TANDEM_INVALID_ARGUMENT && rt == NULL);
+  CHECK(strstr(tandem_last_error(), "struct_size 0") != NULL);
+  tandem_options_init_sized(&u.options, 3); /* not even struct_size's bytes */
+  u.options.embedded = 1;
+  CHECK(tandem_open(&u.options, &rt) == TANDEM_INVALID_ARGUMENT && rt == NULL);
+  tandem_options_init_sized(NULL, sizeof(tandem_options_t)); /* ignored */
+
+  (tandem_options_init)(&u.options);
+  CHECK(u.options.struct_size == sizeof(tandem_options_t) && u.options.access == TANDEM_ACCESS_CHOOSE);
+  tandem_options_init(&u.options);
+  CHECK(u.options.struct_size == sizeof(tandem_options_t));
+}
+
 static void misaligned_data_and_long_waits(void) {
   tandem_runtime_t* rt = open_embedded_hw();
   tandem_queue_t* q = NULL;
@@ -168,6 +209,7 @@ int main(void) {
   unread_packets_are_cancelled();
   foreign_and_double_frees();
   options_outside_their_ranges();
+  options_of_an_older_header();
   misaligned_data_and_long_waits();
   if (failures == 0) printf("c_misuse: ok\n");
   return failures == 0 ? 0 : 1;
