@@ -128,23 +128,45 @@ TEST(SelfCalibration, AutoExploresWhenLearntFiguresKeepEveryCallInSoftware) {
 
 // A thread keeps the break-even work its calls were decided with while the learnt figures stay the
 // same (client/partitioned_call.cc, PlanMemo); once they change, the very next call is decided anew.
-// Here a restored round trip of 1 s moves N_L far above a call the hardware was running, and back.
+// Here a restored round trip of 1 s moves N_L far above a call the hardware was running, and back. A
+// call of 100 cycles stays in software under both figures (no exploration either): its report shows
+// the N_L it was decided with.
 TEST(SelfCalibration, TheNextCallIsDecidedWithFiguresLearntSinceTheLastOne) {
   auto rt = open_embedded(fabric(4), client::Mode::auto_mode);
   ASSERT_TRUE(rt);
-  const auto jobs_of_one_call = [&] {
-    const uint64_t before = rt->stats().hw_jobs.load();
-    work_call(*rt, 200'000);
-    return rt->stats().hw_jobs.load() - before;
+  const funcs::FunctionInfo* fn = funcs::find_function(TANDEM_FN_WORK);
+  const auto call_of = [&](uint64_t units, client::CallReport& report) {
+    const uint64_t args[1] = {units};
+    funcs::Call call;
+    funcs::BufferList buffers;
+    EXPECT_EQ(funcs::describe_call(*fn, args, call, buffers), Status::ok);
+    int64_t value = -1;
+    EXPECT_EQ(rt->run(*fn, call, value, &report), Status::ok);
+    EXPECT_EQ(value, static_cast<int64_t>(units));
+    return rt->stats().hw_jobs.load();
   };
+  client::CallReport report;
   bool on_hardware = false;
-  for (int i = 0; i < 200 && !on_hardware; ++i) on_hardware = jobs_of_one_call() > 0;
+  for (int i = 0; i < 200 && !on_hardware; ++i) {
+    const uint64_t before = rt->stats().hw_jobs.load();
+    on_hardware = call_of(200'000, report) > before;
+  }
   ASSERT_TRUE(on_hardware) << "auto never sent work to the fabric";
   const double fast_da = rt->learned().params(TANDEM_FN_WORK).da;
+  call_of(100, report);
+  const uint64_t fast_nl = report.break_even_units;
+  ASSERT_GT(fast_nl, 100u);
+  ASSERT_LT(fast_nl, 200'000u);
+
   restore_work_with_round_trip(*rt, 1.0, 1'000'000);
-  EXPECT_EQ(jobs_of_one_call(), 0u) << "the first call after the round trip became 1 s still used the fabric";
+  uint64_t before = rt->stats().hw_jobs.load();
+  EXPECT_EQ(call_of(200'000, report), before) << "the first call after the round trip became 1 s still used the fabric";
+  call_of(100, report);
+  EXPECT_GT(report.break_even_units, 1'000 * fast_nl) << "a call still decided with the fast round trip's N_L";
+
   restore_work_with_round_trip(*rt, fast_da, 1'000'000);
-  EXPECT_GT(jobs_of_one_call(), 0u) << "the first call after the round trip came back stayed in software";
+  call_of(100, report);
+  EXPECT_LT(report.break_even_units, 200'000u) << "a call still decided with the 1 s round trip's N_L";
 }
 
 // D_a is a job's latency on a running engine. A call whose first job has to wake a sleeping
