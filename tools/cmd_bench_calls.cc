@@ -14,9 +14,12 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
+#include <functional>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -37,6 +40,7 @@ struct CallsBenchOptions {
   size_t samples = 4'000;                        // per mode and size, over all rounds
   size_t calls_per_sample = 20;
   size_t rounds = 8;
+  size_t threads = 1;  // threads calling at once; the first one is timed
   bool quick = false;
   bool json_output = false;
   std::string out;
@@ -63,6 +67,38 @@ void open_bench_runtime(BenchRuntime& r, tandem_mode_t mode, bool adaptive) {
   if (tandem_open(&opts, &r.rt) != TANDEM_OK) {
     r.rt = nullptr;
     throw Error(Status::io_error, fmt::format("tandem_open ({}): {}", r.mode, tandem_last_error()));
+  }
+}
+
+// Runs `measure` on this thread while `companions` more threads call `op` back to back: what a call
+// costs while that many others are made at once (they share the runtime's counters and cache lines).
+// A companion's failed call fails the measurement.
+Result<std::vector<double>> with_companions(size_t companions, const std::function<Status()>& op,
+                                            const std::function<Result<std::vector<double>>()>& measure) {
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> failures{0};
+  std::vector<std::thread> pool;
+  const auto join = [&] {
+    stop.store(true, std::memory_order_relaxed);
+    for (std::thread& t : pool) t.join();
+  };
+  try {
+    for (size_t i = 0; i < companions; ++i) {
+      pool.emplace_back([&] {
+        while (!stop.load(std::memory_order_relaxed)) {
+          if (op() != Status::ok) failures.fetch_add(1, std::memory_order_relaxed);
+        }
+      });
+    }
+    Result<std::vector<double>> r = measure();
+    join();
+    if (const uint64_t n = failures.load(); n > 0) {
+      return {Status::device_error, fmt::format("{} calls of the other threads failed or summed wrongly", n)};
+    }
+    return r;
+  } catch (...) {
+    join();
+    throw;
   }
 }
 
@@ -101,6 +137,7 @@ void run_calls_bench(CallsBenchOptions o) {
   j["samples_per_mode"] = samples_per_round * o.rounds;  // what is taken: a whole number per round
   j["calls_per_sample"] = o.calls_per_sample;
   j["rounds"] = o.rounds;
+  j["threads"] = o.threads;
   nlohmann::ordered_json sizes = nlohmann::ordered_json::array();
   double worst_auto_over_sw = 0;
   bench::TextTable t({"bytes", "direct ns", "sw ns", "auto ns", "auto_static ns", "auto / sw", "auto in sw"});
@@ -128,20 +165,19 @@ void run_calls_bench(CallsBenchOptions o) {
       }
     }
     std::vector<bench::Measurement> measurements;
-    measurements.push_back([&]() -> Result<std::vector<double>> {
-      return bench::sample_loop_status(plan, [&] {
-        return fn->run_sw(call, 0, call.workload) == expected ? Status::ok : Status::device_error;
-      });
-    });
+    const auto measured = [&](std::function<Status()> op) -> bench::Measurement {
+      return [&, op] { return with_companions(o.threads - 1, op, [&] { return bench::sample_loop_status(plan, op); }); };
+    };
+    measurements.push_back(measured([&] {
+      return fn->run_sw(call, 0, call.workload) == expected ? Status::ok : Status::device_error;
+    }));
     for (BenchRuntime* r : modes) {
-      measurements.push_back([&, r]() -> Result<std::vector<double>> {
-        return bench::sample_loop_status(plan, [&] {
-          int64_t sum = 0;
-          const tandem_status_t st = tandem_accumulate(r->rt, data.data(), elements, &sum);
-          if (st != TANDEM_OK) return Status::device_error;
-          return sum == expected ? Status::ok : Status::device_error;
-        });
-      });
+      measurements.push_back(measured([&, r] {
+        int64_t sum = 0;
+        const tandem_status_t st = tandem_accumulate(r->rt, data.data(), elements, &sum);
+        if (st != TANDEM_OK) return Status::device_error;
+        return sum == expected ? Status::ok : Status::device_error;
+      }));
     }
     std::vector<Result<std::vector<double>>> results = bench::interleave(o.rounds, measurements);
     const char* const names[] = {"direct", "sw", "auto", "auto_static"};
@@ -177,8 +213,9 @@ void run_calls_bench(CallsBenchOptions o) {
   j["auto_over_sw_max"] = worst_auto_over_sw;
   if (emit_json_report(j, o.out, o.json_output)) return;
   fmt::print("tandem bench calls: tandem_accumulate through an embedded runtime, median ns per call "
-             "({} samples of {} calls per mode, {} interleaved rounds)\n",
-             samples_per_round * o.rounds, o.calls_per_sample, o.rounds);
+             "({} samples of {} calls per mode, {} interleaved rounds{})\n",
+             samples_per_round * o.rounds, o.calls_per_sample, o.rounds,
+             o.threads > 1 ? fmt::format("; {} threads calling at once, one timed", o.threads) : "");
   fmt::print("{}\n", t.render());
   fmt::print("auto_over_sw_max {:.3f}: the most automatic mode adds to a call it keeps in software\n", worst_auto_over_sw);
 }
@@ -197,6 +234,9 @@ void add_calls_bench(CLI::App& bench) {
       ->capture_default_str();
   cmd->add_option("--rounds", o->rounds, "Interleaved rounds (direct, sw, auto, auto_static, direct, ...)")
       ->check(CLI::Range(size_t{1}, size_t{1'000}))
+      ->capture_default_str();
+  cmd->add_option("--threads", o->threads, "Threads calling at once (each mode's runtime and the direct reference alike); one is timed")
+      ->check(CLI::Range(size_t{1}, size_t{64}))
       ->capture_default_str();
   cmd->add_flag("--quick", o->quick,
                 "1 KiB only, 200 samples in 2 rounds, in place of --sizes, --samples and --rounds: a second (the test "
