@@ -25,6 +25,7 @@
 
 #include "abi/status.hpp"
 #include "base/scoped_env.hpp"
+#include "base/stats.hpp"
 #include "commands.hpp"
 #include "funcs/function.hpp"
 #include "output.hpp"
@@ -100,12 +101,6 @@ Result<std::vector<double>> with_companions(size_t companions, const std::functi
     join();
     throw;
   }
-}
-
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 void run_calls_bench(CallsBenchOptions o) {
@@ -187,7 +182,7 @@ void run_calls_bench(CallsBenchOptions o) {
         throw Error(Status::device_error, fmt::format("{} bytes, {}: a call failed or summed wrongly ({})", bytes, names[k],
                                                   results[k].message()));
       }
-      ns[k] = median_of(results[k].value());
+      ns[k] = upper_median(results[k].value());
     }
     // How many of auto's calls here stayed wholly in software (the case this benchmark is about).
     tandem_call_stats_t after;
